@@ -1,0 +1,2 @@
+//! `ackclock-gateway`: links, loss models and queue disciplines (see DESIGN.md). Not yet
+//! written.

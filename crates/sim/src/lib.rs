@@ -1,0 +1,2 @@
+//! `ackclock-sim`: the deterministic discrete-event network (see DESIGN.md). Not yet
+//! written.

@@ -1,0 +1,28 @@
+//! `ackclock-wire`: the ground every ackclock crate stands on.
+//!
+//! - [`ipv4`]: a zero-copy, validating view of IPv4 packets and a header builder.
+//! - [`tcp`]: a zero-copy view of TCP segments, their options, and a builder.
+//! - [`checksum`]: RFC 1071 sums, the pseudo-header, RFC 1624 incremental update, and
+//!   checksum-and-copy.
+//! - [`pcap`]: classic libpcap files with nanosecond timestamps and raw-IP link type.
+//! - [`time`]: the nanosecond `Instant`/`Duration` every crate passes around (no crate but
+//!   the drivers reads a clock).
+//!
+//! Parsing never panics on any input: every malformation is a [`WireError`] value.
+
+pub mod checksum;
+mod error;
+pub mod ipv4;
+pub mod packet;
+pub mod pcap;
+pub mod tcp;
+pub mod time;
+
+pub use error::WireError;
+pub use ipv4::{Ipv4Header, Ipv4Packet};
+pub use packet::{parse_ipv4_tcp, write_ipv4_tcp, ParsedPacket};
+pub use tcp::{SackBlock, SackBlocks, TcpFlags, TcpHeader, TcpOption, TcpOptions, TcpSegment};
+pub use time::{Duration, Instant};
+
+/// IP protocol number of TCP.
+pub const IPPROTO_TCP: u8 = 6;

@@ -1,0 +1,814 @@
+//! TCP segments (RFC 9293 §3.1): a zero-copy view with a validated data offset, the options
+//! of RFC 9293 (EOL, NOP, MSS), RFC 7323 (window scale, timestamps) and RFC 2018
+//! (SACK-permitted, SACK), and a header builder.
+//!
+//! Options are parsed on request ([`TcpSegment::options`]) rather than in `parse`, so the
+//! header-prediction path can test "no options other than timestamps" without paying for a
+//! general parse. A truncated or malformed option list is an error value, never a panic;
+//! unknown kinds are skipped by their length.
+
+use crate::checksum;
+use crate::WireError;
+use core::fmt;
+use core::net::Ipv4Addr;
+
+/// Length of a TCP header without options.
+pub const HEADER_LEN: usize = 20;
+/// Most option bytes a header can carry (data offset 15 words).
+pub const MAX_OPTIONS_LEN: usize = 40;
+
+/// Option kinds (IANA "TCP Option Kind Numbers").
+pub mod kind {
+    pub const EOL: u8 = 0;
+    pub const NOP: u8 = 1;
+    pub const MSS: u8 = 2;
+    pub const WINDOW_SCALE: u8 = 3;
+    pub const SACK_PERMITTED: u8 = 4;
+    pub const SACK: u8 = 5;
+    pub const TIMESTAMPS: u8 = 8;
+}
+
+/// The nine TCP flag bits: FIN..CWR in byte 13, and AE (formerly NS, RFC 3540; now
+/// Accurate ECN) in the low bit of byte 12.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct TcpFlags(u16);
+
+impl TcpFlags {
+    pub const FIN: TcpFlags = TcpFlags(0x001);
+    pub const SYN: TcpFlags = TcpFlags(0x002);
+    pub const RST: TcpFlags = TcpFlags(0x004);
+    pub const PSH: TcpFlags = TcpFlags(0x008);
+    pub const ACK: TcpFlags = TcpFlags(0x010);
+    pub const URG: TcpFlags = TcpFlags(0x020);
+    pub const ECE: TcpFlags = TcpFlags(0x040);
+    pub const CWR: TcpFlags = TcpFlags(0x080);
+    pub const AE: TcpFlags = TcpFlags(0x100);
+    pub const NONE: TcpFlags = TcpFlags(0);
+    const ALL: u16 = 0x1ff;
+    const NAMES: [(TcpFlags, char); 9] = [
+        (Self::SYN, 'S'),
+        (Self::FIN, 'F'),
+        (Self::RST, 'R'),
+        (Self::PSH, 'P'),
+        (Self::ACK, '.'),
+        (Self::URG, 'U'),
+        (Self::ECE, 'E'),
+        (Self::CWR, 'W'),
+        (Self::AE, 'A'),
+    ];
+
+    /// From the nine flag bits; higher bits are ignored.
+    #[inline]
+    pub const fn from_bits(bits: u16) -> Self {
+        TcpFlags(bits & Self::ALL)
+    }
+    #[inline]
+    pub const fn bits(self) -> u16 {
+        self.0
+    }
+    /// True when every flag of `other` is set in `self`.
+    #[inline]
+    pub const fn contains(self, other: TcpFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+    /// True when any flag of `other` is set in `self`.
+    #[inline]
+    pub const fn intersects(self, other: TcpFlags) -> bool {
+        self.0 & other.0 != 0
+    }
+    #[inline]
+    pub const fn union(self, other: TcpFlags) -> Self {
+        TcpFlags(self.0 | other.0)
+    }
+    #[inline]
+    pub const fn without(self, other: TcpFlags) -> Self {
+        TcpFlags(self.0 & !other.0)
+    }
+    #[inline]
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+}
+
+impl core::ops::BitOr for TcpFlags {
+    type Output = TcpFlags;
+    fn bitor(self, o: TcpFlags) -> TcpFlags {
+        self.union(o)
+    }
+}
+impl core::ops::BitOrAssign for TcpFlags {
+    fn bitor_assign(&mut self, o: TcpFlags) {
+        *self = self.union(o);
+    }
+}
+impl core::ops::BitAnd for TcpFlags {
+    type Output = TcpFlags;
+    fn bitand(self, o: TcpFlags) -> TcpFlags {
+        TcpFlags(self.0 & o.0)
+    }
+}
+
+/// tcpdump's notation: `S`, `F`, `R`, `P`, `.` for ACK, then `U`, `E`, `W`, `A`.
+impl fmt::Display for TcpFlags {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_empty() {
+            return f.write_str("none");
+        }
+        for (flag, c) in Self::NAMES {
+            if self.contains(flag) {
+                write!(f, "{c}")?;
+            }
+        }
+        Ok(())
+    }
+}
+impl fmt::Debug for TcpFlags {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[{self}]")
+    }
+}
+
+/// One SACK block (RFC 2018 §3): the left edge and the right edge (one past the last byte)
+/// of a block of received data, as raw 32-bit sequence numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct SackBlock {
+    pub left: u32,
+    pub right: u32,
+}
+
+/// Up to four SACK blocks, stored inline (no allocation per segment). Equality and hashing
+/// look only at the blocks held, not at stale slots past `len`.
+#[derive(Clone, Copy, Default)]
+pub struct SackBlocks {
+    len: u8,
+    blocks: [SackBlock; 4],
+}
+
+impl SackBlocks {
+    pub const MAX: usize = 4;
+
+    pub const fn new() -> Self {
+        SackBlocks {
+            len: 0,
+            blocks: [SackBlock { left: 0, right: 0 }; 4],
+        }
+    }
+    /// Appends a block; returns false (and changes nothing) when four are held already.
+    pub fn push(&mut self, b: SackBlock) -> bool {
+        if usize::from(self.len) == Self::MAX {
+            return false;
+        }
+        self.blocks[usize::from(self.len)] = b;
+        self.len += 1;
+        true
+    }
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+    /// Keeps only the first `n` blocks.
+    pub fn truncate(&mut self, n: usize) {
+        self.len = self.len.min(n as u8);
+    }
+    pub fn len(&self) -> usize {
+        usize::from(self.len)
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub fn as_slice(&self) -> &[SackBlock] {
+        &self.blocks[..usize::from(self.len)]
+    }
+    pub fn iter(&self) -> core::slice::Iter<'_, SackBlock> {
+        self.as_slice().iter()
+    }
+}
+
+impl PartialEq for SackBlocks {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+impl Eq for SackBlocks {}
+impl core::hash::Hash for SackBlocks {
+    fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
+        self.as_slice().hash(state);
+    }
+}
+
+impl fmt::Debug for SackBlocks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
+    }
+}
+
+impl<'a> IntoIterator for &'a SackBlocks {
+    type Item = &'a SackBlock;
+    type IntoIter = core::slice::Iter<'a, SackBlock>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+/// The RFC 7323 timestamps option.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Timestamps {
+    pub tsval: u32,
+    pub tsecr: u32,
+}
+
+/// One option as it appears on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TcpOption<'a> {
+    EndOfList,
+    Nop,
+    Mss(u16),
+    /// The shift count as sent; RFC 7323 §2.3 says a receiver uses 14 for larger values,
+    /// which is the engine's business, not the parser's.
+    WindowScale(u8),
+    SackPermitted,
+    Sack(SackBlocks),
+    Timestamps(Timestamps),
+    /// A kind we do not interpret, with its data (the bytes after kind and length).
+    Unknown {
+        kind: u8,
+        data: &'a [u8],
+    },
+}
+
+/// Iterator over the options of a segment. After the first error it yields nothing more.
+#[derive(Clone, Debug)]
+pub struct TcpOptionsIter<'a> {
+    buf: &'a [u8],
+    at: usize,
+}
+
+impl<'a> TcpOptionsIter<'a> {
+    pub fn new(options: &'a [u8]) -> Self {
+        TcpOptionsIter {
+            buf: options,
+            at: 0,
+        }
+    }
+
+    fn fail(
+        &mut self,
+        kind: u8,
+        at: usize,
+        reason: &'static str,
+    ) -> Option<Result<TcpOption<'a>, WireError>> {
+        self.at = self.buf.len();
+        Some(Err(WireError::BadOption { kind, at, reason }))
+    }
+}
+
+impl<'a> Iterator for TcpOptionsIter<'a> {
+    type Item = Result<TcpOption<'a>, WireError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let at = self.at;
+        let kind = *self.buf.get(at)?;
+        match kind {
+            kind::EOL => {
+                // RFC 9293 §3.1: EOL ends the list; what follows is padding.
+                self.at = self.buf.len();
+                return Some(Ok(TcpOption::EndOfList));
+            }
+            kind::NOP => {
+                self.at += 1;
+                return Some(Ok(TcpOption::Nop));
+            }
+            _ => {}
+        }
+        let Some(&len) = self.buf.get(at + 1) else {
+            return self.fail(kind, at, "length byte missing");
+        };
+        let len = usize::from(len);
+        if len < 2 {
+            return self.fail(kind, at, "length below 2");
+        }
+        let Some(body) = self.buf.get(at + 2..at + len) else {
+            return self.fail(kind, at, "runs past the end of the header");
+        };
+        let be32 = |b: &[u8]| u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+        let opt = match kind {
+            kind::MSS => {
+                if len != 4 {
+                    return self.fail(kind, at, "MSS length is not 4");
+                }
+                TcpOption::Mss(u16::from_be_bytes([body[0], body[1]]))
+            }
+            kind::WINDOW_SCALE => {
+                if len != 3 {
+                    return self.fail(kind, at, "window scale length is not 3");
+                }
+                TcpOption::WindowScale(body[0])
+            }
+            kind::SACK_PERMITTED => {
+                if len != 2 {
+                    return self.fail(kind, at, "SACK-permitted length is not 2");
+                }
+                TcpOption::SackPermitted
+            }
+            kind::SACK => {
+                let n = body.len() / 8;
+                if body.len() % 8 != 0 || n == 0 || n > SackBlocks::MAX {
+                    return self.fail(kind, at, "SACK length is not 2 + 8n with n in 1..=4");
+                }
+                let mut blocks = SackBlocks::new();
+                for b in body.chunks_exact(8) {
+                    blocks.push(SackBlock {
+                        left: be32(&b[0..4]),
+                        right: be32(&b[4..8]),
+                    });
+                }
+                TcpOption::Sack(blocks)
+            }
+            kind::TIMESTAMPS => {
+                if len != 10 {
+                    return self.fail(kind, at, "timestamps length is not 10");
+                }
+                TcpOption::Timestamps(Timestamps {
+                    tsval: be32(&body[0..4]),
+                    tsecr: be32(&body[4..8]),
+                })
+            }
+            _ => TcpOption::Unknown { kind, data: body },
+        };
+        self.at += len;
+        Some(Ok(opt))
+    }
+}
+
+/// The options we understand, gathered from one segment. When an option appears twice the
+/// last one wins (as Linux does); unknown options are dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct TcpOptions {
+    pub mss: Option<u16>,
+    pub window_scale: Option<u8>,
+    pub sack_permitted: bool,
+    pub timestamps: Option<Timestamps>,
+    pub sack: SackBlocks,
+}
+
+impl TcpOptions {
+    pub const NONE: TcpOptions = TcpOptions {
+        mss: None,
+        window_scale: None,
+        sack_permitted: false,
+        timestamps: None,
+        sack: SackBlocks::new(),
+    };
+
+    /// Parses an options area (the bytes between the fixed header and the data).
+    pub fn parse(options: &[u8]) -> Result<Self, WireError> {
+        let mut o = TcpOptions::NONE;
+        for opt in TcpOptionsIter::new(options) {
+            match opt? {
+                TcpOption::Mss(v) => o.mss = Some(v),
+                TcpOption::WindowScale(v) => o.window_scale = Some(v),
+                TcpOption::SackPermitted => o.sack_permitted = true,
+                TcpOption::Sack(b) => o.sack = b,
+                TcpOption::Timestamps(t) => o.timestamps = Some(t),
+                TcpOption::EndOfList | TcpOption::Nop | TcpOption::Unknown { .. } => {}
+            }
+        }
+        Ok(o)
+    }
+
+    /// Bytes [`emit`](Self::emit) writes, a multiple of 4.
+    pub fn encoded_len(&self) -> usize {
+        let mut n = 0;
+        if self.mss.is_some() {
+            n += 4;
+        }
+        // SACK-permitted and timestamps share a word-aligned 12 bytes when both are present
+        // (the layout Linux sends on a SYN); each alone is padded with two NOPs.
+        n += match (self.sack_permitted, self.timestamps.is_some()) {
+            (true, true) => 12,
+            (false, true) => 12,
+            (true, false) => 4,
+            (false, false) => 0,
+        };
+        if self.window_scale.is_some() {
+            n += 4;
+        }
+        if !self.sack.is_empty() {
+            n += 4 + 8 * self.sack.len();
+        }
+        n
+    }
+
+    /// Writes the options, NOP-padded to a 4-byte boundary, into the front of `buf`; returns
+    /// the bytes written. Errors when they exceed 40 bytes (e.g. 4 SACK blocks with
+    /// timestamps: the engine must send at most 3, RFC 2018 §3) or `buf` is too short.
+    pub fn emit(&self, buf: &mut [u8]) -> Result<usize, WireError> {
+        let need = self.encoded_len();
+        if need > MAX_OPTIONS_LEN {
+            return Err(WireError::OptionsTooLong { need });
+        }
+        let Some(out) = buf.get_mut(..need) else {
+            return Err(WireError::Truncated {
+                need,
+                have: buf.len(),
+            });
+        };
+        let mut i = 0;
+        let mut put = |bytes: &[u8]| {
+            out[i..i + bytes.len()].copy_from_slice(bytes);
+            i += bytes.len();
+        };
+        if let Some(mss) = self.mss {
+            let m = mss.to_be_bytes();
+            put(&[kind::MSS, 4, m[0], m[1]]);
+        }
+        match (self.sack_permitted, self.timestamps) {
+            (true, Some(_)) => put(&[kind::SACK_PERMITTED, 2]),
+            (false, Some(_)) => put(&[kind::NOP, kind::NOP]),
+            (true, None) => put(&[kind::NOP, kind::NOP, kind::SACK_PERMITTED, 2]),
+            (false, None) => {}
+        }
+        if let Some(ts) = self.timestamps {
+            put(&[kind::TIMESTAMPS, 10]);
+            put(&ts.tsval.to_be_bytes());
+            put(&ts.tsecr.to_be_bytes());
+        }
+        if let Some(ws) = self.window_scale {
+            put(&[kind::NOP, kind::WINDOW_SCALE, 3, ws]);
+        }
+        if !self.sack.is_empty() {
+            put(&[
+                kind::NOP,
+                kind::NOP,
+                kind::SACK,
+                2 + 8 * self.sack.len() as u8,
+            ]);
+            for b in &self.sack {
+                put(&b.left.to_be_bytes());
+                put(&b.right.to_be_bytes());
+            }
+        }
+        debug_assert_eq!(i, need);
+        Ok(need)
+    }
+}
+
+/// A view over a TCP segment (header, options, data) with a validated data offset. The
+/// checksum is verified by [`verify_checksum`](Self::verify_checksum) or by
+/// [`crate::parse_ipv4_tcp`], which knows the addresses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TcpSegment<'a> {
+    buf: &'a [u8],
+}
+
+impl<'a> TcpSegment<'a> {
+    /// Checks that the buffer holds a fixed header and that the data offset is at least 5
+    /// words and within the buffer. Options are not parsed here.
+    pub fn parse(buf: &'a [u8]) -> Result<Self, WireError> {
+        if buf.len() < HEADER_LEN {
+            return Err(WireError::Truncated {
+                need: HEADER_LEN,
+                have: buf.len(),
+            });
+        }
+        let offset = buf[12] >> 4;
+        if offset < 5 || usize::from(offset) * 4 > buf.len() {
+            return Err(WireError::BadDataOffset {
+                offset,
+                len: buf.len(),
+            });
+        }
+        Ok(TcpSegment { buf })
+    }
+
+    #[inline]
+    pub fn as_bytes(&self) -> &'a [u8] {
+        self.buf
+    }
+    #[inline]
+    pub fn src_port(&self) -> u16 {
+        u16::from_be_bytes([self.buf[0], self.buf[1]])
+    }
+    #[inline]
+    pub fn dst_port(&self) -> u16 {
+        u16::from_be_bytes([self.buf[2], self.buf[3]])
+    }
+    #[inline]
+    pub fn seq(&self) -> u32 {
+        u32::from_be_bytes([self.buf[4], self.buf[5], self.buf[6], self.buf[7]])
+    }
+    #[inline]
+    pub fn ack(&self) -> u32 {
+        u32::from_be_bytes([self.buf[8], self.buf[9], self.buf[10], self.buf[11]])
+    }
+    /// Header length in bytes (data offset * 4).
+    #[inline]
+    pub fn header_len(&self) -> usize {
+        usize::from(self.buf[12] >> 4) * 4
+    }
+    /// The three reserved bits (RFC 9293: must be zero when sent, ignored when received).
+    #[inline]
+    pub fn reserved(&self) -> u8 {
+        (self.buf[12] >> 1) & 0x07
+    }
+    #[inline]
+    pub fn flags(&self) -> TcpFlags {
+        TcpFlags::from_bits((u16::from(self.buf[12] & 1) << 8) | u16::from(self.buf[13]))
+    }
+    #[inline]
+    pub fn window(&self) -> u16 {
+        u16::from_be_bytes([self.buf[14], self.buf[15]])
+    }
+    #[inline]
+    pub fn checksum(&self) -> u16 {
+        u16::from_be_bytes([self.buf[16], self.buf[17]])
+    }
+    #[inline]
+    pub fn urgent(&self) -> u16 {
+        u16::from_be_bytes([self.buf[18], self.buf[19]])
+    }
+    /// The raw options area.
+    #[inline]
+    pub fn options_bytes(&self) -> &'a [u8] {
+        &self.buf[HEADER_LEN..self.header_len()]
+    }
+    /// Iterates the options one by one, as they are on the wire.
+    pub fn options_iter(&self) -> TcpOptionsIter<'a> {
+        TcpOptionsIter::new(self.options_bytes())
+    }
+    /// Parses the options we understand.
+    pub fn options(&self) -> Result<TcpOptions, WireError> {
+        TcpOptions::parse(self.options_bytes())
+    }
+    #[inline]
+    pub fn payload(&self) -> &'a [u8] {
+        &self.buf[self.header_len()..]
+    }
+    /// Sequence space the segment occupies: data plus one for each of SYN and FIN.
+    #[inline]
+    pub fn seq_len(&self) -> u32 {
+        let f = self.flags();
+        self.payload().len() as u32
+            + u32::from(f.contains(TcpFlags::SYN))
+            + u32::from(f.contains(TcpFlags::FIN))
+    }
+    /// Verifies the checksum over the pseudo-header (RFC 9293 §3.1) and the segment.
+    pub fn verify_checksum(&self, src: Ipv4Addr, dst: Ipv4Addr) -> bool {
+        let Ok(len) = u16::try_from(self.buf.len()) else {
+            return false;
+        };
+        let ph = checksum::pseudo_header_sum(src, dst, crate::IPPROTO_TCP, len);
+        checksum::add(ph, checksum::sum(self.buf)) == 0xffff
+    }
+}
+
+/// The fields of a TCP header we build. Data offset and checksum are computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct TcpHeader {
+    pub src_port: u16,
+    pub dst_port: u16,
+    pub seq: u32,
+    pub ack: u32,
+    pub flags: TcpFlags,
+    pub window: u16,
+    pub urgent: u16,
+    pub options: TcpOptions,
+}
+
+impl TcpHeader {
+    /// The header of a parsed segment. Fails only if its options are malformed.
+    pub fn from_segment(s: &TcpSegment<'_>) -> Result<Self, WireError> {
+        Ok(TcpHeader {
+            src_port: s.src_port(),
+            dst_port: s.dst_port(),
+            seq: s.seq(),
+            ack: s.ack(),
+            flags: s.flags(),
+            window: s.window(),
+            urgent: s.urgent(),
+            options: s.options()?,
+        })
+    }
+
+    /// Header length in bytes, options included.
+    pub fn header_len(&self) -> usize {
+        HEADER_LEN + self.options.encoded_len()
+    }
+
+    /// Writes the header into the front of `buf` with a zero checksum field; returns its
+    /// length. Use [`fill_checksum`] once the data follows it, or
+    /// [`crate::write_ipv4_tcp`] to do both with checksum-and-copy.
+    pub fn emit(&self, buf: &mut [u8]) -> Result<usize, WireError> {
+        let opt_len = self.options.encoded_len();
+        if opt_len > MAX_OPTIONS_LEN {
+            return Err(WireError::OptionsTooLong { need: opt_len });
+        }
+        let len = HEADER_LEN + opt_len;
+        if buf.len() < len {
+            return Err(WireError::Truncated {
+                need: len,
+                have: buf.len(),
+            });
+        }
+        let h = &mut buf[..len];
+        h[0..2].copy_from_slice(&self.src_port.to_be_bytes());
+        h[2..4].copy_from_slice(&self.dst_port.to_be_bytes());
+        h[4..8].copy_from_slice(&self.seq.to_be_bytes());
+        h[8..12].copy_from_slice(&self.ack.to_be_bytes());
+        let bits = self.flags.bits();
+        h[12] = ((len / 4) as u8) << 4 | (bits >> 8) as u8;
+        h[13] = bits as u8;
+        h[14..16].copy_from_slice(&self.window.to_be_bytes());
+        h[16..18].fill(0);
+        h[18..20].copy_from_slice(&self.urgent.to_be_bytes());
+        self.options.emit(&mut h[HEADER_LEN..])?;
+        Ok(len)
+    }
+}
+
+/// Computes and writes the checksum of a complete segment (header and data) whose checksum
+/// field may hold anything.
+pub fn fill_checksum(segment: &mut [u8], src: Ipv4Addr, dst: Ipv4Addr) -> Result<(), WireError> {
+    if segment.len() < HEADER_LEN {
+        return Err(WireError::Truncated {
+            need: HEADER_LEN,
+            have: segment.len(),
+        });
+    }
+    let len = u16::try_from(segment.len()).map_err(|_| WireError::TooLong(segment.len()))?;
+    segment[16..18].fill(0);
+    let ph = checksum::pseudo_header_sum(src, dst, crate::IPPROTO_TCP, len);
+    let ck = !checksum::add(ph, checksum::sum(segment));
+    segment[16..18].copy_from_slice(&ck.to_be_bytes());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);
+    const B: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 2);
+
+    #[test]
+    fn flags_display_like_tcpdump() {
+        assert_eq!((TcpFlags::SYN | TcpFlags::ACK).to_string(), "S.");
+        assert_eq!(
+            (TcpFlags::FIN | TcpFlags::PSH | TcpFlags::ACK).to_string(),
+            "FP."
+        );
+        assert_eq!(TcpFlags::NONE.to_string(), "none");
+        assert_eq!(TcpFlags::from_bits(0xffff).bits(), 0x1ff);
+    }
+
+    #[test]
+    fn linux_syn_options_parse() {
+        // The option bytes of a Linux SYN: MSS 1460, SACK-permitted, TS, NOP, WS 7.
+        let opts = [
+            2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 3, 7,
+        ];
+        let o = TcpOptions::parse(&opts).unwrap();
+        assert_eq!(o.mss, Some(1460));
+        assert!(o.sack_permitted);
+        assert_eq!(o.timestamps, Some(Timestamps { tsval: 1, tsecr: 0 }));
+        assert_eq!(o.window_scale, Some(7));
+        assert!(o.sack.is_empty());
+        // Our own layout of the same set is the same 20 bytes.
+        let mut out = [0u8; 40];
+        let n = o.emit(&mut out).unwrap();
+        assert_eq!(&out[..n], &opts);
+    }
+
+    #[test]
+    fn unknown_options_are_skipped_by_length() {
+        let opts = [1, 30, 4, 0xaa, 0xbb, 2, 4, 0x02, 0x18, 0, 0, 0];
+        let items: Vec<_> = TcpOptionsIter::new(&opts)
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            items,
+            vec![
+                TcpOption::Nop,
+                TcpOption::Unknown {
+                    kind: 30,
+                    data: &[0xaa, 0xbb]
+                },
+                TcpOption::Mss(536),
+                TcpOption::EndOfList
+            ]
+        );
+    }
+
+    #[test]
+    fn malformed_options_are_errors() {
+        let cases: &[&[u8]] = &[
+            &[2],                      // length byte missing
+            &[2, 4, 5],                // runs past the end
+            &[2, 3, 5],                // MSS with bad length
+            &[3, 4, 1, 1],             // WS with bad length
+            &[4, 3, 0],                // SACK-permitted with bad length
+            &[8, 8, 0, 0, 0, 0, 0, 0], // TS with bad length
+            &[5, 2],                   // SACK with no blocks
+            &[5, 6, 0, 0, 0, 0],       // SACK with a partial block
+            &[99, 1],                  // unknown with length 1
+            &[99, 0],                  // unknown with length 0
+        ];
+        for c in cases {
+            assert!(
+                matches!(TcpOptions::parse(c), Err(WireError::BadOption { .. })),
+                "{c:?}"
+            );
+        }
+        let mut five = vec![5u8, 42];
+        five.extend_from_slice(&[0; 40]);
+        assert!(TcpOptions::parse(&five).is_err(), "five SACK blocks");
+    }
+
+    #[test]
+    fn iterator_stops_after_error() {
+        let mut it = TcpOptionsIter::new(&[1, 2, 9, 1]);
+        assert_eq!(it.next(), Some(Ok(TcpOption::Nop)));
+        assert!(matches!(
+            it.next(),
+            Some(Err(WireError::BadOption { kind: 2, at: 1, .. }))
+        ));
+        assert_eq!(it.next(), None);
+    }
+
+    #[test]
+    fn sack_blocks_round_trip_and_limit() {
+        let mut o = TcpOptions::NONE;
+        for i in 0..4u32 {
+            assert!(o.sack.push(SackBlock {
+                left: 1000 * i,
+                right: 1000 * i + 500
+            }));
+        }
+        assert!(!o.sack.push(SackBlock::default()));
+        let mut out = [0u8; 40];
+        let n = o.emit(&mut out).unwrap();
+        assert_eq!(n, 36);
+        assert_eq!(TcpOptions::parse(&out[..n]).unwrap(), o);
+        // With timestamps, four blocks do not fit (RFC 2018 §3: at most three).
+        o.timestamps = Some(Timestamps { tsval: 5, tsecr: 6 });
+        assert_eq!(
+            o.emit(&mut out),
+            Err(WireError::OptionsTooLong { need: 48 })
+        );
+        o.sack.truncate(3);
+        let n = o.emit(&mut out).unwrap();
+        assert_eq!(n, 40);
+        assert_eq!(TcpOptions::parse(&out[..n]).unwrap(), o);
+    }
+
+    #[test]
+    fn data_offset_is_validated() {
+        let mut b = [0u8; 24];
+        b[12] = 4 << 4;
+        assert!(matches!(
+            TcpSegment::parse(&b),
+            Err(WireError::BadDataOffset { offset: 4, .. })
+        ));
+        b[12] = 7 << 4; // 28 bytes claimed in a 24-byte buffer
+        assert!(matches!(
+            TcpSegment::parse(&b),
+            Err(WireError::BadDataOffset { offset: 7, .. })
+        ));
+        b[12] = 6 << 4;
+        let s = TcpSegment::parse(&b).unwrap();
+        assert_eq!(s.header_len(), 24);
+        assert!(s.payload().is_empty());
+        assert!(matches!(
+            TcpSegment::parse(&b[..19]),
+            Err(WireError::Truncated { .. })
+        ));
+    }
+
+    #[test]
+    fn build_fill_checksum_and_parse() {
+        let h = TcpHeader {
+            src_port: 40000,
+            dst_port: 9,
+            seq: 0xfffffff0,
+            ack: 12345,
+            flags: TcpFlags::ACK | TcpFlags::PSH | TcpFlags::AE,
+            window: 65535,
+            urgent: 0,
+            options: TcpOptions {
+                timestamps: Some(Timestamps { tsval: 7, tsecr: 9 }),
+                ..TcpOptions::NONE
+            },
+        };
+        let mut buf = [0u8; 100];
+        let hl = h.emit(&mut buf).unwrap();
+        assert_eq!(hl, 32);
+        buf[hl..hl + 5].copy_from_slice(b"hello");
+        fill_checksum(&mut buf[..hl + 5], A, B).unwrap();
+        let s = TcpSegment::parse(&buf[..hl + 5]).unwrap();
+        assert!(s.verify_checksum(A, B));
+        assert!(!s.verify_checksum(B, Ipv4Addr::new(198, 18, 0, 3)));
+        assert_eq!(TcpHeader::from_segment(&s).unwrap(), h);
+        assert_eq!(s.payload(), b"hello");
+        assert_eq!(s.seq_len(), 5);
+        assert_eq!(s.reserved(), 0);
+    }
+}
