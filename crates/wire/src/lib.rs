@@ -12,6 +12,8 @@
 
 pub mod checksum;
 mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod ipv4;
 pub mod packet;
 pub mod pcap;
