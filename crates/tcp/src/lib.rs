@@ -1,2 +1,8 @@
-//! `ackclock-tcp`: the sans-IO TCP engine (see DESIGN.md). Not yet written; the engine
-//! is its own issue and builds on `ackclock-wire`.
+//! `ackclock-tcp`: the sans-IO TCP engine (see DESIGN.md).
+//!
+//! Time is passed in; packets go in through `handle_segment` and come out of
+//! `poll_transmit`. Nothing here reads a clock or does I/O.
+
+pub mod seq;
+
+pub use seq::SeqNum;
