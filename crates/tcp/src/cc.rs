@@ -1,0 +1,348 @@
+//! Congestion control: how big the window is. What to retransmit and when is `Recovery`'s
+//! business (DESIGN.md keeps the two apart); the connection tells the controller about
+//! ACKs, congestion signals and timeouts, and asks it for `cwnd`.
+//!
+//! - [`Aimd`]: slow start and congestion avoidance as in the seed of 16 Nov 1987 ("if
+//!   (cwnd < ssthresh) cwnd += 1 packet else cwnd += 1/cwnd"), with the decrease factor d
+//!   and increase u of the 11 Feb 1988 message as parameters, and RFC 3465 byte counting
+//!   (ABC) as an option.
+//! - [`NoCongestionControl`]: the pre-1988 TCP: the window is the receiver's.
+
+use ackclock_wire::{Duration, Instant};
+use core::fmt;
+
+/// What the connection knows when new data is acknowledged.
+#[derive(Clone, Copy, Debug)]
+pub struct AckEvent {
+    pub now: Instant,
+    /// Bytes newly acknowledged by this ACK.
+    pub bytes_acked: u32,
+    /// The sender's maximum segment size (SMSS).
+    pub mss: u32,
+    /// Bytes in flight before this ACK.
+    pub flight_bytes: u32,
+    /// RTT measured by this ACK, if any.
+    pub rtt: Option<Duration>,
+    pub srtt: Duration,
+    pub min_rtt: Option<Duration>,
+    /// True while a loss recovery episode is in progress (most controllers hold still).
+    pub in_recovery: bool,
+}
+
+/// A congestion signal: loss detected by duplicate ACKs, or a timeout.
+#[derive(Clone, Copy, Debug)]
+pub struct CongestionEvent {
+    pub now: Instant,
+    pub mss: u32,
+    /// Bytes in flight when the loss was detected (RFC 5681's FlightSize).
+    pub flight_bytes: u32,
+    /// The peer's advertised window (the 1990 diff halves min(snd_wnd, cwnd)).
+    pub snd_wnd: u32,
+}
+
+/// The congestion-control policy of one connection.
+pub trait CongestionControl: fmt::Debug + Send {
+    fn name(&self) -> &'static str;
+    /// Congestion window in bytes.
+    fn cwnd(&self) -> u32;
+    /// Slow-start threshold in bytes.
+    fn ssthresh(&self) -> u32;
+    fn in_slow_start(&self) -> bool {
+        self.cwnd() < self.ssthresh()
+    }
+    /// New data was acknowledged.
+    fn on_ack(&mut self, ev: &AckEvent);
+    /// Loss detected by the duplicate-ACK threshold: a fast retransmit is starting. Sets
+    /// ssthresh (multiplicative decrease) and cwnd to it; Reno-style window inflation during
+    /// the recovery is `Recovery`'s, on top of this cwnd.
+    fn on_congestion(&mut self, ev: &CongestionEvent);
+    /// The retransmission timer expired: ssthresh from the flight, cwnd to the loss window.
+    /// `first` is false when the segment had already been retransmitted by a timeout, in
+    /// which case RFC 5681 §3.1 keeps ssthresh.
+    fn on_rto(&mut self, ev: &CongestionEvent, first: bool);
+    /// A recovery episode ended (the recovery point was acknowledged).
+    fn on_recovery_exit(&mut self, _now: Instant) {}
+    /// Replaces cwnd, e.g. RFC 5681 §4.1's restart window after an idle period.
+    fn set_cwnd(&mut self, cwnd: u32);
+}
+
+/// How the AIMD controller computes ssthresh on a congestion signal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SsthreshBase {
+    /// The 1990 diff: `min(snd_wnd, cwnd) / 2`, rounded down to whole segments, at least 2.
+    Window,
+    /// RFC 5681 eq. 4: `max(FlightSize / 2, 2 * SMSS)`.
+    FlightSize,
+}
+
+/// Parameters of [`Aimd`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AimdConfig {
+    /// Multiplicative decrease factor d: the window after a loss is d times the window
+    /// before (0.5 in 4BSD; Jain's DEC-bit scheme used 7/8).
+    pub decrease: f64,
+    /// Additive increase u, in segments per RTT (1 in 4BSD).
+    pub increase_segments: f64,
+    pub ssthresh_base: SsthreshBase,
+    /// RFC 3465 byte counting with limit L in segments (1 or 2); None counts ACKs.
+    pub abc_limit_segments: Option<u32>,
+}
+
+impl Default for AimdConfig {
+    fn default() -> Self {
+        AimdConfig {
+            decrease: 0.5,
+            increase_segments: 1.0,
+            ssthresh_base: SsthreshBase::FlightSize,
+            abc_limit_segments: None,
+        }
+    }
+}
+
+/// Additive-increase/multiplicative-decrease with slow start: the Tahoe/Reno controller.
+#[derive(Clone, Debug)]
+pub struct Aimd {
+    cfg: AimdConfig,
+    cwnd: u32,
+    ssthresh: u32,
+    /// RFC 3465 §2.1: bytes acknowledged during congestion avoidance not yet turned into
+    /// window; also the fractional part of the per-ACK increase without ABC.
+    bytes_acked: u64,
+}
+
+impl Aimd {
+    pub fn new(cfg: AimdConfig, initial_window_bytes: u32, initial_ssthresh: u32) -> Self {
+        Aimd {
+            cfg,
+            cwnd: initial_window_bytes.max(1),
+            ssthresh: initial_ssthresh,
+            bytes_acked: 0,
+        }
+    }
+
+    fn decreased(&self, ev: &CongestionEvent) -> u32 {
+        let mss = ev.mss.max(1);
+        let base = match self.cfg.ssthresh_base {
+            SsthreshBase::Window => ev.snd_wnd.min(self.cwnd),
+            SsthreshBase::FlightSize => ev.flight_bytes,
+        };
+        let w = (f64::from(base) * self.cfg.decrease) as u32;
+        match self.cfg.ssthresh_base {
+            // `win = min(snd_wnd, cwnd) / maxseg / 2; if (win < 2) win = 2;` (d = 0.5).
+            SsthreshBase::Window => (w / mss).max(2) * mss,
+            SsthreshBase::FlightSize => w.max(2 * mss),
+        }
+    }
+}
+
+impl CongestionControl for Aimd {
+    fn name(&self) -> &'static str {
+        "aimd"
+    }
+    fn cwnd(&self) -> u32 {
+        self.cwnd
+    }
+    fn ssthresh(&self) -> u32 {
+        self.ssthresh
+    }
+
+    fn on_ack(&mut self, ev: &AckEvent) {
+        if ev.in_recovery || ev.bytes_acked == 0 {
+            return;
+        }
+        let mss = ev.mss.max(1);
+        if self.cwnd < self.ssthresh {
+            // Slow start: one segment per ACK (seed 16 Nov 1987), or with ABC the bytes
+            // acknowledged, at most L segments (RFC 3465 §2.2).
+            let incr = match self.cfg.abc_limit_segments {
+                Some(l) => ev.bytes_acked.min(l.max(1) * mss),
+                None => mss,
+            };
+            self.cwnd = self.cwnd.saturating_add(incr);
+            return;
+        }
+        let u = self.cfg.increase_segments;
+        match self.cfg.abc_limit_segments {
+            Some(_) => {
+                // RFC 3465 §2.1: when the bytes acknowledged reach cwnd, grow by u*SMSS.
+                self.bytes_acked += u64::from(ev.bytes_acked);
+                if self.bytes_acked >= u64::from(self.cwnd) {
+                    self.bytes_acked -= u64::from(self.cwnd);
+                    self.cwnd = self.cwnd.saturating_add((u * f64::from(mss)) as u32);
+                }
+            }
+            None => {
+                // "cwnd += 1/cwnd" in packets, i.e. u*SMSS*SMSS/cwnd bytes per ACK (RFC 5681
+                // eq. 3). The remainder is carried to the next ACK, so the growth per window
+                // is exact even where the per-ACK share is below one byte (RFC 5681 §3.1's
+                // "round up to 1 byte" addresses the same truncation).
+                let cwnd = u64::from(self.cwnd.max(1));
+                self.bytes_acked += (u * f64::from(mss) * f64::from(mss)) as u64;
+                let incr = self.bytes_acked / cwnd;
+                self.bytes_acked -= incr * cwnd;
+                self.cwnd = self.cwnd.saturating_add(incr.min(u64::from(mss)) as u32);
+            }
+        }
+    }
+
+    fn on_congestion(&mut self, ev: &CongestionEvent) {
+        self.ssthresh = self.decreased(ev);
+        self.cwnd = self.ssthresh;
+        self.bytes_acked = 0;
+    }
+
+    fn on_rto(&mut self, ev: &CongestionEvent, first: bool) {
+        if first {
+            self.ssthresh = self.decreased(ev);
+        }
+        // RFC 5681 §3.1: the loss window is one segment.
+        self.cwnd = ev.mss.max(1);
+        self.bytes_acked = 0;
+    }
+
+    fn set_cwnd(&mut self, cwnd: u32) {
+        self.cwnd = cwnd.max(1);
+    }
+}
+
+/// No congestion control: the pre-1988 4.3BSD TCP sends whatever the receiver's window
+/// allows, and after a timeout resends from SND.UNA with the same window.
+#[derive(Clone, Debug, Default)]
+pub struct NoCongestionControl;
+
+impl CongestionControl for NoCongestionControl {
+    fn name(&self) -> &'static str {
+        "none"
+    }
+    fn cwnd(&self) -> u32 {
+        u32::MAX
+    }
+    fn ssthresh(&self) -> u32 {
+        u32::MAX
+    }
+    fn in_slow_start(&self) -> bool {
+        false
+    }
+    fn on_ack(&mut self, _ev: &AckEvent) {}
+    fn on_congestion(&mut self, _ev: &CongestionEvent) {}
+    fn on_rto(&mut self, _ev: &CongestionEvent, _first: bool) {}
+    fn set_cwnd(&mut self, _cwnd: u32) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u32 = 1000;
+
+    fn ack(bytes: u32) -> AckEvent {
+        AckEvent {
+            now: Instant::ZERO,
+            bytes_acked: bytes,
+            mss: MSS,
+            flight_bytes: 0,
+            rtt: None,
+            srtt: Duration::ZERO,
+            min_rtt: None,
+            in_recovery: false,
+        }
+    }
+    fn loss(flight: u32, wnd: u32) -> CongestionEvent {
+        CongestionEvent {
+            now: Instant::ZERO,
+            mss: MSS,
+            flight_bytes: flight,
+            snd_wnd: wnd,
+        }
+    }
+
+    #[test]
+    fn slow_start_adds_a_segment_per_ack() {
+        let mut c = Aimd::new(AimdConfig::default(), MSS, u32::MAX);
+        for i in 1..=10 {
+            c.on_ack(&ack(MSS));
+            assert_eq!(c.cwnd(), (i + 1) * MSS);
+        }
+        // Without ABC a delayed ACK covering two segments still adds one.
+        c.on_ack(&ack(2 * MSS));
+        assert_eq!(c.cwnd(), 12 * MSS);
+    }
+
+    #[test]
+    fn abc_counts_bytes_up_to_l() {
+        let cfg = AimdConfig {
+            abc_limit_segments: Some(2),
+            ..AimdConfig::default()
+        };
+        let mut c = Aimd::new(cfg, MSS, u32::MAX);
+        c.on_ack(&ack(2 * MSS));
+        assert_eq!(c.cwnd(), 3 * MSS);
+        c.on_ack(&ack(5 * MSS));
+        assert_eq!(c.cwnd(), 5 * MSS, "L = 2 caps the increase");
+    }
+
+    #[test]
+    fn congestion_avoidance_adds_one_segment_per_window() {
+        let mut c = Aimd::new(AimdConfig::default(), 10 * MSS, 10 * MSS);
+        // One window of ACKs, one per segment: about one segment of growth.
+        for _ in 0..10 {
+            c.on_ack(&ack(MSS));
+        }
+        assert!(
+            (10 * MSS + 950..=11 * MSS).contains(&c.cwnd()),
+            "{}",
+            c.cwnd()
+        );
+        let abc = AimdConfig {
+            abc_limit_segments: Some(1),
+            ..AimdConfig::default()
+        };
+        let mut a = Aimd::new(abc, 10 * MSS, 10 * MSS);
+        for _ in 0..5 {
+            a.on_ack(&ack(2 * MSS)); // delayed ACKs: ABC still grows one segment per RTT
+        }
+        assert_eq!(a.cwnd(), 11 * MSS);
+    }
+
+    #[test]
+    fn decrease_follows_the_1990_diff_or_rfc5681() {
+        let mut c = Aimd::new(
+            AimdConfig {
+                ssthresh_base: SsthreshBase::Window,
+                ..AimdConfig::default()
+            },
+            17 * MSS + 300,
+            u32::MAX,
+        );
+        // min(snd_wnd, cwnd) = 17.3 segments -> 8 segments (integer segments, halved).
+        c.on_congestion(&loss(5 * MSS, 64 * MSS));
+        assert_eq!(c.ssthresh(), 8 * MSS);
+        assert_eq!(c.cwnd(), 8 * MSS);
+        // Floor of two segments.
+        c.on_congestion(&loss(0, 3 * MSS));
+        assert_eq!(c.ssthresh(), 2 * MSS);
+
+        let mut r = Aimd::new(AimdConfig::default(), 20 * MSS, u32::MAX);
+        r.on_rto(&loss(12 * MSS, 64 * MSS), true);
+        assert_eq!((r.ssthresh(), r.cwnd()), (6 * MSS, MSS));
+        r.on_rto(&loss(MSS, 64 * MSS), false);
+        assert_eq!(r.ssthresh(), 6 * MSS, "a repeated timeout keeps ssthresh");
+        let mut j = Aimd::new(
+            AimdConfig {
+                decrease: 0.875,
+                ..AimdConfig::default()
+            },
+            16 * MSS,
+            u32::MAX,
+        );
+        j.on_congestion(&loss(16 * MSS, 64 * MSS));
+        assert_eq!(j.cwnd(), 14 * MSS, "Jain's d = 7/8");
+    }
+
+    #[test]
+    fn none_is_unlimited() {
+        let mut n = NoCongestionControl;
+        n.on_rto(&loss(10, 10), true);
+        assert_eq!(n.cwnd(), u32::MAX);
+    }
+}

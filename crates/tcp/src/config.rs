@@ -1,0 +1,284 @@
+//! Every knob of a connection lives in one `TcpConfig`, with presets for the TCPs the seeds
+//! compare: the pre-1988 "vanilla" 4.3BSD TCP, 4.3BSD-Tahoe (1988), 4.3BSD-Reno (the April
+//! 1990 diff), and the modern RFC descendants.
+
+use crate::cc::{AimdConfig, SsthreshBase};
+use crate::rtt::RttConfig;
+use ackclock_wire::Duration;
+
+/// How the first congestion window is sized.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InitialWindow {
+    /// A fixed number of segments (1 in 1988's slow start).
+    Segments(u32),
+    /// RFC 3390: min(4*MSS, max(2*MSS, 4380 bytes)).
+    Rfc3390,
+    /// RFC 6928: min(10*MSS, max(2*MSS, 14600 bytes)).
+    Rfc6928,
+}
+
+impl InitialWindow {
+    pub fn bytes(self, mss: u32) -> u32 {
+        match self {
+            InitialWindow::Segments(n) => n.max(1) * mss,
+            InitialWindow::Rfc3390 => (4 * mss).min((2 * mss).max(4380)),
+            InitialWindow::Rfc6928 => (10 * mss).min((2 * mss).max(14600)),
+        }
+    }
+}
+
+/// What the sender does when it detects a loss by duplicate ACKs (and on partial ACKs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecoveryAlgorithm {
+    /// No fast retransmit: losses are repaired by the retransmission timer only (4.3BSD
+    /// before Tahoe).
+    TimeoutOnly,
+    /// Fast retransmit, then slow start from one segment (4.3BSD-Tahoe).
+    Tahoe,
+    /// Fast retransmit and fast recovery with window inflation, exactly as the 30 Apr 1990
+    /// diff and its correction.
+    Reno,
+    /// RFC 6582: Reno with a recovery point; partial ACKs retransmit the next hole.
+    NewReno,
+    /// RFC 6675: SACK-based loss recovery.
+    Sack,
+}
+
+/// Which congestion controller sizes cwnd.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CongestionAlgorithm {
+    /// Window = the receiver's window (pre-1988).
+    None,
+    /// Slow start and AIMD congestion avoidance (1988 onward).
+    Aimd(AimdConfig),
+}
+
+/// When the receiver sends ACKs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckPolicy {
+    /// ACK at least every N full-sized segments (RFC 5681 §4.2: 2; seed 000 Oct 1988: "TCP
+    /// delivers one ack for every two data packets"; HP-UX's tcp_deferred_ack_max up to 32,
+    /// seed 002). 1 acknowledges every segment.
+    pub segments_per_ack: u32,
+    /// Longest an ACK may be delayed (200 ms in BSD; RFC 9293 requires < 500 ms). Zero
+    /// disables delayed ACKs.
+    pub delayed_ack: Duration,
+    /// Acknowledge every segment immediately (Linux's quick-ACK mode, always on).
+    pub quickack: bool,
+}
+
+impl Default for AckPolicy {
+    fn default() -> Self {
+        AckPolicy {
+            segments_per_ack: 2,
+            delayed_ack: Duration::from_millis(200),
+            quickack: false,
+        }
+    }
+}
+
+/// The configuration of one connection.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpConfig {
+    /// Largest segment payload we send and the MSS we advertise (MTU minus 40).
+    pub mss: u16,
+    /// Send socket buffer in bytes.
+    pub send_buffer_bytes: usize,
+    /// Receive socket buffer in bytes (bounds the advertised window and reassembly memory).
+    pub recv_buffer_bytes: usize,
+    pub initial_window: InitialWindow,
+    /// Initial ssthresh in bytes (RFC 5681: "arbitrarily high").
+    pub initial_ssthresh: u32,
+    pub rtt: RttConfig,
+    pub ack: AckPolicy,
+    pub nagle: bool,
+    /// Offer/accept RFC 2018 SACK.
+    pub sack: bool,
+    /// Offer/accept RFC 7323 timestamps.
+    pub timestamps: bool,
+    /// Offer/accept RFC 7323 window scaling.
+    pub window_scale: bool,
+    pub recovery: RecoveryAlgorithm,
+    pub congestion: CongestionAlgorithm,
+    /// Duplicate ACKs that trigger fast retransmit ("tcprexmtthresh", 3).
+    pub dupack_threshold: u32,
+    /// RFC 3042 limited transmit: a new segment on each of the first two duplicate ACKs.
+    pub limited_transmit: bool,
+    /// Retransmission timeouts of one segment before the connection is aborted (4.3BSD's
+    /// TCP_MAXRXTSHIFT is 12; RFC 9293 R2 >= 100 s).
+    pub max_retransmits: u32,
+    /// Timeouts of a SYN before giving up (RFC 9293: at least 3 minutes in total).
+    pub max_syn_retransmits: u32,
+    /// TIME-WAIT duration, 2*MSL (RFC 9293: MSL = 2 minutes; Linux uses 60 s in total).
+    pub time_wait: Duration,
+    /// Persist timer bounds for zero-window probes (4.3BSD: 5 s to 60 s).
+    pub persist_min: Duration,
+    pub persist_max: Duration,
+    /// The in-sequence fast path of the seeds (Sep 1993; 4.3BSD tcp_input).
+    pub header_prediction: bool,
+    /// Verify the checksum while copying data into the receive buffer on the fast path
+    /// (seed Jul 1988).
+    pub checksum_and_copy: bool,
+    /// RFC 5681 §4.1: after an idle period longer than RTO, restart from the initial window.
+    pub idle_restart: bool,
+    /// RFC 5961 §5: at most this many challenge ACKs per second per connection.
+    pub challenge_ack_limit_per_sec: u32,
+    pub ttl: u8,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        Self::newreno()
+    }
+}
+
+fn aimd(base: SsthreshBase) -> CongestionAlgorithm {
+    CongestionAlgorithm::Aimd(AimdConfig {
+        ssthresh_base: base,
+        ..AimdConfig::default()
+    })
+}
+
+impl TcpConfig {
+    /// The common ground of every preset: MSS 1460, 128 KiB buffers, delayed ACKs every
+    /// second segment, Nagle, RFC 6298 timer.
+    fn base() -> Self {
+        TcpConfig {
+            mss: 1460,
+            send_buffer_bytes: 128 * 1024,
+            recv_buffer_bytes: 128 * 1024,
+            initial_window: InitialWindow::Segments(1),
+            initial_ssthresh: u32::MAX,
+            rtt: RttConfig::rfc6298(),
+            ack: AckPolicy::default(),
+            nagle: true,
+            sack: false,
+            timestamps: false,
+            window_scale: false,
+            recovery: RecoveryAlgorithm::NewReno,
+            congestion: aimd(SsthreshBase::FlightSize),
+            dupack_threshold: 3,
+            limited_transmit: false,
+            max_retransmits: 12,
+            max_syn_retransmits: 6,
+            time_wait: Duration::from_secs(60),
+            persist_min: Duration::from_secs(5),
+            persist_max: Duration::from_secs(60),
+            header_prediction: true,
+            checksum_and_copy: true,
+            idle_restart: false,
+            challenge_ack_limit_per_sec: 10,
+            ttl: 64,
+        }
+    }
+
+    /// 4.3BSD before 1988: no congestion control (window = receiver's window), the RFC 793
+    /// timer (alpha 0.9, beta 2), no fast retransmit: the "vanilla" TCP of the seeds.
+    pub fn vanilla_4_3bsd() -> Self {
+        TcpConfig {
+            rtt: RttConfig::rfc793(),
+            recovery: RecoveryAlgorithm::TimeoutOnly,
+            congestion: CongestionAlgorithm::None,
+            ..Self::base()
+        }
+    }
+
+    /// 4.3BSD-Tahoe (1988): slow start, congestion avoidance, Jacobson's timer, fast
+    /// retransmit followed by slow start.
+    pub fn tahoe() -> Self {
+        TcpConfig {
+            rtt: RttConfig::jacobson_1987(),
+            recovery: RecoveryAlgorithm::Tahoe,
+            congestion: aimd(SsthreshBase::Window),
+            ..Self::base()
+        }
+    }
+
+    /// 4.3BSD-Reno: Tahoe plus fast recovery per the 30 Apr 1990 diff and its correction.
+    pub fn reno() -> Self {
+        TcpConfig {
+            recovery: RecoveryAlgorithm::Reno,
+            ..Self::tahoe()
+        }
+    }
+
+    /// RFC 5681 + RFC 6582 NewReno with the RFC 6298 timer.
+    pub fn newreno() -> Self {
+        Self::base()
+    }
+
+    /// RFC 6675 SACK recovery with timestamps and window scaling, limited transmit.
+    pub fn sack() -> Self {
+        TcpConfig {
+            sack: true,
+            timestamps: true,
+            window_scale: true,
+            recovery: RecoveryAlgorithm::Sack,
+            limited_transmit: true,
+            ..Self::base()
+        }
+    }
+
+    /// What a current stack does: SACK recovery, timestamps, window scaling, IW10, ABC.
+    pub fn modern() -> Self {
+        TcpConfig {
+            initial_window: InitialWindow::Rfc6928,
+            congestion: CongestionAlgorithm::Aimd(AimdConfig {
+                abc_limit_segments: Some(2),
+                ..AimdConfig::default()
+            }),
+            ..Self::sack()
+        }
+    }
+
+    /// A preset by name, as the command line and scenario files spell it.
+    pub fn preset(name: &str) -> Option<Self> {
+        Some(match name {
+            "vanilla" | "vanilla_4_3bsd" => Self::vanilla_4_3bsd(),
+            "tahoe" => Self::tahoe(),
+            "reno" => Self::reno(),
+            "newreno" => Self::newreno(),
+            "sack" => Self::sack(),
+            "modern" => Self::modern(),
+            _ => return None,
+        })
+    }
+
+    /// The names [`preset`](Self::preset) accepts.
+    pub const PRESETS: &'static [&'static str] = &[
+        "vanilla_4_3bsd",
+        "tahoe",
+        "reno",
+        "newreno",
+        "sack",
+        "modern",
+    ];
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn initial_windows_match_the_rfcs() {
+        // REFERENCES N2.
+        assert_eq!(InitialWindow::Rfc3390.bytes(1460), 4380);
+        assert_eq!(InitialWindow::Rfc3390.bytes(536), 2144);
+        assert_eq!(InitialWindow::Rfc6928.bytes(1460), 14600);
+        assert_eq!(InitialWindow::Rfc6928.bytes(536), 5360);
+        assert_eq!(InitialWindow::Rfc6928.bytes(9000), 18000);
+        assert_eq!(InitialWindow::Segments(1).bytes(512), 512);
+    }
+
+    #[test]
+    fn presets_by_name() {
+        for name in TcpConfig::PRESETS {
+            assert!(TcpConfig::preset(name).is_some(), "{name}");
+        }
+        assert!(TcpConfig::preset("bbr").is_none());
+        assert_eq!(
+            TcpConfig::vanilla_4_3bsd().congestion,
+            CongestionAlgorithm::None
+        );
+    }
+}

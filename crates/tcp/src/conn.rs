@@ -1,0 +1,1843 @@
+//! One TCP connection: the RFC 9293 state machine with the 4BSD algorithms of the seeds.
+//!
+//! Sans-IO: segments come in through [`Connection::handle_segment`], timers through
+//! [`Connection::handle_timeout`]; complete IPv4 packets come out of
+//! [`Connection::poll_transmit`], and [`Connection::poll_timeout`] says when to call back.
+//! Time is always passed in.
+//!
+//! Structure of the input path (RFC 9293 §3.10.7 "SEGMENT ARRIVES", in order): header
+//! prediction (the seeds' Sep 1993 fast path) first, then the general path: SYN-SENT
+//! handling, PAWS (RFC 7323 §5), the acceptability test, RST (RFC 5961 §3), SYN (RFC 5961
+//! §4), the ACK (RFC 5961 §5 acceptability, then the send side: RTT, congestion control,
+//! recovery, window update), the data, and the FIN.
+
+use crate::cc::{AckEvent, Aimd, CongestionControl, CongestionEvent, NoCongestionControl};
+use crate::config::{CongestionAlgorithm, TcpConfig};
+use crate::recovery::{DupAckOutcome, NewAckOutcome, Recovery};
+use crate::recv_buf::RecvBuffer;
+use crate::rtt::RttEstimator;
+use crate::send_buf::SendBuffer;
+use crate::seq::SeqNum;
+use crate::stats::{Stats, TraceEvent, TraceKind};
+use crate::{Segment, SegmentChecksum, State, TcpError};
+use ackclock_wire::tcp::Timestamps;
+use ackclock_wire::{
+    checksum, packet, Duration, Instant, Ipv4Header, SackBlock, TcpFlags, TcpHeader, TcpOptions,
+};
+use core::net::SocketAddrV4;
+
+/// Bytes the timestamps option takes in every segment once negotiated (NOP NOP TS).
+const TS_OPTION_LEN: u32 = 12;
+/// RFC 9293 §3.7.1: the send MSS when the peer sends no MSS option (IPv4).
+const DEFAULT_MSS: u32 = 536;
+/// RFC 7323 §2.3: shifts above 14 are treated as 14.
+const MAX_WSCALE: u8 = 14;
+/// RFC 7323 §5.5: TS.Recent older than 24 days is invalid.
+const PAWS_IDLE: Duration = Duration::from_secs(24 * 24 * 3600);
+
+/// What `poll_transmit` produced: a complete IPv4 packet in the caller's buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transmit {
+    /// Bytes of the packet written at the front of the buffer.
+    pub len: usize,
+    pub seq: SeqNum,
+    pub payload_len: u32,
+    pub flags: TcpFlags,
+    /// The segment resends data sent before.
+    pub retransmit: bool,
+}
+
+/// A pending RST to send: sequence and acknowledgment numbers and flags.
+#[derive(Clone, Copy, Debug)]
+struct RstRequest {
+    seq: SeqNum,
+    ack: SeqNum,
+    with_ack: bool,
+}
+
+/// Outcome of the input checks that decide whether a segment goes further.
+enum Flow {
+    Continue,
+    Drop,
+}
+
+pub struct Connection {
+    cfg: TcpConfig,
+    state: State,
+    local: SocketAddrV4,
+    remote: SocketAddrV4,
+    passive: bool,
+
+    // --- send sequence space (RFC 9293 §3.3.1) ---
+    iss: SeqNum,
+    snd_una: SeqNum,
+    snd_nxt: SeqNum,
+    /// Highest sequence number sent + 1 (BSD's snd_max): go-back-N after a timeout pulls
+    /// snd_nxt back, snd_max remembers how far we had been.
+    snd_max: SeqNum,
+    snd_wnd: u32,
+    max_snd_wnd: u32,
+    snd_wl1: SeqNum,
+    snd_wl2: SeqNum,
+    /// Shift applied to windows the peer advertises.
+    snd_wscale: u8,
+    send_buf: SendBuffer,
+    /// Sequence number of the first byte in `send_buf`.
+    buf_seq: SeqNum,
+    /// The application closed its side: a FIN follows the data.
+    fin_queued: bool,
+
+    // --- receive sequence space ---
+    irs: SeqNum,
+    rcv_nxt: SeqNum,
+    /// Right edge of the window last advertised (never moved left: RFC 9293 §3.8.6.2.2).
+    rcv_adv: SeqNum,
+    /// Shift we apply to the windows we advertise.
+    rcv_wscale: u8,
+    recv_buf: RecvBuffer,
+    /// Sequence number of a FIN that arrived out of order.
+    peer_fin: Option<SeqNum>,
+    fin_received: bool,
+
+    // --- negotiated options ---
+    /// Payload bytes per full-sized segment we send (SMSS, options accounted).
+    snd_mss: u32,
+    /// Payload of a full-sized segment from the peer (for the ACK-every-N rule).
+    rcv_mss: u32,
+    ts_ok: bool,
+    ws_ok: bool,
+    ts_recent: u32,
+    ts_recent_age: Instant,
+    /// Offset added to our timestamp clock (RFC 7323 §5.4 suggests a random one).
+    ts_offset: u32,
+    last_ack_sent: SeqNum,
+    sack_ok: bool,
+    /// Left edges of SACK blocks in most-recently-received order (RFC 2018 §4).
+    sack_recent: [SeqNum; 4],
+    sack_recent_len: usize,
+
+    // --- timers ---
+    rtt: RttEstimator,
+    /// The segment being timed (4.3BSD t_rtseq/t_rtt): its end and when it was sent.
+    rtt_timed: Option<(SeqNum, Instant)>,
+    rto_at: Option<Instant>,
+    /// Consecutive timeouts (BSD's t_rxtshift).
+    rto_count: u32,
+    persist_at: Option<Instant>,
+    persist_shift: u32,
+    probe_now: bool,
+    delack_at: Option<Instant>,
+    time_wait_at: Option<Instant>,
+    last_send_at: Instant,
+    /// Our timestamp value of the last retransmission by timeout, for spurious detection.
+    rto_retransmit_ts: Option<u32>,
+
+    // --- congestion control and recovery ---
+    cc: Box<dyn CongestionControl>,
+    rec: Recovery,
+
+    // --- ACK policy ---
+    /// Full-sized segments received since we last sent an ACK.
+    unacked_segs: u32,
+    unacked_bytes: u32,
+    ack_now: bool,
+    syn_pending: bool,
+    rst_pending: Option<RstRequest>,
+    challenge_window_start: Instant,
+    challenge_count: u32,
+
+    error: Option<TcpError>,
+    /// The latest time passed in, for events the application triggers (close, abort).
+    now: Instant,
+    stats: Stats,
+    trace: Option<Vec<TraceEvent>>,
+    ip_id: u16,
+}
+
+impl core::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Connection")
+            .field("state", &self.state)
+            .field("local", &self.local)
+            .field("remote", &self.remote)
+            .field("snd_una", &self.snd_una)
+            .field("snd_nxt", &self.snd_nxt)
+            .field("snd_max", &self.snd_max)
+            .field("snd_wnd", &self.snd_wnd)
+            .field("rcv_nxt", &self.rcv_nxt)
+            .field("cwnd", &self.cc.cwnd())
+            .field("ssthresh", &self.cc.ssthresh())
+            .finish()
+    }
+}
+
+fn make_cc(cfg: &TcpConfig, mss: u32) -> Box<dyn CongestionControl> {
+    match cfg.congestion {
+        CongestionAlgorithm::None => Box::new(NoCongestionControl),
+        CongestionAlgorithm::Aimd(a) => Box::new(Aimd::new(
+            a,
+            cfg.initial_window.bytes(mss),
+            cfg.initial_ssthresh,
+        )),
+    }
+}
+
+/// The smallest shift that lets `buffer` bytes be advertised in 16 bits (RFC 7323 §2.3).
+fn wscale_for(buffer: usize) -> u8 {
+    let mut s = 0u8;
+    while s < MAX_WSCALE && (buffer >> s) > 65535 {
+        s += 1;
+    }
+    s
+}
+
+impl Connection {
+    fn new(
+        now: Instant,
+        cfg: TcpConfig,
+        local: SocketAddrV4,
+        remote: SocketAddrV4,
+        iss: SeqNum,
+        state: State,
+    ) -> Self {
+        let mss = u32::from(cfg.mss).max(1);
+        let cc = make_cc(&cfg, mss);
+        let rec = Recovery::new(cfg.recovery, cfg.dupack_threshold, cfg.limited_transmit);
+        let trace = None;
+        Connection {
+            state,
+            local,
+            remote,
+            passive: state == State::SynReceived,
+            iss,
+            snd_una: iss,
+            snd_nxt: iss,
+            snd_max: iss,
+            snd_wnd: 0,
+            max_snd_wnd: 0,
+            snd_wl1: SeqNum::new(0),
+            snd_wl2: iss,
+            snd_wscale: 0,
+            send_buf: SendBuffer::new(cfg.send_buffer_bytes),
+            buf_seq: iss + 1u32,
+            fin_queued: false,
+            irs: SeqNum::new(0),
+            rcv_nxt: SeqNum::new(0),
+            rcv_adv: SeqNum::new(0),
+            rcv_wscale: 0,
+            recv_buf: RecvBuffer::new(cfg.recv_buffer_bytes.max(1)),
+            peer_fin: None,
+            fin_received: false,
+            snd_mss: DEFAULT_MSS.min(mss),
+            rcv_mss: mss,
+            ts_ok: false,
+            ws_ok: false,
+            ts_recent: 0,
+            ts_recent_age: now,
+            ts_offset: iss.get().rotate_left(13),
+            last_ack_sent: SeqNum::new(0),
+            sack_ok: false,
+            sack_recent: [SeqNum::new(0); 4],
+            sack_recent_len: 0,
+            rtt: RttEstimator::new(cfg.rtt),
+            rtt_timed: None,
+            rto_at: None,
+            rto_count: 0,
+            persist_at: None,
+            persist_shift: 0,
+            probe_now: false,
+            delack_at: None,
+            time_wait_at: None,
+            last_send_at: now,
+            rto_retransmit_ts: None,
+            cc,
+            rec,
+            unacked_segs: 0,
+            unacked_bytes: 0,
+            ack_now: false,
+            syn_pending: true,
+            rst_pending: None,
+            challenge_window_start: now,
+            challenge_count: 0,
+            error: None,
+            now,
+            stats: Stats::default(),
+            trace,
+            ip_id: (iss.get() >> 16) as u16,
+            cfg,
+        }
+    }
+
+    /// Active open (RFC 9293 §3.10.1): a connection in SYN-SENT whose SYN goes out on the
+    /// next `poll_transmit`.
+    pub fn connect(
+        now: Instant,
+        cfg: TcpConfig,
+        local: SocketAddrV4,
+        remote: SocketAddrV4,
+        iss: SeqNum,
+    ) -> Self {
+        Self::new(now, cfg, local, remote, iss, State::SynSent)
+    }
+
+    /// Passive open: `syn` arrived for a listener; the connection starts in SYN-RECEIVED
+    /// and answers with a SYN-ACK. The caller has checked that `syn` is a SYN without ACK
+    /// or RST.
+    pub fn accept(
+        now: Instant,
+        cfg: TcpConfig,
+        syn: &Segment<'_>,
+        iss: SeqNum,
+    ) -> Result<Self, TcpError> {
+        if let SegmentChecksum::Pending { header_sum } = syn.checksum {
+            if checksum::add(header_sum, checksum::sum(syn.payload)) != 0xffff {
+                return Err(TcpError::BadChecksum);
+            }
+        }
+        let mut c = Self::new(now, cfg, syn.dst, syn.src, iss, State::SynReceived);
+        c.stats.segs_in += 1;
+        c.irs = syn.seq;
+        c.rcv_nxt = syn.seq + 1u32;
+        c.take_syn_options(now, syn);
+        c.snd_wnd = u32::from(syn.window);
+        c.max_snd_wnd = c.snd_wnd;
+        c.snd_wl1 = syn.seq;
+        c.snd_wl2 = iss;
+        // Data on a SYN is legal; we keep it (inside the window) rather than making the peer
+        // resend it.
+        if !syn.payload.is_empty() {
+            c.deliver_data(now, syn.seq + 1u32, syn.payload);
+        }
+        Ok(c)
+    }
+
+    // ------------------------------------------------------------------------------------
+    // Application interface
+
+    pub fn state(&self) -> State {
+        self.state
+    }
+    pub fn local(&self) -> SocketAddrV4 {
+        self.local
+    }
+    pub fn remote(&self) -> SocketAddrV4 {
+        self.remote
+    }
+    pub fn config(&self) -> &TcpConfig {
+        &self.cfg
+    }
+    /// Why the connection ended abnormally, if it did.
+    pub fn error(&self) -> Option<TcpError> {
+        self.error
+    }
+    /// True once the connection has left every state that needs packets or timers.
+    pub fn is_closed(&self) -> bool {
+        self.state == State::Closed
+    }
+    pub fn is_established(&self) -> bool {
+        self.state == State::Established
+    }
+    /// Whether the passive side created this connection.
+    pub fn is_passive(&self) -> bool {
+        self.passive
+    }
+
+    /// Queues data for sending; returns how much fit in the send buffer (possibly 0).
+    pub fn send(&mut self, data: &[u8]) -> Result<usize, TcpError> {
+        match self.state {
+            State::SynSent | State::SynReceived | State::Established | State::CloseWait
+                if !self.fin_queued =>
+            {
+                Ok(self.send_buf.write(data))
+            }
+            _ => Err(self.error.unwrap_or(TcpError::NotOpenForSending)),
+        }
+    }
+
+    /// Free space in the send buffer.
+    pub fn send_capacity(&self) -> usize {
+        self.send_buf.free()
+    }
+    /// Bytes queued and not yet acknowledged.
+    pub fn send_queued(&self) -> usize {
+        self.send_buf.len()
+    }
+
+    /// Reads received data. `Ok(0)` means end of stream (the peer's FIN and all data before
+    /// it were read); `Err(WouldBlock)` means nothing yet.
+    pub fn recv(&mut self, buf: &mut [u8]) -> Result<usize, TcpError> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        let n = self.recv_buf.read(buf);
+        if n > 0 {
+            return Ok(n);
+        }
+        if self.fin_received {
+            return Ok(0);
+        }
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        match self.state {
+            State::SynSent
+            | State::SynReceived
+            | State::Established
+            | State::FinWait1
+            | State::FinWait2 => Err(TcpError::WouldBlock),
+            _ => Err(TcpError::NotConnected),
+        }
+    }
+
+    /// In-order bytes waiting to be read.
+    pub fn recv_available(&self) -> usize {
+        self.recv_buf.len()
+    }
+    /// Discards up to `n` readable bytes without copying (a discard server's read).
+    pub fn recv_discard(&mut self, n: usize) -> usize {
+        let n = n.min(self.recv_buf.len());
+        self.recv_buf.consume(n);
+        n
+    }
+    /// True when the peer has closed its side and everything before its FIN was read.
+    pub fn is_eof(&self) -> bool {
+        self.fin_received && self.recv_buf.is_empty()
+    }
+
+    /// Closes our sending side (RFC 9293 §3.10.4): a FIN follows the queued data.
+    pub fn close(&mut self) -> Result<(), TcpError> {
+        match self.state {
+            State::SynSent => {
+                self.enter_closed();
+                self.set_state(self.now, State::Closed);
+                Ok(())
+            }
+            State::SynReceived => {
+                // The FIN waits for the handshake; ESTABLISHED then becomes FIN-WAIT-1.
+                self.fin_queued = true;
+                Ok(())
+            }
+            State::Established => {
+                self.fin_queued = true;
+                self.set_state(self.now, State::FinWait1);
+                Ok(())
+            }
+            State::CloseWait => {
+                self.fin_queued = true;
+                self.set_state(self.now, State::LastAck);
+                Ok(())
+            }
+            State::FinWait1
+            | State::FinWait2
+            | State::Closing
+            | State::LastAck
+            | State::TimeWait => Ok(()),
+            State::Closed | State::Listen => Err(self.error.unwrap_or(TcpError::NotConnected)),
+        }
+    }
+
+    /// Aborts (RFC 9293 §3.10.5): a RST to the peer if synchronized, then CLOSED.
+    pub fn abort(&mut self) {
+        if matches!(
+            self.state,
+            State::SynReceived
+                | State::Established
+                | State::FinWait1
+                | State::FinWait2
+                | State::CloseWait
+        ) {
+            self.rst_pending = Some(RstRequest {
+                seq: self.snd_nxt,
+                ack: self.rcv_nxt,
+                with_ack: false,
+            });
+        }
+        self.error = Some(TcpError::Aborted);
+        self.enter_closed();
+    }
+
+    /// Starts or stops recording trace events (see [`take_trace`](Self::take_trace)).
+    pub fn set_tracing(&mut self, on: bool) {
+        self.trace = if on { Some(Vec::new()) } else { None };
+    }
+    /// Moves the recorded trace events into `out`.
+    pub fn take_trace(&mut self, out: &mut Vec<TraceEvent>) {
+        if let Some(t) = self.trace.as_mut() {
+            out.append(t);
+        }
+    }
+
+    /// Counters and the current state, in the spirit of Linux's TCP_INFO.
+    pub fn stats(&self) -> Stats {
+        let mut s = self.stats.clone();
+        s.state = self.state;
+        s.cwnd_bytes = self.cc.cwnd();
+        s.ssthresh_bytes = self.cc.ssthresh();
+        s.srtt = self.rtt.srtt();
+        s.rttvar = self.rtt.rttvar();
+        s.rto = self.rtt.rto();
+        s.min_rtt = self.rtt.min_rtt();
+        s.snd_mss = self.snd_mss;
+        s.snd_wnd_bytes = self.snd_wnd;
+        s.rcv_wnd_bytes = self.recv_buf.window() as u32;
+        s.flight_bytes = self.flight();
+        s.in_recovery = self.rec.in_recovery();
+        s.sack_enabled = self.sack_ok;
+        s.timestamps_enabled = self.ts_ok;
+        s.snd_wscale = self.snd_wscale;
+        s.rcv_wscale = self.rcv_wscale;
+        s
+    }
+
+    /// Sender state for tests and tools: (snd_una, snd_nxt, snd_max).
+    pub fn send_sequence(&self) -> (SeqNum, SeqNum, SeqNum) {
+        (self.snd_una, self.snd_nxt, self.snd_max)
+    }
+    /// Receiver state: (rcv_nxt, advertised right edge).
+    pub fn recv_sequence(&self) -> (SeqNum, SeqNum) {
+        (self.rcv_nxt, self.rcv_adv)
+    }
+    pub fn cwnd(&self) -> u32 {
+        self.cc.cwnd()
+    }
+    pub fn ssthresh(&self) -> u32 {
+        self.cc.ssthresh()
+    }
+    pub fn rtt_estimator(&self) -> &RttEstimator {
+        &self.rtt
+    }
+    pub fn recovery(&self) -> &Recovery {
+        &self.rec
+    }
+    /// Payload bytes per full-sized segment we send.
+    pub fn mss(&self) -> u32 {
+        self.snd_mss
+    }
+
+    // ------------------------------------------------------------------------------------
+    // Timers
+
+    /// The earliest time at which `handle_timeout` has work to do.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        [
+            self.rto_at,
+            self.persist_at,
+            self.delack_at,
+            self.time_wait_at,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.now = now;
+        if self.time_wait_at.is_some_and(|t| t <= now) {
+            self.time_wait_at = None;
+            self.enter_closed();
+            self.set_state(now, State::Closed);
+            return;
+        }
+        if self.delack_at.is_some_and(|t| t <= now) {
+            self.delack_at = None;
+            if self.unacked_segs > 0 || self.unacked_bytes > 0 {
+                self.ack_now = true;
+                self.stats.delayed_acks_out += 1;
+            }
+        }
+        if self.rto_at.is_some_and(|t| t <= now) {
+            self.rto_at = None;
+            self.on_rto(now);
+        }
+        if self.persist_at.is_some_and(|t| t <= now) {
+            self.persist_at = None;
+            // RFC 9293 §3.8.6.1: probe the zero window, backing off.
+            self.probe_now = true;
+            self.persist_shift = (self.persist_shift + 1).min(16);
+        }
+        self.update_timers(now);
+    }
+
+    fn on_rto(&mut self, now: Instant) {
+        self.rto_count += 1;
+        self.stats.timeouts += 1;
+        let limit = match self.state {
+            State::SynSent | State::SynReceived => self.cfg.max_syn_retransmits,
+            _ => self.cfg.max_retransmits,
+        };
+        if self.rto_count > limit {
+            // RFC 9293 §3.8.3 R2: give up; tell the peer if it thinks we are connected.
+            if self.state.is_synchronized() {
+                self.rst_pending = Some(RstRequest {
+                    seq: self.snd_nxt,
+                    ack: self.rcv_nxt,
+                    with_ack: false,
+                });
+            }
+            self.error = Some(TcpError::TimedOut);
+            self.enter_closed();
+            self.set_state(now, State::Closed);
+            return;
+        }
+        self.rtt.on_timeout();
+        // Karn: the timed segment is being resent, so its sample would be ambiguous.
+        self.rtt_timed = None;
+        match self.state {
+            State::SynSent | State::SynReceived => {
+                self.syn_pending = true;
+            }
+            _ => {
+                let ev = self.congestion_event(now);
+                self.cc.on_rto(&ev, self.rto_count == 1);
+                self.rec.on_rto(self.snd_max);
+                // Go back N: resend from the first unacknowledged byte (4.3BSD, RFC 5681
+                // §3.1 "retransmit from snd_una in slow start").
+                self.snd_nxt = self.snd_una;
+                self.rto_retransmit_ts = Some(self.ts_now(now));
+            }
+        }
+        self.emit(now, TraceKind::Timeout);
+        // The timer is re-armed by the retransmission in `poll_transmit`.
+    }
+
+    // ------------------------------------------------------------------------------------
+    // Input
+
+    /// Processes one segment addressed to this connection. Malformed, out-of-window and
+    /// checksum-failing segments are counted and dropped; none of them can panic or corrupt
+    /// the stream.
+    pub fn handle_segment(&mut self, now: Instant, seg: &Segment<'_>) {
+        self.now = now;
+        self.stats.segs_in += 1;
+        if self.state == State::Closed || self.state == State::Listen {
+            return;
+        }
+        if self.cfg.header_prediction && self.header_prediction(now, seg) {
+            return;
+        }
+        if let SegmentChecksum::Pending { header_sum } = seg.checksum {
+            if checksum::add(header_sum, checksum::sum(seg.payload)) != 0xffff {
+                self.stats.bad_checksum += 1;
+                return;
+            }
+        }
+        if self.cfg.header_prediction {
+            self.stats.hp_misses += 1;
+        }
+        if !seg.payload.is_empty() {
+            self.stats.data_segs_in += 1;
+        }
+        if self.state == State::SynSent {
+            self.input_syn_sent(now, seg);
+        } else {
+            self.input_synchronized(now, seg);
+        }
+        self.update_timers(now);
+    }
+
+    /// The seeds' header prediction (Sep 1993 message; 4.3BSD-Reno tcp_input): in
+    /// ESTABLISHED, a segment with only ACK set, exactly at RCV.NXT, advertising the window
+    /// we already know, while we are not retransmitting, is either a pure ACK for new data
+    /// or pure in-order data. Both skip the general checks and run the same updates the
+    /// general path would, so the outcome is identical (a property test compares them).
+    fn header_prediction(&mut self, now: Instant, seg: &Segment<'_>) -> bool {
+        const CHECKED: TcpFlags = TcpFlags::SYN
+            .union(TcpFlags::FIN)
+            .union(TcpFlags::RST)
+            .union(TcpFlags::URG)
+            .union(TcpFlags::ACK);
+        if self.state != State::Established
+            || seg.flags & CHECKED != TcpFlags::ACK
+            || seg.seq != self.rcv_nxt
+            || self.snd_nxt != self.snd_max
+            || self.rec.dupacks() != 0
+            || self.rec.in_recovery()
+            || self.probe_now
+            || !seg.options.sack.is_empty()
+            || seg.options.mss.is_some()
+            || seg.options.window_scale.is_some()
+            || seg.options.sack_permitted
+        {
+            return false;
+        }
+        let wnd = u32::from(seg.window) << self.snd_wscale;
+        if wnd == 0 || wnd != self.snd_wnd {
+            return false;
+        }
+        // Timestamps: present exactly when negotiated, and not older than TS.Recent (the
+        // PAWS test would otherwise have to run).
+        match (self.ts_ok, seg.options.timestamps) {
+            (true, Some(ts)) if ts_geq(ts.tsval, self.ts_recent) => {}
+            (false, None) => {}
+            _ => return false,
+        }
+        if seg.payload.is_empty() {
+            if !(seg.ack > self.snd_una && seg.ack <= self.snd_max) {
+                return false;
+            }
+            if let SegmentChecksum::Pending { header_sum } = seg.checksum {
+                if header_sum != 0xffff {
+                    self.stats.bad_checksum += 1;
+                    return true;
+                }
+            }
+            self.stats.hp_ack_hits += 1;
+            self.process_new_ack(now, seg);
+            self.update_send_window(seg.seq, seg.ack, wnd);
+            self.update_ts_recent(now, seg);
+            self.update_timers(now);
+            true
+        } else {
+            if seg.ack != self.snd_una
+                || self.recv_buf.has_out_of_order()
+                || self.peer_fin.is_some()
+                || seg.payload.len() > self.recv_buf.window()
+            {
+                return false;
+            }
+            let len = seg.payload.len();
+            match seg.checksum {
+                SegmentChecksum::Pending { header_sum } if self.cfg.checksum_and_copy => {
+                    // Checksum-and-copy: one pass moves and sums the data; the bytes become
+                    // readable only if the sum verifies.
+                    let (n, sum) = self.recv_buf.stage_with_sum(seg.payload);
+                    debug_assert_eq!(n, len);
+                    if checksum::add(header_sum, sum) != 0xffff {
+                        self.stats.bad_checksum += 1;
+                        return true;
+                    }
+                    self.recv_buf.commit(n);
+                }
+                SegmentChecksum::Pending { header_sum } => {
+                    if checksum::add(header_sum, checksum::sum(seg.payload)) != 0xffff {
+                        self.stats.bad_checksum += 1;
+                        return true;
+                    }
+                    let _ = self.recv_buf.insert(0, seg.payload);
+                }
+                SegmentChecksum::Verified => {
+                    let _ = self.recv_buf.insert(0, seg.payload);
+                }
+            }
+            self.stats.hp_data_hits += 1;
+            self.stats.data_segs_in += 1;
+            self.rec.on_other_ack();
+            self.update_send_window(seg.seq, seg.ack, wnd);
+            self.update_ts_recent(now, seg);
+            self.rcv_nxt += len;
+            self.stats.bytes_received += len as u64;
+            self.ack_policy_on_data(now, len);
+            self.update_timers(now);
+            true
+        }
+    }
+
+    fn input_syn_sent(&mut self, now: Instant, seg: &Segment<'_>) {
+        let f = seg.flags;
+        // RFC 9293 §3.10.7.3, first: the ACK must acknowledge our SYN.
+        let ack_ok = if f.contains(TcpFlags::ACK) {
+            if seg.ack <= self.iss || seg.ack > self.snd_max {
+                if !f.contains(TcpFlags::RST) {
+                    self.queue_rst(seg.ack, SeqNum::new(0), false);
+                }
+                return;
+            }
+            true
+        } else {
+            false
+        };
+        // Second: RST. Acceptable only with an acceptable ACK: the connection is refused.
+        if f.contains(TcpFlags::RST) {
+            self.stats.rst_in += 1;
+            if ack_ok {
+                self.error = Some(TcpError::Refused);
+                self.enter_closed();
+                self.set_state(now, State::Closed);
+            }
+            return;
+        }
+        // Fourth: SYN.
+        if !f.contains(TcpFlags::SYN) {
+            return;
+        }
+        self.irs = seg.seq;
+        self.rcv_nxt = seg.seq + 1u32;
+        self.take_syn_options(now, seg);
+        if ack_ok {
+            // Our SYN is acknowledged: ESTABLISHED. The window of a SYN is never scaled.
+            self.snd_wnd = u32::from(seg.window);
+            self.max_snd_wnd = self.snd_wnd;
+            self.snd_wl1 = seg.seq;
+            self.snd_wl2 = seg.ack;
+            self.ack_syn(now, seg.ack);
+            self.set_state(now, State::Established);
+            self.ack_now = true;
+            if !seg.payload.is_empty() {
+                self.deliver_data(now, seg.seq + 1u32, seg.payload);
+            }
+            if f.contains(TcpFlags::FIN) {
+                self.receive_fin(now, seg.seq + 1u32 + seg.payload.len());
+            }
+        } else {
+            // Simultaneous open (RFC 9293 Figure 7): SYN-RECEIVED, send SYN,ACK.
+            self.snd_wnd = u32::from(seg.window);
+            self.max_snd_wnd = self.snd_wnd;
+            self.snd_wl1 = seg.seq;
+            self.set_state(now, State::SynReceived);
+            self.syn_pending = true;
+            if !seg.payload.is_empty() {
+                self.deliver_data(now, seg.seq + 1u32, seg.payload);
+            }
+        }
+    }
+
+    /// Our SYN was acknowledged: take the RTT sample of the handshake and move the send
+    /// sequence past the SYN.
+    fn ack_syn(&mut self, now: Instant, ack: SeqNum) {
+        if let Some((end, t0)) = self.rtt_timed {
+            if ack >= end {
+                self.take_rtt_sample(now, now - t0);
+                self.rtt_timed = None;
+            }
+        }
+        if self.rto_count > 0 {
+            // RFC 6298 §5.7: a SYN timed out, so start data transfer with RTO >= 3 s.
+            self.rtt.on_syn_timeout_recovered();
+        }
+        self.rto_count = 0;
+        self.rtt.reset_backoff();
+        self.snd_una = ack;
+        if self.snd_nxt < self.snd_una {
+            self.snd_nxt = self.snd_una;
+        }
+        self.rto_at = None;
+        // The first congestion window and, per RFC 5681 §3.1, ssthresh stay as configured.
+        let mss = self.snd_mss;
+        if let CongestionAlgorithm::Aimd(_) = self.cfg.congestion {
+            self.cc.set_cwnd(self.cfg.initial_window.bytes(mss));
+        }
+    }
+
+    fn take_syn_options(&mut self, now: Instant, seg: &Segment<'_>) {
+        let o = &seg.options;
+        let peer_mss = o.mss.map(u32::from).unwrap_or(DEFAULT_MSS);
+        self.ts_ok = self.cfg.timestamps && o.timestamps.is_some();
+        self.sack_ok = self.cfg.sack && o.sack_permitted;
+        self.ws_ok = self.cfg.window_scale && o.window_scale.is_some();
+        if self.ws_ok {
+            self.snd_wscale = o.window_scale.unwrap_or(0).min(MAX_WSCALE);
+            self.rcv_wscale = wscale_for(self.cfg.recv_buffer_bytes);
+        } else {
+            self.snd_wscale = 0;
+            self.rcv_wscale = 0;
+        }
+        if let (true, Some(ts)) = (self.ts_ok, o.timestamps) {
+            self.ts_recent = ts.tsval;
+            self.ts_recent_age = now;
+        }
+        let ts_len = if self.ts_ok { TS_OPTION_LEN } else { 0 };
+        self.snd_mss = u32::from(self.cfg.mss)
+            .min(peer_mss)
+            .saturating_sub(ts_len)
+            .max(1);
+        self.rcv_mss = u32::from(self.cfg.mss).saturating_sub(ts_len).max(1);
+        // Before the handshake completes the controller was built for the configured MSS;
+        // rebuild it for the one negotiated.
+        self.cc = make_cc(&self.cfg, self.snd_mss);
+        self.last_ack_sent = seg.seq + 1u32;
+        self.rcv_adv = self.rcv_nxt;
+    }
+
+    fn input_synchronized(&mut self, now: Instant, seg: &Segment<'_>) {
+        let f = seg.flags;
+        // RFC 7323 §3.2: once negotiated, a non-RST segment without timestamps is dropped.
+        if self.ts_ok && seg.options.timestamps.is_none() && !f.contains(TcpFlags::RST) {
+            self.stats.malformed += 1;
+            return;
+        }
+        // PAWS (RFC 7323 §5.3): a timestamp older than TS.Recent marks an old duplicate.
+        if let (true, Some(ts)) = (self.ts_ok, seg.options.timestamps) {
+            if !f.contains(TcpFlags::RST)
+                && !ts_geq(ts.tsval, self.ts_recent)
+                && now.saturating_since(self.ts_recent_age) < PAWS_IDLE
+            {
+                self.stats.paws_drops += 1;
+                self.ack_now = true;
+                return;
+            }
+        }
+        // In SYN-RECEIVED a retransmitted SYN means our SYN,ACK was lost: resend it.
+        if self.state == State::SynReceived
+            && f.contains(TcpFlags::SYN)
+            && !f.contains(TcpFlags::ACK)
+            && seg.seq == self.irs
+        {
+            self.syn_pending = true;
+            return;
+        }
+
+        // First: the acceptability test (RFC 9293 §3.10.7.4), and trimming to the window.
+        let rcv_wnd = self.rcv_window_now();
+        let seg_len = seg.payload.len() as u32
+            + u32::from(f.contains(TcpFlags::SYN))
+            + u32::from(f.contains(TcpFlags::FIN));
+        let acceptable = match (seg_len, rcv_wnd) {
+            (0, 0) => seg.seq == self.rcv_nxt,
+            (0, w) => seg.seq.in_range(self.rcv_nxt, w),
+            (_, 0) => false,
+            (l, w) => {
+                seg.seq.in_range(self.rcv_nxt, w) || (seg.seq + (l - 1)).in_range(self.rcv_nxt, w)
+            }
+        };
+        if !acceptable {
+            // A zero window still processes ACKs, RSTs and URGs of segments at RCV.NXT
+            // (RFC 9293: "special allowance should be made to accept valid ACKs").
+            let zero_window_ok = rcv_wnd == 0 && seg.seq == self.rcv_nxt;
+            if !zero_window_ok {
+                if !f.contains(TcpFlags::RST) {
+                    self.stats.out_of_window += 1;
+                    if seg_len > 0 && seg.seq < self.rcv_nxt {
+                        self.stats.duplicate_segs_in += 1;
+                    }
+                    self.ack_now = true;
+                    // A retransmitted FIN in TIME-WAIT restarts the 2 MSL timer.
+                    if self.state == State::TimeWait && f.contains(TcpFlags::FIN) {
+                        self.time_wait_at = Some(now + self.cfg.time_wait);
+                    }
+                }
+                return;
+            }
+        }
+
+        // Second: RST (RFC 5961 §3.2).
+        if f.contains(TcpFlags::RST) {
+            self.stats.rst_in += 1;
+            if seg.seq == self.rcv_nxt {
+                self.on_reset(now);
+            } else {
+                self.challenge_ack(now);
+            }
+            return;
+        }
+
+        // Fourth: SYN in a synchronized state: challenge ACK, never a reset (RFC 5961 §4.2).
+        if f.contains(TcpFlags::SYN) {
+            self.challenge_ack(now);
+            return;
+        }
+
+        // Fifth: the ACK field.
+        if !f.contains(TcpFlags::ACK) {
+            return;
+        }
+        if let Flow::Drop = self.input_ack(now, seg) {
+            return;
+        }
+        if self.state == State::Closed {
+            return;
+        }
+
+        // Timestamps: remember the peer's clock for the echo (RFC 7323 §4.3).
+        self.update_ts_recent(now, seg);
+
+        // Seventh: the segment text.
+        if !seg.payload.is_empty() {
+            match self.state {
+                State::Established | State::FinWait1 | State::FinWait2 => {
+                    self.deliver_data(now, seg.seq, seg.payload);
+                }
+                _ => {
+                    // CLOSE-WAIT and later: the peer already sent its FIN; ignore text.
+                }
+            }
+        }
+
+        // Eighth: FIN.
+        if f.contains(TcpFlags::FIN) {
+            match self.state {
+                State::SynReceived | State::Established | State::FinWait1 | State::FinWait2 => {
+                    self.receive_fin(now, seg.seq + seg.payload.len());
+                }
+                State::CloseWait | State::Closing | State::LastAck => {
+                    self.ack_now = true;
+                }
+                State::TimeWait => {
+                    self.ack_now = true;
+                    self.time_wait_at = Some(now + self.cfg.time_wait);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The ACK field of a segment in a synchronized state.
+    fn input_ack(&mut self, now: Instant, seg: &Segment<'_>) -> Flow {
+        let ack = seg.ack;
+        if self.state == State::SynReceived {
+            // RFC 9293: SND.UNA < SEG.ACK <= SND.NXT moves to ESTABLISHED.
+            if ack > self.snd_una && ack <= self.snd_max {
+                self.snd_wnd = u32::from(seg.window) << self.snd_wscale;
+                self.max_snd_wnd = self.max_snd_wnd.max(self.snd_wnd);
+                self.snd_wl1 = seg.seq;
+                self.snd_wl2 = ack;
+                self.ack_syn(now, ack);
+                let next = if self.fin_queued {
+                    State::FinWait1
+                } else {
+                    State::Established
+                };
+                self.set_state(now, next);
+            } else {
+                self.queue_rst(ack, SeqNum::new(0), false);
+                return Flow::Drop;
+            }
+        }
+        // RFC 5961 §5.2: acceptable iff SND.UNA - MAX.SND.WND <= SEG.ACK <= SND.NXT
+        // (we use SND.MAX: after go-back-N, ACKs up to what was sent are valid).
+        if ack > self.snd_max {
+            self.stats.out_of_window += 1;
+            self.ack_now = true;
+            return Flow::Drop;
+        }
+        if ack < self.snd_una - self.max_snd_wnd.max(1) {
+            self.stats.out_of_window += 1;
+            self.challenge_ack(now);
+            return Flow::Drop;
+        }
+        let wnd = u32::from(seg.window) << self.snd_wscale;
+        if ack <= self.snd_una {
+            // RFC 5681 §2: a duplicate ACK acknowledges nothing new, carries no data, no
+            // SYN/FIN, the same window, while data is outstanding.
+            let is_dup = ack == self.snd_una
+                && seg.payload.is_empty()
+                && !seg.flags.intersects(TcpFlags::SYN.union(TcpFlags::FIN))
+                && wnd == self.snd_wnd
+                && self.snd_max > self.snd_una
+                && self.rto_at.is_some();
+            if is_dup {
+                self.on_dupack(now, seg);
+            } else {
+                self.rec.on_other_ack();
+            }
+        } else {
+            self.process_new_ack(now, seg);
+        }
+        self.update_send_window(seg.seq, ack, wnd);
+        // State changes on our FIN being acknowledged.
+        let fin_acked = self.fin_queued && self.snd_una > self.fin_seq();
+        match self.state {
+            State::FinWait1 if fin_acked => self.set_state(now, State::FinWait2),
+            State::Closing if fin_acked => self.enter_time_wait(now),
+            State::LastAck if fin_acked => {
+                self.enter_closed();
+                self.set_state(now, State::Closed);
+                return Flow::Drop;
+            }
+            _ => {}
+        }
+        Flow::Continue
+    }
+
+    /// Window update (RFC 9293 §3.10.7.4): only from segments newer than the last update.
+    fn update_send_window(&mut self, seq: SeqNum, ack: SeqNum, wnd: u32) {
+        if self.snd_wl1 < seq || (self.snd_wl1 == seq && self.snd_wl2 <= ack) {
+            if wnd > self.snd_wnd {
+                // The window opened: the persist backoff starts over.
+                self.persist_shift = 0;
+            }
+            self.snd_wnd = wnd;
+            self.max_snd_wnd = self.max_snd_wnd.max(wnd);
+            self.snd_wl1 = seq;
+            self.snd_wl2 = ack;
+        }
+    }
+
+    fn on_dupack(&mut self, now: Instant, seg: &Segment<'_>) {
+        self.stats.dup_acks_in += 1;
+        let ev = self.congestion_event(now);
+        let (una, max) = (self.snd_una, self.snd_max);
+        let outcome = self.rec.on_dupack(una, max, &mut *self.cc, &ev);
+        let _ = seg;
+        let count = self.rec.dupacks();
+        self.emit(now, TraceKind::DupAck { count });
+        if outcome == DupAckOutcome::FastRetransmit {
+            self.stats.fast_retransmits += 1;
+            self.stats.recoveries += u64::from(self.rec.in_recovery());
+            // Karn: the retransmission makes the timed segment's sample ambiguous
+            // (the diff's "tp->t_rtt = 0").
+            self.rtt_timed = None;
+            self.emit(now, TraceKind::FastRetransmit);
+            if self.rec.in_recovery() {
+                self.emit(now, TraceKind::RecoveryEnter);
+            }
+        }
+    }
+
+    /// SEG.ACK advanced SND.UNA: RTT, recovery, congestion control, the send buffer.
+    fn process_new_ack(&mut self, now: Instant, seg: &Segment<'_>) {
+        let ack = seg.ack;
+        let prev_una = self.snd_una;
+        let flight_before = self.flight();
+        let acked = ack.since(prev_una);
+        // RTT: from the timestamp echo when negotiated (unambiguous even for
+        // retransmissions, RFC 7323 §4), else the timed segment (Karn).
+        let mut sample = None;
+        if let (true, Some(ts)) = (self.ts_ok, seg.options.timestamps) {
+            if ts.tsecr != 0 {
+                let ticks = self.ts_now(now).wrapping_sub(ts.tsecr);
+                if ticks < 0x8000_0000 {
+                    sample = Some(Duration::from_millis(u64::from(ticks)));
+                }
+                if let Some(rt) = self.rto_retransmit_ts.take() {
+                    // Eifel detection (RFC 3522): the ACK echoes a timestamp older than the
+                    // retransmission, so the original arrived and the resend was needless.
+                    if ts_geq(rt, ts.tsecr) && rt != ts.tsecr {
+                        self.stats.spurious_retransmits += 1;
+                        self.emit(now, TraceKind::SpuriousRetransmit);
+                    }
+                }
+            }
+            self.rtt_timed = None;
+        } else if let Some((end, t0)) = self.rtt_timed {
+            if ack >= end {
+                sample = Some(now - t0);
+                self.rtt_timed = None;
+            }
+        }
+        if let Some(rtt) = sample {
+            self.take_rtt_sample(now, rtt);
+        }
+        self.rto_count = 0;
+
+        // Free the acknowledged bytes; SYN and FIN take sequence space but no buffer.
+        let data_acked = ack.since(self.buf_seq).min(self.send_buf.len() as u32);
+        self.send_buf.consume(data_acked as usize);
+        self.buf_seq += data_acked;
+        self.stats.bytes_acked += u64::from(data_acked);
+        self.snd_una = ack;
+        if self.snd_nxt < self.snd_una {
+            self.snd_nxt = self.snd_una;
+        }
+        let flight_after = self.flight();
+        let mss = self.snd_mss;
+        let outcome = self
+            .rec
+            .on_new_ack(prev_una, ack, flight_after, &mut *self.cc, mss, now);
+        match outcome {
+            NewAckOutcome::Exit => self.emit(now, TraceKind::RecoveryExit),
+            NewAckOutcome::PartialAck { .. } => {
+                self.rtt_timed = None;
+                self.emit(now, TraceKind::PartialAck);
+            }
+            NewAckOutcome::Normal => {}
+        }
+        let ev = AckEvent {
+            now,
+            bytes_acked: acked,
+            mss,
+            flight_bytes: flight_before,
+            rtt: sample,
+            srtt: self.rtt.srtt(),
+            min_rtt: self.rtt.min_rtt(),
+            in_recovery: self.rec.in_recovery()
+                || matches!(outcome, NewAckOutcome::PartialAck { .. }),
+        };
+        // Reno opens the window on the recovery ACK after the retraction, as 4.3BSD-Reno's
+        // tcp_input does; NewReno's full ACK has already set cwnd (RFC 6582 §3.2 step 3).
+        let grow = match outcome {
+            NewAckOutcome::Exit => self.cfg.recovery == crate::config::RecoveryAlgorithm::Reno,
+            _ => true,
+        };
+        if grow {
+            self.cc.on_ack(&ev);
+        }
+        // RFC 6298 §5.2/5.3: stop the timer when all is acknowledged, else restart it.
+        if self.snd_una == self.snd_max {
+            self.rto_at = None;
+        } else {
+            self.rto_at = Some(now + self.rtt.rto());
+        }
+        self.emit(now, TraceKind::Ack { ack });
+    }
+
+    fn take_rtt_sample(&mut self, now: Instant, rtt: Duration) {
+        self.rtt.on_sample(rtt);
+        self.emit(now, TraceKind::RttSample { rtt });
+    }
+
+    /// Stores in-window data, advancing RCV.NXT, and applies the ACK policy.
+    fn deliver_data(&mut self, now: Instant, seq: SeqNum, data: &[u8]) {
+        // Trim what we already have (left edge) and what lies beyond the buffer (right).
+        let (seq, data) = if seq < self.rcv_nxt {
+            let skip = self.rcv_nxt.since(seq) as usize;
+            if skip >= data.len() {
+                self.stats.duplicate_segs_in += 1;
+                self.ack_now = true;
+                return;
+            }
+            (self.rcv_nxt, &data[skip..])
+        } else {
+            (seq, data)
+        };
+        let offset = seq.since(self.rcv_nxt) as usize;
+        let had_ooo = self.recv_buf.has_out_of_order();
+        match self.recv_buf.insert(offset, data) {
+            Ok(advanced) => {
+                self.rcv_nxt += advanced;
+                self.stats.bytes_received += advanced as u64;
+                if offset > 0 {
+                    // RFC 5681 §4.2: an out-of-order segment is acknowledged at once (the
+                    // duplicate ACK that drives fast retransmit), with SACK blocks.
+                    self.stats.out_of_order_segs_in += 1;
+                    self.note_sack_block(seq);
+                    self.ack_now = true;
+                } else if had_ooo {
+                    // "... and an immediate ACK when a segment fills in all or part of a
+                    // gap in the sequence space."
+                    self.ack_now = true;
+                    self.prune_sack_recent();
+                } else {
+                    self.ack_policy_on_data(now, data.len());
+                }
+            }
+            Err(_) => {
+                self.stats.reassembly_drops += 1;
+                self.ack_now = true;
+            }
+        }
+        if let Some(fin) = self.peer_fin {
+            if fin == self.rcv_nxt {
+                self.receive_fin(now, fin);
+            }
+        }
+    }
+
+    /// The ACK policy for in-order data: ACK every N full-sized segments (N = 2 by default,
+    /// RFC 5681 §4.2 and seed 000 Oct 1988; up to 32 as HP-UX's tcp_deferred_ack_max, seed
+    /// 002), otherwise within the delayed-ACK time.
+    fn ack_policy_on_data(&mut self, now: Instant, len: usize) {
+        let p = self.cfg.ack;
+        if len >= self.rcv_mss as usize {
+            self.unacked_segs += 1;
+        }
+        self.unacked_bytes = self.unacked_bytes.saturating_add(len as u32);
+        let n = p.segments_per_ack.clamp(1, 64);
+        if p.quickack
+            || p.delayed_ack == Duration::ZERO
+            || self.unacked_segs >= n
+            || self.unacked_bytes >= n.saturating_mul(self.rcv_mss)
+        {
+            self.ack_now = true;
+        } else if self.delack_at.is_none() {
+            self.delack_at = Some(now + p.delayed_ack);
+        }
+    }
+
+    fn receive_fin(&mut self, now: Instant, fin_seq: SeqNum) {
+        if fin_seq != self.rcv_nxt {
+            // Out of order: remember it until the data before it arrives.
+            if fin_seq > self.rcv_nxt {
+                self.peer_fin = Some(fin_seq);
+            }
+            self.ack_now = true;
+            return;
+        }
+        if self.fin_received {
+            self.ack_now = true;
+            return;
+        }
+        self.peer_fin = None;
+        self.fin_received = true;
+        self.rcv_nxt += 1u32;
+        self.ack_now = true;
+        match self.state {
+            State::SynReceived | State::Established => self.set_state(now, State::CloseWait),
+            State::FinWait1 => {
+                if self.fin_queued && self.snd_una > self.fin_seq() {
+                    self.enter_time_wait(now);
+                } else {
+                    self.set_state(now, State::Closing);
+                }
+            }
+            State::FinWait2 => self.enter_time_wait(now),
+            _ => {}
+        }
+    }
+
+    fn on_reset(&mut self, now: Instant) {
+        // RFC 9293 §3.10.7.4: in SYN-RECEIVED from a passive open the endpoint returns to
+        // LISTEN (it drops this connection); everywhere else the user hears "reset".
+        self.error = Some(TcpError::Reset);
+        self.enter_closed();
+        self.set_state(now, State::Closed);
+    }
+
+    /// RFC 5961 challenge ACK, rate limited per connection (§7).
+    fn challenge_ack(&mut self, now: Instant) {
+        if now.saturating_since(self.challenge_window_start) >= Duration::from_secs(1) {
+            self.challenge_window_start = now;
+            self.challenge_count = 0;
+        }
+        if self.challenge_count < self.cfg.challenge_ack_limit_per_sec {
+            self.challenge_count += 1;
+            self.stats.challenge_acks += 1;
+            self.ack_now = true;
+        }
+    }
+
+    fn update_ts_recent(&mut self, now: Instant, seg: &Segment<'_>) {
+        // RFC 7323 §4.3: "If SEG.TSval >= TS.Recent and SEG.SEQ <= Last.ACK.sent then
+        // TS.Recent = SEG.TSval."
+        if let (true, Some(ts)) = (self.ts_ok, seg.options.timestamps) {
+            if ts_geq(ts.tsval, self.ts_recent) && seg.seq <= self.last_ack_sent {
+                self.ts_recent = ts.tsval;
+                self.ts_recent_age = now;
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------
+    // Output
+
+    /// Writes the next packet to send into `buf` (which must hold an MTU) and describes it,
+    /// or returns `None` when there is nothing to send now.
+    pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        self.now = now;
+        if let Some(r) = self.rst_pending.take() {
+            return self.write_rst(now, buf, r);
+        }
+        match self.state {
+            State::Closed | State::Listen => return None,
+            State::SynSent | State::SynReceived => {
+                if self.syn_pending {
+                    return self.send_syn(now, buf);
+                }
+                if self.state == State::SynSent {
+                    return None;
+                }
+            }
+            _ => {}
+        }
+        if self.can_send_data() {
+            if let Some(t) = self.send_data(now, buf) {
+                return Some(t);
+            }
+        }
+        if self.ack_now || self.window_update_due() {
+            let update = !self.ack_now;
+            let t = self.write_segment(now, buf, self.snd_nxt, 0, TcpFlags::ACK, false);
+            if t.is_some() {
+                self.stats.pure_acks_out += 1;
+                if update {
+                    self.stats.window_updates_out += 1;
+                }
+            }
+            return t;
+        }
+        None
+    }
+
+    fn can_send_data(&self) -> bool {
+        matches!(
+            self.state,
+            State::Established
+                | State::CloseWait
+                | State::FinWait1
+                | State::Closing
+                | State::LastAck
+        )
+    }
+
+    /// Sequence number of our FIN (valid once `fin_queued`).
+    fn fin_seq(&self) -> SeqNum {
+        self.buf_seq + self.send_buf.len()
+    }
+
+    fn flight(&self) -> u32 {
+        self.snd_nxt.since(self.snd_una)
+    }
+
+    fn send_data(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        let mss = self.snd_mss;
+        let data_end = self.buf_seq + self.send_buf.len();
+        // 1. A retransmission the recovery asked for goes first, whatever the window.
+        if let Some(req) = self.rec.take_retransmit() {
+            if req.seq >= self.snd_una && req.seq < self.snd_max {
+                let len = data_end.since(req.seq).min(mss);
+                // The FIN rides along if it was sent before right after these bytes.
+                let fin = self.fin_queued
+                    && req.seq + len == self.fin_seq()
+                    && self.snd_max > self.fin_seq();
+                if len > 0 || fin {
+                    let mut flags = TcpFlags::ACK;
+                    if fin {
+                        flags |= TcpFlags::FIN;
+                    }
+                    let t = self.write_segment(now, buf, req.seq, len, flags, true);
+                    if t.is_some() && req.restart_timer {
+                        self.rto_at = Some(now + self.rtt.rto());
+                    }
+                    return t;
+                }
+            }
+        }
+        // 2. New data (or the go-back-N resend after a timeout) from SND.NXT.
+        if self.cfg.idle_restart
+            && self.snd_una == self.snd_max
+            && now.saturating_since(self.last_send_at) > self.rtt.rto()
+        {
+            // RFC 5681 §4.1: after an idle period longer than RTO, restart from the
+            // initial window rather than bursting a stale cwnd.
+            let rw = self.cfg.initial_window.bytes(mss).min(self.cc.cwnd());
+            self.cc.set_cwnd(rw);
+        }
+        let cwnd = self.cc.cwnd().saturating_add(self.rec.extra_window());
+        let wnd = self.snd_wnd.min(cwnd);
+        let flight = self.flight();
+        let unsent = data_end.since(self.snd_nxt);
+        let usable = wnd.saturating_sub(flight);
+        let mut len = unsent.min(usable).min(mss);
+        let mut forced = false;
+        if self.probe_now {
+            self.probe_now = false;
+            if self.snd_wnd == 0 && unsent > 0 && len == 0 {
+                // Zero-window probe: one byte past the window (RFC 9293 §3.8.6.1).
+                len = 1;
+                forced = true;
+                self.stats.window_probes += 1;
+            }
+        }
+        let fin_here = self.fin_queued && self.snd_nxt + len == self.fin_seq();
+        let retransmitting = self.snd_nxt < self.snd_max;
+        let send = if len == 0 {
+            // A FIN alone needs no window: it is sent once all data is out.
+            fin_here
+        } else if len == mss || forced || retransmitting {
+            true
+        } else if len == unsent && (!self.cfg.nagle || flight == 0 || fin_here) {
+            // RFC 9293 §3.8.6.2.1 (2): pushed data that empties the queue; Nagle holds a
+            // small segment while anything is unacknowledged.
+            true
+        } else {
+            // (3) at least half the largest window the peer has offered.
+            self.max_snd_wnd > 0 && len >= self.max_snd_wnd / 2
+        };
+        if !send {
+            return None;
+        }
+        let seq = self.snd_nxt;
+        let mut flags = TcpFlags::ACK;
+        if fin_here && !forced {
+            flags |= TcpFlags::FIN;
+        }
+        if len > 0 && seq + len == data_end && !self.fin_queued {
+            flags |= TcpFlags::PSH;
+        }
+        let t = self.write_segment(now, buf, seq, len, flags, retransmitting)?;
+        let advance = len + u32::from(flags.contains(TcpFlags::FIN));
+        if forced {
+            // The probe byte is not counted as sent: SND.NXT stays so that the byte is
+            // sent normally once the window opens (BSD pulls snd_nxt back the same way),
+            // but SND.MAX covers it so the peer may acknowledge it.
+            self.snd_max = self.snd_max.max(seq + advance);
+        } else {
+            if !retransmitting && self.rtt_timed.is_none() && !self.ts_ok && advance > 0 {
+                // Time this segment (4.3BSD times one segment per round trip).
+                self.rtt_timed = Some((seq + advance, now));
+            }
+            self.snd_nxt = seq + advance;
+            self.snd_max = self.snd_max.max(self.snd_nxt);
+            if self.rto_at.is_none() && advance > 0 {
+                self.rto_at = Some(now + self.rtt.rto());
+            }
+        }
+        self.last_send_at = now;
+        Some(t)
+    }
+
+    fn send_syn(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        let mut flags = TcpFlags::SYN;
+        if self.state == State::SynReceived {
+            flags |= TcpFlags::ACK;
+        }
+        let t = self.write_segment(now, buf, self.iss, 0, flags, self.snd_max > self.iss)?;
+        self.syn_pending = false;
+        if self.snd_max == self.iss {
+            self.rtt_timed = Some((self.iss + 1u32, now));
+        }
+        self.snd_nxt = self.iss + 1u32;
+        self.snd_max = self.snd_max.max(self.snd_nxt);
+        if self.rto_at.is_none() {
+            self.rto_at = Some(now + self.rtt.rto());
+        }
+        Some(t)
+    }
+
+    /// Builds one segment carrying `len` bytes from `seq` (data from the send buffer) into
+    /// `buf`, with the ACK, window and options every segment carries.
+    fn write_segment(
+        &mut self,
+        now: Instant,
+        buf: &mut [u8],
+        seq: SeqNum,
+        len: u32,
+        flags: TcpFlags,
+        retransmit: bool,
+    ) -> Option<Transmit> {
+        let syn = flags.contains(TcpFlags::SYN);
+        let mut options = TcpOptions::NONE;
+        if syn {
+            options.mss = Some(self.cfg.mss);
+            // A SYN offers what we are configured for; a SYN,ACK may only answer what the
+            // peer's SYN offered (RFC 7323 §1.3, RFC 2018 §2).
+            let offer = self.state == State::SynSent;
+            if self.cfg.window_scale && (offer || self.ws_ok) {
+                options.window_scale = Some(wscale_for(self.cfg.recv_buffer_bytes));
+            }
+            if self.cfg.sack && (offer || self.sack_ok) {
+                options.sack_permitted = true;
+            }
+            if self.cfg.timestamps && (offer || self.ts_ok) {
+                options.timestamps = Some(Timestamps {
+                    tsval: self.ts_now(now),
+                    tsecr: if offer { 0 } else { self.ts_recent },
+                });
+            }
+        } else {
+            if self.ts_ok {
+                options.timestamps = Some(Timestamps {
+                    tsval: self.ts_now(now),
+                    tsecr: self.ts_recent,
+                });
+            }
+            if self.sack_ok && flags.contains(TcpFlags::ACK) {
+                self.fill_sack_blocks(&mut options);
+            }
+        }
+        let has_ack = flags.contains(TcpFlags::ACK);
+        let window = self.advertise_window(syn);
+        let header = TcpHeader {
+            src_port: self.local.port(),
+            dst_port: self.remote.port(),
+            seq: seq.get(),
+            ack: if has_ack { self.rcv_nxt.get() } else { 0 },
+            flags,
+            window,
+            urgent: 0,
+            options,
+        };
+        let ip = self.ip_header();
+        let (a, b) = if len > 0 {
+            let off = seq.since(self.buf_seq) as usize;
+            self.send_buf.slices(off, len as usize)
+        } else {
+            (&[][..], &[][..])
+        };
+        let n = packet::write_ipv4_tcp_vectored(buf, &ip, &header, &[a, b]).ok()?;
+        self.ip_id = self.ip_id.wrapping_add(1);
+        self.stats.segs_out += 1;
+        if len > 0 {
+            self.stats.data_segs_out += 1;
+            self.stats.bytes_sent += u64::from(len);
+            if retransmit {
+                self.stats.retransmitted_segs += 1;
+                self.stats.bytes_retransmitted += u64::from(len);
+            }
+        }
+        if has_ack {
+            // Any segment carrying an ACK satisfies the ACK policy.
+            self.ack_now = false;
+            self.delack_at = None;
+            self.unacked_segs = 0;
+            self.unacked_bytes = 0;
+            self.last_ack_sent = self.rcv_nxt;
+        }
+        if len > 0 || flags.intersects(TcpFlags::SYN.union(TcpFlags::FIN)) {
+            self.emit(
+                now,
+                TraceKind::Send {
+                    seq,
+                    len,
+                    retransmit,
+                },
+            );
+        }
+        Some(Transmit {
+            len: n,
+            seq,
+            payload_len: len,
+            flags,
+            retransmit,
+        })
+    }
+
+    fn write_rst(&mut self, now: Instant, buf: &mut [u8], r: RstRequest) -> Option<Transmit> {
+        let mut flags = TcpFlags::RST;
+        if r.with_ack {
+            flags |= TcpFlags::ACK;
+        }
+        let header = TcpHeader {
+            src_port: self.local.port(),
+            dst_port: self.remote.port(),
+            seq: r.seq.get(),
+            ack: if r.with_ack { r.ack.get() } else { 0 },
+            flags,
+            window: 0,
+            urgent: 0,
+            options: TcpOptions::NONE,
+        };
+        let ip = self.ip_header();
+        let n = packet::write_ipv4_tcp(buf, &ip, &header, &[]).ok()?;
+        let _ = now;
+        self.stats.segs_out += 1;
+        self.stats.rst_out += 1;
+        Some(Transmit {
+            len: n,
+            seq: r.seq,
+            payload_len: 0,
+            flags,
+            retransmit: false,
+        })
+    }
+
+    fn queue_rst(&mut self, seq: SeqNum, ack: SeqNum, with_ack: bool) {
+        self.rst_pending = Some(RstRequest { seq, ack, with_ack });
+    }
+
+    fn ip_header(&self) -> Ipv4Header {
+        Ipv4Header {
+            ttl: self.cfg.ttl,
+            identification: self.ip_id,
+            ..Ipv4Header::new(
+                *self.local.ip(),
+                *self.remote.ip(),
+                ackclock_wire::IPPROTO_TCP,
+            )
+        }
+    }
+
+    /// The window we can offer now, in bytes, before scaling and SWS avoidance.
+    fn rcv_window_now(&self) -> u32 {
+        let edge = self.rcv_adv.since(self.rcv_nxt);
+        (self.recv_buf.window() as u32).max(edge)
+    }
+
+    /// The window field for a segment, recording the right edge it advertises.
+    fn advertise_window(&mut self, syn: bool) -> u16 {
+        let mut win = self.recv_buf.window() as u32;
+        // Receiver SWS avoidance (RFC 9293 §3.8.6.2.2, as 4.3BSD): do not advertise a small
+        // window; wait until it is a quarter of the buffer or a full segment.
+        let cap = self.recv_buf.capacity() as u32;
+        if win < cap / 4 && win < self.rcv_mss {
+            win = 0;
+        }
+        // Never shrink the window: keep the right edge already offered.
+        let edge = self.rcv_adv.since(self.rcv_nxt);
+        win = win.max(edge);
+        let shift = if syn { 0 } else { self.rcv_wscale };
+        let field = (win >> shift).min(65535);
+        let right = self.rcv_nxt + (field << shift);
+        if right > self.rcv_adv {
+            self.rcv_adv = right;
+        }
+        field as u16
+    }
+
+    /// The largest window the 16-bit field can express with our scale.
+    fn max_advertisable(&self) -> u32 {
+        65535u32 << self.rcv_wscale
+    }
+
+    /// BSD's window-update rule: announce when the window can grow by two segments or by
+    /// half the buffer since the last advertisement.
+    fn window_update_due(&self) -> bool {
+        if !matches!(
+            self.state,
+            State::Established | State::FinWait1 | State::FinWait2
+        ) || self.fin_received
+        {
+            return false;
+        }
+        let win = (self.recv_buf.window() as u32).min(self.max_advertisable());
+        let adv = self.rcv_adv.since(self.rcv_nxt);
+        let growth = win.saturating_sub(adv);
+        // 4.3BSD announces growth of two segments, which is also what made it "deliver one
+        // ack for every two data packets"; with ACK avoidance (N > 2) the threshold grows
+        // with N so the window update does not undo the policy.
+        let segs = self.cfg.ack.segments_per_ack.clamp(2, 64);
+        growth >= segs * self.rcv_mss || growth >= self.recv_buf.capacity() as u32 / 2
+    }
+
+    /// Re-arms the RTO and persist timers after input or output changed what is
+    /// outstanding.
+    fn update_timers(&mut self, now: Instant) {
+        if self.state == State::Closed {
+            self.rto_at = None;
+            self.persist_at = None;
+            self.delack_at = None;
+            return;
+        }
+        let outstanding = self.snd_max > self.snd_una;
+        let data_end = self.buf_seq + self.send_buf.len();
+        let unsent = data_end.since(self.snd_nxt) > 0;
+        if self.snd_wnd == 0 && unsent && self.snd_nxt == self.snd_una {
+            // Zero window with data waiting: the persist timer replaces the RTO.
+            self.rto_at = None;
+            if self.persist_at.is_none() && !self.probe_now {
+                let base = self
+                    .rtt
+                    .rto()
+                    .saturating_mul(1u64 << self.persist_shift.min(16));
+                let t = base.max(self.cfg.persist_min).min(self.cfg.persist_max);
+                self.persist_at = Some(now + t);
+            }
+            return;
+        }
+        self.persist_at = None;
+        if !outstanding {
+            self.rto_at = None;
+        } else if self.rto_at.is_none() {
+            self.rto_at = Some(now + self.rtt.rto());
+        }
+    }
+
+    fn enter_time_wait(&mut self, now: Instant) {
+        self.set_state(now, State::TimeWait);
+        self.rto_at = None;
+        self.persist_at = None;
+        self.time_wait_at = Some(now + self.cfg.time_wait);
+    }
+
+    fn enter_closed(&mut self) {
+        self.rto_at = None;
+        self.persist_at = None;
+        self.delack_at = None;
+        self.time_wait_at = None;
+        self.ack_now = false;
+        self.syn_pending = false;
+        self.state = State::Closed;
+    }
+
+    fn set_state(&mut self, now: Instant, to: State) {
+        if self.state != to || to == State::Closed {
+            self.state = to;
+            self.emit(now, TraceKind::StateChange { to });
+        }
+    }
+
+    fn congestion_event(&self, now: Instant) -> CongestionEvent {
+        CongestionEvent {
+            now,
+            mss: self.snd_mss,
+            flight_bytes: self.snd_max.since(self.snd_una),
+            snd_wnd: self.snd_wnd,
+        }
+    }
+
+    /// Our timestamp clock: milliseconds plus a per-connection offset (RFC 7323 §5.4).
+    fn ts_now(&self, now: Instant) -> u32 {
+        ((now.as_nanos() / 1_000_000) as u32).wrapping_add(self.ts_offset)
+    }
+
+    fn note_sack_block(&mut self, seq: SeqNum) {
+        if !self.sack_ok {
+            return;
+        }
+        // Move `seq` to the front, dropping entries of the same block.
+        let off = seq.since(self.rcv_nxt) as usize;
+        let this = self.recv_buf.range_containing(off);
+        let mut kept = [SeqNum::new(0); 4];
+        let mut n = 0;
+        kept[n] = seq;
+        n += 1;
+        for i in 0..self.sack_recent_len {
+            let s = self.sack_recent[i];
+            if s <= self.rcv_nxt {
+                continue;
+            }
+            let r = self
+                .recv_buf
+                .range_containing(s.since(self.rcv_nxt) as usize);
+            if r.is_none() || r == this {
+                continue;
+            }
+            if n < 4 {
+                kept[n] = s;
+                n += 1;
+            }
+        }
+        self.sack_recent = kept;
+        self.sack_recent_len = n;
+    }
+
+    fn prune_sack_recent(&mut self) {
+        let mut n = 0;
+        for i in 0..self.sack_recent_len {
+            let s = self.sack_recent[i];
+            if s > self.rcv_nxt
+                && self
+                    .recv_buf
+                    .range_containing(s.since(self.rcv_nxt) as usize)
+                    .is_some()
+            {
+                self.sack_recent[n] = s;
+                n += 1;
+            }
+        }
+        self.sack_recent_len = n;
+    }
+
+    /// RFC 2018 §4: the first block covers the most recently received segment, the next
+    /// ones the most recently reported blocks; at most 3 with timestamps.
+    fn fill_sack_blocks(&self, options: &mut TcpOptions) {
+        if !self.recv_buf.has_out_of_order() {
+            return;
+        }
+        let max = if options.timestamps.is_some() { 3 } else { 4 };
+        let push = |o: &mut TcpOptions, (s, e): (usize, usize)| {
+            let b = SackBlock {
+                left: (self.rcv_nxt + s).get(),
+                right: (self.rcv_nxt + e).get(),
+            };
+            if o.sack.len() < max && !o.sack.iter().any(|x| *x == b) {
+                o.sack.push(b);
+            }
+        };
+        for s in &self.sack_recent[..self.sack_recent_len] {
+            if *s > self.rcv_nxt {
+                if let Some(r) = self
+                    .recv_buf
+                    .range_containing(s.since(self.rcv_nxt) as usize)
+                {
+                    push(options, r);
+                }
+            }
+        }
+        for r in self.recv_buf.out_of_order_ranges() {
+            push(options, r);
+        }
+    }
+
+    fn emit(&mut self, now: Instant, kind: TraceKind) {
+        if let Some(t) = self.trace.as_mut() {
+            t.push(TraceEvent {
+                time: now,
+                kind,
+                cwnd: self.cc.cwnd(),
+                ssthresh: self.cc.ssthresh(),
+                srtt: self.rtt.srtt(),
+                rttvar: self.rtt.rttvar(),
+                rto: self.rtt.rto(),
+                snd_una: self.snd_una,
+                snd_nxt: self.snd_nxt,
+                snd_max: self.snd_max,
+                flight: self.snd_nxt.since(self.snd_una),
+            });
+        }
+    }
+}
+
+/// `a >= b` for 32-bit timestamps compared modulo 2^32 (RFC 7323 §5.2).
+fn ts_geq(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) >= 0
+}

@@ -1,0 +1,557 @@
+//! An endpoint: one host's TCP. It owns connections, demultiplexes arriving packets by
+//! 4-tuple, keeps listeners with bounded backlogs and accept queues, picks initial sequence
+//! numbers per RFC 6528, and answers segments that match nothing with a RST (RFC 9293
+//! §3.10.7.1).
+//!
+//! Half-open state is bounded: a listener holds at most `backlog` connections that are
+//! either still in the handshake or waiting in the accept queue, and drops further SYNs
+//! (counted), so a SYN flood costs a bounded amount of memory. (SYN cookies would keep
+//! accepting under a flood; they are not implemented.)
+
+use crate::conn::{Connection, Transmit};
+use crate::seq::SeqNum;
+use crate::{Segment, SegmentChecksum, State, TcpConfig, TcpError};
+use ackclock_wire::packet::parse_ipv4_tcp_deferred;
+use ackclock_wire::{checksum, packet, Instant, Ipv4Header, TcpFlags, TcpHeader, TcpOptions};
+use ackclock_wire::{WireError, IPPROTO_TCP};
+use core::hash::Hasher;
+use core::net::{Ipv4Addr, SocketAddrV4};
+use std::collections::{HashMap, VecDeque};
+
+/// Endpoint-wide settings.
+#[derive(Clone, Debug)]
+pub struct EndpointConfig {
+    pub addr: Ipv4Addr,
+    /// Secret of the RFC 6528 ISN function. A simulator derives it from its seed (so runs
+    /// repeat); a live driver takes it from the OS's random source.
+    pub isn_key: [u8; 16],
+    /// Local ports for active opens, inclusive (RFC 6335 dynamic range by default).
+    pub ephemeral_ports: (u16, u16),
+    /// RSTs waiting to be sent are bounded; beyond this they are dropped (counted).
+    pub max_pending_rsts: usize,
+}
+
+impl EndpointConfig {
+    pub fn new(addr: Ipv4Addr, isn_key: [u8; 16]) -> Self {
+        EndpointConfig {
+            addr,
+            isn_key,
+            ephemeral_ports: (49152, 65535),
+            max_pending_rsts: 64,
+        }
+    }
+}
+
+/// A handle to a connection of an endpoint. Stale handles (of removed connections) are
+/// detected by a generation number and find nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ConnId {
+    index: u32,
+    generation: u32,
+}
+
+impl ConnId {
+    pub fn index(self) -> usize {
+        self.index as usize
+    }
+}
+
+/// Endpoint-level counters (per-connection ones are in each connection's `stats()`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EndpointStats {
+    pub packets_in: u64,
+    pub packets_out: u64,
+    /// Packets that failed to parse, by reason (see `ackclock_wire::WireError`).
+    pub malformed: u64,
+    pub truncated: u64,
+    pub bad_ip_checksum: u64,
+    pub fragments: u64,
+    pub not_tcp: u64,
+    pub bad_tcp_checksum: u64,
+    pub bad_options: u64,
+    pub not_for_us: u64,
+    /// Segments that matched no connection or listener.
+    pub no_connection: u64,
+    pub rsts_sent: u64,
+    pub rsts_dropped: u64,
+    pub syns_received: u64,
+    pub syns_dropped_backlog: u64,
+    pub connections_opened: u64,
+    pub connections_accepted: u64,
+}
+
+struct Slot {
+    generation: u32,
+    conn: Option<Connection>,
+    /// For passive connections: the listener port, until accepted.
+    listener: Option<u16>,
+    /// The application let go of it (closed or aborted through the endpoint); removed once
+    /// CLOSED with nothing left to send.
+    released: bool,
+    queued_for_accept: bool,
+}
+
+struct Listener {
+    cfg: TcpConfig,
+    backlog: usize,
+    accept_queue: VecDeque<ConnId>,
+    /// Connections of this listener still in SYN-RECEIVED.
+    half_open: usize,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct PendingRst {
+    from: SocketAddrV4,
+    to: SocketAddrV4,
+    seq: SeqNum,
+    ack: SeqNum,
+    with_ack: bool,
+}
+
+pub struct Endpoint {
+    cfg: EndpointConfig,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    map: HashMap<(SocketAddrV4, SocketAddrV4), ConnId>,
+    listeners: HashMap<u16, Listener>,
+    rsts: VecDeque<PendingRst>,
+    next_port: u16,
+    round_robin: usize,
+    stats: EndpointStats,
+}
+
+impl Endpoint {
+    pub fn new(cfg: EndpointConfig) -> Self {
+        let next_port = cfg.ephemeral_ports.0;
+        Endpoint {
+            cfg,
+            slots: Vec::new(),
+            free: Vec::new(),
+            map: HashMap::new(),
+            listeners: HashMap::new(),
+            rsts: VecDeque::new(),
+            next_port,
+            round_robin: 0,
+            stats: EndpointStats::default(),
+        }
+    }
+
+    pub fn addr(&self) -> Ipv4Addr {
+        self.cfg.addr
+    }
+    pub fn stats(&self) -> &EndpointStats {
+        &self.stats
+    }
+
+    /// RFC 6528: ISN = M + F(localip, localport, remoteip, remoteport, secretkey), with M a
+    /// 4-microsecond clock and F a keyed hash (SipHash-2-4).
+    fn isn(&self, now: Instant, local: SocketAddrV4, remote: SocketAddrV4) -> SeqNum {
+        let mut h = siphasher::sip::SipHasher24::new_with_key(&self.cfg.isn_key);
+        h.write(&local.ip().octets());
+        h.write(&local.port().to_be_bytes());
+        h.write(&remote.ip().octets());
+        h.write(&remote.port().to_be_bytes());
+        let f = h.finish() as u32;
+        let m = (now.as_nanos() / 4_000) as u32;
+        SeqNum::new(f.wrapping_add(m))
+    }
+
+    /// Accepts connections on `port` with `cfg`, holding at most `backlog` connections in
+    /// the handshake or the accept queue.
+    pub fn listen(&mut self, port: u16, cfg: TcpConfig, backlog: usize) -> Result<(), TcpError> {
+        if self.listeners.contains_key(&port) {
+            return Err(TcpError::AddrInUse);
+        }
+        self.listeners.insert(
+            port,
+            Listener {
+                cfg,
+                backlog: backlog.max(1),
+                accept_queue: VecDeque::new(),
+                half_open: 0,
+            },
+        );
+        Ok(())
+    }
+
+    /// Stops listening; connections already accepted are unaffected.
+    pub fn unlisten(&mut self, port: u16) {
+        self.listeners.remove(&port);
+    }
+
+    /// Active open to `remote` from an ephemeral port.
+    pub fn connect(
+        &mut self,
+        now: Instant,
+        remote: SocketAddrV4,
+        cfg: TcpConfig,
+    ) -> Result<ConnId, TcpError> {
+        let (lo, hi) = self.cfg.ephemeral_ports;
+        let span = u32::from(hi.saturating_sub(lo)) + 1;
+        for _ in 0..span {
+            let port = self.next_port;
+            self.next_port = if port >= hi { lo } else { port + 1 };
+            let local = SocketAddrV4::new(self.cfg.addr, port);
+            if self.map.contains_key(&(local, remote)) || self.listeners.contains_key(&port) {
+                continue;
+            }
+            return Ok(self.connect_from(now, local, remote, cfg));
+        }
+        Err(TcpError::NoPorts)
+    }
+
+    /// Active open from a chosen local port.
+    pub fn connect_from_port(
+        &mut self,
+        now: Instant,
+        local_port: u16,
+        remote: SocketAddrV4,
+        cfg: TcpConfig,
+    ) -> Result<ConnId, TcpError> {
+        let local = SocketAddrV4::new(self.cfg.addr, local_port);
+        if self.map.contains_key(&(local, remote)) {
+            return Err(TcpError::AddrInUse);
+        }
+        Ok(self.connect_from(now, local, remote, cfg))
+    }
+
+    fn connect_from(
+        &mut self,
+        now: Instant,
+        local: SocketAddrV4,
+        remote: SocketAddrV4,
+        cfg: TcpConfig,
+    ) -> ConnId {
+        let iss = self.isn(now, local, remote);
+        let conn = Connection::connect(now, cfg, local, remote, iss);
+        self.stats.connections_opened += 1;
+        self.insert(conn, None)
+    }
+
+    fn insert(&mut self, conn: Connection, listener: Option<u16>) -> ConnId {
+        let key = (conn.local(), conn.remote());
+        let id = if let Some(index) = self.free.pop() {
+            let slot = &mut self.slots[index as usize];
+            slot.generation = slot.generation.wrapping_add(1);
+            slot.conn = Some(conn);
+            slot.listener = listener;
+            slot.released = false;
+            slot.queued_for_accept = false;
+            ConnId {
+                index,
+                generation: slot.generation,
+            }
+        } else {
+            self.slots.push(Slot {
+                generation: 0,
+                conn: Some(conn),
+                listener,
+                released: false,
+                queued_for_accept: false,
+            });
+            ConnId {
+                index: (self.slots.len() - 1) as u32,
+                generation: 0,
+            }
+        };
+        self.map.insert(key, id);
+        id
+    }
+
+    /// The next established connection of the listener on `port`.
+    pub fn accept(&mut self, port: u16) -> Option<ConnId> {
+        let l = self.listeners.get_mut(&port)?;
+        let id = l.accept_queue.pop_front()?;
+        if let Some(slot) = self.slots.get_mut(id.index()) {
+            slot.listener = None;
+        }
+        self.stats.connections_accepted += 1;
+        Some(id)
+    }
+
+    pub fn conn(&self, id: ConnId) -> Option<&Connection> {
+        let s = self.slots.get(id.index())?;
+        if s.generation != id.generation {
+            return None;
+        }
+        s.conn.as_ref()
+    }
+
+    pub fn conn_mut(&mut self, id: ConnId) -> Option<&mut Connection> {
+        let s = self.slots.get_mut(id.index())?;
+        if s.generation != id.generation {
+            return None;
+        }
+        s.conn.as_mut()
+    }
+
+    /// Every live connection.
+    pub fn connections(&self) -> impl Iterator<Item = (ConnId, &Connection)> + '_ {
+        self.slots.iter().enumerate().filter_map(|(i, s)| {
+            s.conn.as_ref().map(|c| {
+                (
+                    ConnId {
+                        index: i as u32,
+                        generation: s.generation,
+                    },
+                    c,
+                )
+            })
+        })
+    }
+
+    /// Closes our side and lets the endpoint remove the connection once it is fully closed
+    /// (after TIME-WAIT where that applies).
+    pub fn close(&mut self, id: ConnId) -> Result<(), TcpError> {
+        let c = self.conn_mut(id).ok_or(TcpError::NoSuchConnection)?;
+        let r = c.close();
+        self.slots[id.index()].released = true;
+        r
+    }
+
+    /// Aborts with a RST and lets the endpoint remove the connection.
+    pub fn abort(&mut self, id: ConnId) {
+        if let Some(c) = self.conn_mut(id) {
+            c.abort();
+            self.slots[id.index()].released = true;
+        }
+    }
+
+    /// Removes a connection now, whatever its state (its statistics go with it).
+    pub fn remove(&mut self, id: ConnId) -> Option<Connection> {
+        let s = self.slots.get_mut(id.index())?;
+        if s.generation != id.generation {
+            return None;
+        }
+        let conn = s.conn.take()?;
+        if let Some(port) = s.listener.take() {
+            if let Some(l) = self.listeners.get_mut(&port) {
+                if conn.state() == State::SynReceived {
+                    l.half_open = l.half_open.saturating_sub(1);
+                }
+                l.accept_queue.retain(|x| *x != id);
+            }
+        }
+        self.map.remove(&(conn.local(), conn.remote()));
+        self.free.push(id.index);
+        Some(conn)
+    }
+
+    /// Processes one IPv4 packet addressed to this host. Never panics: malformed packets are
+    /// counted by reason and dropped.
+    pub fn handle_packet(&mut self, now: Instant, bytes: &[u8]) {
+        self.stats.packets_in += 1;
+        let p = match parse_ipv4_tcp_deferred(bytes) {
+            Ok(p) => p,
+            Err(e) => {
+                self.count_malformed(e);
+                return;
+            }
+        };
+        if p.ip.dst() != self.cfg.addr {
+            self.stats.not_for_us += 1;
+            return;
+        }
+        let seg = match Segment::from_packet(&p, false) {
+            Ok(s) => s,
+            Err(e) => {
+                self.count_malformed(e);
+                return;
+            }
+        };
+        self.handle_segment(now, &seg);
+    }
+
+    fn count_malformed(&mut self, e: WireError) {
+        self.stats.malformed += 1;
+        match e {
+            WireError::Truncated { .. }
+            | WireError::BadVersion(_)
+            | WireError::BadHeaderLength(_)
+            | WireError::BadTotalLength { .. }
+            | WireError::BadDataOffset { .. }
+            | WireError::TooLong(_)
+            | WireError::OptionsTooLong { .. } => self.stats.truncated += 1,
+            WireError::BadIpChecksum => self.stats.bad_ip_checksum += 1,
+            WireError::Fragment { .. } => self.stats.fragments += 1,
+            WireError::NotTcp(_) => self.stats.not_tcp += 1,
+            WireError::BadTcpChecksum => self.stats.bad_tcp_checksum += 1,
+            WireError::BadOption { .. } => self.stats.bad_options += 1,
+        }
+    }
+
+    /// Processes a parsed segment (for drivers that parse themselves).
+    pub fn handle_segment(&mut self, now: Instant, seg: &Segment<'_>) {
+        if let Some(&id) = self.map.get(&(seg.dst, seg.src)) {
+            let slot = &mut self.slots[id.index()];
+            let Some(conn) = slot.conn.as_mut() else {
+                return;
+            };
+            let before = conn.state();
+            conn.handle_segment(now, seg);
+            let after = conn.state();
+            if let Some(port) = slot.listener {
+                if before == State::SynReceived && after != State::SynReceived {
+                    if let Some(l) = self.listeners.get_mut(&port) {
+                        l.half_open = l.half_open.saturating_sub(1);
+                        if after == State::Closed {
+                            // RFC 9293: a reset in SYN-RECEIVED of a passive open returns
+                            // to LISTEN; the half-open connection simply goes away.
+                            self.remove(id);
+                        } else if !slot.queued_for_accept {
+                            slot.queued_for_accept = true;
+                            l.accept_queue.push_back(id);
+                        }
+                    }
+                }
+            }
+            return;
+        }
+        // No connection: verify before answering, so corrupted packets never draw a RST.
+        if let SegmentChecksum::Pending { header_sum } = seg.checksum {
+            if checksum::add(header_sum, checksum::sum(seg.payload)) != 0xffff {
+                self.stats.malformed += 1;
+                self.stats.bad_tcp_checksum += 1;
+                return;
+            }
+        }
+        let f = seg.flags;
+        if f.contains(TcpFlags::RST) {
+            return;
+        }
+        if f.contains(TcpFlags::SYN) && !f.contains(TcpFlags::ACK) {
+            if let Some(l) = self.listeners.get_mut(&seg.dst.port()) {
+                self.stats.syns_received += 1;
+                if l.half_open + l.accept_queue.len() >= l.backlog {
+                    self.stats.syns_dropped_backlog += 1;
+                    return;
+                }
+                l.half_open += 1;
+                let cfg = l.cfg.clone();
+                let port = seg.dst.port();
+                let iss = self.isn(now, seg.dst, seg.src);
+                match Connection::accept(now, cfg, seg, iss) {
+                    Ok(conn) => {
+                        self.insert(conn, Some(port));
+                    }
+                    Err(_) => {
+                        if let Some(l) = self.listeners.get_mut(&port) {
+                            l.half_open -= 1;
+                        }
+                    }
+                }
+                return;
+            }
+        }
+        // RFC 9293 §3.10.7.1: reset anything that matches no connection.
+        self.stats.no_connection += 1;
+        let (seq, ack, with_ack) = if f.contains(TcpFlags::ACK) {
+            (seg.ack, SeqNum::new(0), false)
+        } else {
+            (SeqNum::new(0), seg.seq + seg.seq_len(), true)
+        };
+        if self.rsts.len() >= self.cfg.max_pending_rsts {
+            self.stats.rsts_dropped += 1;
+            return;
+        }
+        self.rsts.push_back(PendingRst {
+            from: seg.dst,
+            to: seg.src,
+            seq,
+            ack,
+            with_ack,
+        });
+    }
+
+    /// The next packet to send, from pending RSTs or any connection (round robin, so one
+    /// busy connection cannot starve the others).
+    pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        if let Some(r) = self.rsts.pop_front() {
+            let mut flags = TcpFlags::RST;
+            if r.with_ack {
+                flags |= TcpFlags::ACK;
+            }
+            let h = TcpHeader {
+                src_port: r.from.port(),
+                dst_port: r.to.port(),
+                seq: r.seq.get(),
+                ack: r.ack.get(),
+                flags,
+                window: 0,
+                urgent: 0,
+                options: TcpOptions::NONE,
+            };
+            let ip = Ipv4Header::new(*r.from.ip(), *r.to.ip(), IPPROTO_TCP);
+            if let Ok(len) = packet::write_ipv4_tcp(buf, &ip, &h, &[]) {
+                self.stats.rsts_sent += 1;
+                self.stats.packets_out += 1;
+                return Some(Transmit {
+                    len,
+                    seq: r.seq,
+                    payload_len: 0,
+                    flags,
+                    retransmit: false,
+                });
+            }
+        }
+        let n = self.slots.len();
+        for k in 0..n {
+            let i = (self.round_robin + k) % n;
+            if let Some(c) = self.slots[i].conn.as_mut() {
+                if let Some(t) = c.poll_transmit(now, buf) {
+                    self.round_robin = (i + 1) % n;
+                    self.stats.packets_out += 1;
+                    return Some(t);
+                }
+            }
+        }
+        self.reap();
+        None
+    }
+
+    /// The earliest deadline of any connection.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.slots
+            .iter()
+            .filter_map(|s| s.conn.as_ref().and_then(|c| c.poll_timeout()))
+            .min()
+    }
+
+    /// Runs every connection timer that is due.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        for i in 0..self.slots.len() {
+            let Some(c) = self.slots[i].conn.as_mut() else {
+                continue;
+            };
+            if c.poll_timeout().is_some_and(|t| t <= now) {
+                let before = c.state();
+                c.handle_timeout(now);
+                if before == State::SynReceived && c.state() == State::Closed {
+                    if let Some(port) = self.slots[i].listener {
+                        if let Some(l) = self.listeners.get_mut(&port) {
+                            l.half_open = l.half_open.saturating_sub(1);
+                        }
+                        self.slots[i].released = true;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Drops connections that are closed, released by the application (or never accepted)
+    /// and have nothing left to send.
+    fn reap(&mut self) {
+        for i in 0..self.slots.len() {
+            let s = &self.slots[i];
+            let Some(c) = s.conn.as_ref() else { continue };
+            let unaccepted = s.listener.is_some() && !s.queued_for_accept;
+            if c.is_closed() && (s.released || unaccepted) {
+                let id = ConnId {
+                    index: i as u32,
+                    generation: s.generation,
+                };
+                self.remove(id);
+            }
+        }
+    }
+}

@@ -1,0 +1,462 @@
+//! An in-memory network of two endpoints joined by two one-way pipes with delay, rate,
+//! loss, reordering, duplication, corruption and scripted drops. No simulator: it is the
+//! bench on which the engine's unit, scenario and property tests run, and the shape of the
+//! bulk-transfer benchmark. Deterministic for a given seed.
+
+use crate::{ConnId, Endpoint, EndpointConfig, TcpConfig, TcpError};
+use ackclock_wire::{parse_ipv4_tcp, Duration, Instant, TcpFlags};
+use core::net::{Ipv4Addr, SocketAddrV4};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Address of endpoint A (198.18.0.0/15 is the benchmarking range, RFC 2544).
+pub const A_ADDR: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);
+/// Address of endpoint B.
+pub const B_ADDR: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 2);
+
+/// Which pipe a packet is on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dir {
+    AtoB,
+    BtoA,
+}
+
+/// What a scripted filter sees of each packet it may drop.
+#[derive(Clone, Copy, Debug)]
+pub struct PacketInfo {
+    /// Index of this packet on its pipe, from 0.
+    pub index: u64,
+    /// Index among packets carrying data on its pipe, from 0 (None for pure ACKs).
+    pub data_index: Option<u64>,
+    pub seq: u32,
+    pub ack: u32,
+    pub flags: TcpFlags,
+    pub payload_len: usize,
+}
+
+/// A scripted drop rule: return true to drop.
+pub type Filter = Box<dyn FnMut(&PacketInfo) -> bool + Send>;
+
+/// One direction of the path.
+#[derive(Clone, Debug)]
+pub struct PipeConfig {
+    pub delay: Duration,
+    /// Serialization rate in bits per second; 0 means infinitely fast.
+    pub rate_bps: u64,
+    /// Drop-tail limit of the queue in front of the serializer (packets); 0 is unlimited.
+    pub queue_limit_pkts: usize,
+    pub loss: f64,
+    /// Probability that a packet is held back by `reorder_delay` extra.
+    pub reorder: f64,
+    pub reorder_delay: Duration,
+    pub duplicate: f64,
+    /// Probability that one random bit of the packet is flipped.
+    pub corrupt: f64,
+}
+
+impl Default for PipeConfig {
+    fn default() -> Self {
+        PipeConfig {
+            delay: Duration::from_millis(10),
+            rate_bps: 0,
+            queue_limit_pkts: 0,
+            loss: 0.0,
+            reorder: 0.0,
+            reorder_delay: Duration::from_millis(5),
+            duplicate: 0.0,
+            corrupt: 0.0,
+        }
+    }
+}
+
+/// Counters of one pipe.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PipeStats {
+    pub sent: u64,
+    pub delivered: u64,
+    pub dropped_random: u64,
+    pub dropped_scripted: u64,
+    pub dropped_queue: u64,
+    pub duplicated: u64,
+    pub corrupted: u64,
+    pub reordered: u64,
+    pub bytes: u64,
+}
+
+struct Pipe {
+    cfg: PipeConfig,
+    /// (arrival time, insertion order) -> packet; the order keeps equal times FIFO.
+    heap: BinaryHeap<Reverse<(Instant, u64, usize)>>,
+    packets: Vec<Option<Vec<u8>>>,
+    free_slots: Vec<usize>,
+    spare: Vec<Vec<u8>>,
+    order: u64,
+    busy_until: Instant,
+    /// Departure times of packets in the serializer queue, to enforce the queue limit.
+    in_queue: std::collections::VecDeque<Instant>,
+    index: u64,
+    data_index: u64,
+    filter: Option<Filter>,
+    stats: PipeStats,
+    rng: ChaCha8Rng,
+}
+
+impl Pipe {
+    fn new(cfg: PipeConfig, seed: u64) -> Self {
+        Pipe {
+            cfg,
+            heap: BinaryHeap::new(),
+            packets: Vec::new(),
+            free_slots: Vec::new(),
+            spare: Vec::new(),
+            order: 0,
+            busy_until: Instant::ZERO,
+            in_queue: Default::default(),
+            index: 0,
+            data_index: 0,
+            filter: None,
+            stats: PipeStats::default(),
+            rng: ChaCha8Rng::seed_from_u64(seed),
+        }
+    }
+
+    fn schedule(&mut self, at: Instant, bytes: &[u8]) {
+        let mut v = self.spare.pop().unwrap_or_default();
+        v.clear();
+        v.extend_from_slice(bytes);
+        let slot = match self.free_slots.pop() {
+            Some(s) => {
+                self.packets[s] = Some(v);
+                s
+            }
+            None => {
+                self.packets.push(Some(v));
+                self.packets.len() - 1
+            }
+        };
+        self.order += 1;
+        self.heap.push(Reverse((at, self.order, slot)));
+    }
+
+    fn send(&mut self, now: Instant, bytes: &[u8]) {
+        self.stats.sent += 1;
+        let index = self.index;
+        self.index += 1;
+        if let Some(f) = self.filter.as_mut() {
+            let info = match parse_ipv4_tcp(bytes) {
+                Ok(p) => {
+                    let has_data = !p.tcp.payload().is_empty();
+                    let data_index = has_data.then_some(self.data_index);
+                    PacketInfo {
+                        index,
+                        data_index,
+                        seq: p.tcp.seq(),
+                        ack: p.tcp.ack(),
+                        flags: p.tcp.flags(),
+                        payload_len: p.tcp.payload().len(),
+                    }
+                }
+                Err(_) => PacketInfo {
+                    index,
+                    data_index: None,
+                    seq: 0,
+                    ack: 0,
+                    flags: TcpFlags::NONE,
+                    payload_len: 0,
+                },
+            };
+            if info.data_index.is_some() {
+                self.data_index += 1;
+            }
+            if f(&info) {
+                self.stats.dropped_scripted += 1;
+                return;
+            }
+        }
+        if self.cfg.loss > 0.0 && self.rng.random::<f64>() < self.cfg.loss {
+            self.stats.dropped_random += 1;
+            return;
+        }
+        // Serialization at the configured rate behind a drop-tail queue.
+        let mut depart = now;
+        let bits = (bytes.len() as u64 * 8).saturating_mul(1_000_000_000);
+        if let Some(tx_ns) = bits.checked_div(self.cfg.rate_bps) {
+            while self.in_queue.front().is_some_and(|&t| t <= now) {
+                self.in_queue.pop_front();
+            }
+            if self.cfg.queue_limit_pkts > 0 && self.in_queue.len() >= self.cfg.queue_limit_pkts {
+                self.stats.dropped_queue += 1;
+                return;
+            }
+            depart = self.busy_until.max(now) + Duration::from_nanos(tx_ns);
+            self.busy_until = depart;
+            self.in_queue.push_back(depart);
+        }
+        let mut at = depart + self.cfg.delay;
+        if self.cfg.reorder > 0.0 && self.rng.random::<f64>() < self.cfg.reorder {
+            at += self.cfg.reorder_delay;
+            self.stats.reordered += 1;
+        }
+        self.stats.bytes += bytes.len() as u64;
+        if self.cfg.corrupt > 0.0 && self.rng.random::<f64>() < self.cfg.corrupt {
+            let mut v = bytes.to_vec();
+            let bit = self.rng.random_range(0..v.len() * 8);
+            v[bit / 8] ^= 1 << (bit % 8);
+            self.stats.corrupted += 1;
+            self.schedule(at, &v);
+        } else {
+            self.schedule(at, bytes);
+        }
+        if self.cfg.duplicate > 0.0 && self.rng.random::<f64>() < self.cfg.duplicate {
+            self.stats.duplicated += 1;
+            let extra = Duration::from_micros(self.rng.random_range(0..1000));
+            self.schedule(at + extra, bytes);
+        }
+    }
+
+    fn next_arrival(&self) -> Option<Instant> {
+        self.heap.peek().map(|Reverse((t, _, _))| *t)
+    }
+
+    fn pop_due(&mut self, now: Instant) -> Option<Vec<u8>> {
+        let &Reverse((t, _, slot)) = self.heap.peek()?;
+        if t > now {
+            return None;
+        }
+        self.heap.pop();
+        self.free_slots.push(slot);
+        self.stats.delivered += 1;
+        self.packets[slot].take()
+    }
+}
+
+/// Two endpoints, A and B, and the path between them.
+pub struct Harness {
+    pub now: Instant,
+    pub a: Endpoint,
+    pub b: Endpoint,
+    ab: Pipe,
+    ba: Pipe,
+    buf: Vec<u8>,
+    /// Every packet put on a pipe, when recording is on (time, direction, bytes).
+    pub capture: Option<Vec<(Instant, Dir, Vec<u8>)>>,
+}
+
+impl Harness {
+    /// Symmetric path with `pipe` in both directions.
+    pub fn new(seed: u64, pipe: PipeConfig) -> Self {
+        Self::asymmetric(seed, pipe.clone(), pipe)
+    }
+
+    pub fn asymmetric(seed: u64, ab: PipeConfig, ba: PipeConfig) -> Self {
+        let key = |x: u64| {
+            let mut k = [0u8; 16];
+            k[..8].copy_from_slice(&seed.to_le_bytes());
+            k[8..].copy_from_slice(&x.to_le_bytes());
+            k
+        };
+        Harness {
+            now: Instant::ZERO,
+            a: Endpoint::new(EndpointConfig::new(A_ADDR, key(1))),
+            b: Endpoint::new(EndpointConfig::new(B_ADDR, key(2))),
+            ab: Pipe::new(ab, seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 1),
+            ba: Pipe::new(ba, seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 2),
+            buf: vec![0u8; 65536],
+            capture: None,
+        }
+    }
+
+    /// Installs a scripted drop filter on one direction.
+    pub fn set_filter(&mut self, dir: Dir, f: Filter) {
+        match dir {
+            Dir::AtoB => self.ab.filter = Some(f),
+            Dir::BtoA => self.ba.filter = Some(f),
+        }
+    }
+
+    pub fn pipe_stats(&self, dir: Dir) -> &PipeStats {
+        match dir {
+            Dir::AtoB => &self.ab.stats,
+            Dir::BtoA => &self.ba.stats,
+        }
+    }
+
+    /// B listens on `port`; A connects to it. Returns A's connection.
+    pub fn open(&mut self, port: u16, a_cfg: TcpConfig, b_cfg: TcpConfig) -> ConnId {
+        self.b
+            .listen(port, b_cfg, 16)
+            .expect("port free in a new harness");
+        self.a
+            .connect(self.now, SocketAddrV4::new(B_ADDR, port), a_cfg)
+            .expect("ephemeral port")
+    }
+
+    /// Sends everything both endpoints want to send now.
+    fn flush(&mut self) {
+        while let Some(t) = self.a.poll_transmit(self.now, &mut self.buf) {
+            let pkt = &self.buf[..t.len];
+            if let Some(c) = self.capture.as_mut() {
+                c.push((self.now, Dir::AtoB, pkt.to_vec()));
+            }
+            self.ab.send(self.now, pkt);
+        }
+        while let Some(t) = self.b.poll_transmit(self.now, &mut self.buf) {
+            let pkt = &self.buf[..t.len];
+            if let Some(c) = self.capture.as_mut() {
+                c.push((self.now, Dir::BtoA, pkt.to_vec()));
+            }
+            self.ba.send(self.now, pkt);
+        }
+    }
+
+    /// The time of the next event, if any.
+    pub fn next_event(&self) -> Option<Instant> {
+        [
+            self.ab.next_arrival(),
+            self.ba.next_arrival(),
+            self.a.poll_timeout(),
+            self.b.poll_timeout(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    /// Sends what is ready, then advances to the next event (not past `limit`) and
+    /// processes it. Returns false when nothing is left to happen before `limit`.
+    pub fn step(&mut self, limit: Instant) -> bool {
+        self.flush();
+        let Some(t) = self.next_event() else {
+            return false;
+        };
+        if t > limit {
+            self.now = limit;
+            return false;
+        }
+        self.now = self.now.max(t);
+        // One packet at a time, each followed by the output it provokes, as a host that
+        // runs its input and output paths per packet would.
+        loop {
+            let next_ab = self.ab.next_arrival().filter(|&t| t <= self.now);
+            let next_ba = self.ba.next_arrival().filter(|&t| t <= self.now);
+            let to_b = match (next_ab, next_ba) {
+                (Some(x), Some(y)) => x <= y,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => break,
+            };
+            if to_b {
+                if let Some(p) = self.ab.pop_due(self.now) {
+                    self.b.handle_packet(self.now, &p);
+                    self.ab.spare.push(p);
+                }
+            } else if let Some(p) = self.ba.pop_due(self.now) {
+                self.a.handle_packet(self.now, &p);
+                self.ba.spare.push(p);
+            }
+            self.flush();
+        }
+        self.a.handle_timeout(self.now);
+        self.b.handle_timeout(self.now);
+        self.flush();
+        true
+    }
+
+    /// Runs until `done` holds or `limit` passes; `app` runs after every step (the
+    /// application's reads and writes). Returns whether `done` held.
+    pub fn run_until(
+        &mut self,
+        limit: Instant,
+        mut app: impl FnMut(&mut Harness),
+        mut done: impl FnMut(&Harness) -> bool,
+    ) -> bool {
+        loop {
+            app(self);
+            if done(self) {
+                return true;
+            }
+            if !self.step(limit) {
+                app(self);
+                return done(self);
+            }
+        }
+    }
+}
+
+/// Outcome of [`bulk_transfer`].
+#[derive(Clone, Debug)]
+pub struct TransferResult {
+    pub delivered: Vec<u8>,
+    pub completed: bool,
+    pub elapsed: Duration,
+    pub sender: crate::Stats,
+    pub receiver: crate::Stats,
+}
+
+/// A sends `data` to B (B's application reads promptly), then both close. Used by tests.
+pub fn bulk_transfer(
+    h: &mut Harness,
+    data: &[u8],
+    a_cfg: TcpConfig,
+    b_cfg: TcpConfig,
+    limit: Duration,
+) -> TransferResult {
+    let start = h.now;
+    let ca = h.open(9, a_cfg, b_cfg);
+    let mut cb: Option<ConnId> = None;
+    let mut sent = 0usize;
+    let mut closed_a = false;
+    let mut got = Vec::with_capacity(data.len());
+    let eof = std::cell::Cell::new(false);
+    let mut rbuf = vec![0u8; 16384];
+    let deadline = start + limit;
+    let completed = h.run_until(
+        deadline,
+        |h| {
+            if let Some(c) = h.a.conn_mut(ca) {
+                if sent < data.len() {
+                    if let Ok(n) = c.send(&data[sent..]) {
+                        sent += n;
+                    }
+                }
+                if sent == data.len() && !closed_a && c.is_established() {
+                    let _ = h.a.close(ca);
+                    closed_a = true;
+                }
+            }
+            if cb.is_none() {
+                cb = h.b.accept(9);
+            }
+            if let Some(id) = cb {
+                if let Some(c) = h.b.conn_mut(id) {
+                    loop {
+                        match c.recv(&mut rbuf) {
+                            Ok(0) => {
+                                eof.set(true);
+                                let _ = h.b.close(id);
+                                break;
+                            }
+                            Ok(n) => got.extend_from_slice(&rbuf[..n]),
+                            Err(TcpError::WouldBlock) => break,
+                            Err(_) => break,
+                        }
+                    }
+                }
+            }
+        },
+        |_| eof.get(),
+    );
+    let sender = h.a.conn(ca).map(|c| c.stats()).unwrap_or_default();
+    let receiver = cb
+        .and_then(|id| h.b.conn(id).map(|c| c.stats()))
+        .unwrap_or_default();
+    TransferResult {
+        delivered: got,
+        completed,
+        elapsed: h.now - start,
+        sender,
+        receiver,
+    }
+}

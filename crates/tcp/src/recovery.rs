@@ -1,0 +1,297 @@
+//! Loss recovery: duplicate-ACK counting, fast retransmit, and the recovery episode. How big
+//! the window is belongs to the congestion controller; this module decides what to resend
+//! and how far the window is inflated while the receiver caches out-of-order segments.
+//!
+//! - Tahoe (4.3BSD-Tahoe): on the threshold, retransmit one segment and slow-start.
+//! - Reno, exactly as the 30 Apr 1990 diff (seed 001) and its correction sent the next
+//!   morning: on the threshold, ssthresh from min(snd_wnd, cwnd)/2, retransmit the one
+//!   segment, cwnd = ssthresh + 3*MSS ("bump cwnd by the amount in the receiver"); each
+//!   further duplicate ACK inflates cwnd by one MSS; the ACK of new data retracts cwnd to
+//!   ssthresh (only if larger, the correction) and clears the count; a timeout clears it
+//!   too (the tcp_timer.c hunk). The inflation is kept here as `inflation_bytes` on top of
+//!   the controller's cwnd, which is the message's "effective window of
+//!   min(snd_wnd, cwnd + dupacks*mss)" without the multiply the diff avoided.
+//! - NewReno (RFC 6582): a recovery point; partial ACKs retransmit the next hole and stay in
+//!   recovery; only an ACK covering the recovery point ends it.
+
+use crate::cc::{CongestionControl, CongestionEvent};
+use crate::config::RecoveryAlgorithm;
+use crate::seq::SeqNum;
+
+/// What a duplicate ACK led to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DupAckOutcome {
+    /// Counted, nothing else.
+    Counted,
+    /// RFC 3042: one new segment may be sent beyond cwnd.
+    LimitedTransmit,
+    /// The threshold was reached: a retransmission is queued.
+    FastRetransmit,
+    /// Window inflated by one segment during fast recovery.
+    Inflated,
+}
+
+/// What an ACK of new data led to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NewAckOutcome {
+    Normal,
+    /// NewReno partial ACK: the next hole is queued for retransmission.
+    PartialAck {
+        first: bool,
+    },
+    /// The recovery episode ended.
+    Exit,
+}
+
+/// A segment the recovery wants resent now, ahead of new data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetransmitRequest {
+    pub seq: SeqNum,
+    /// Restart the retransmission timer when it is sent (the diff zeroes TCPT_REXMT so that
+    /// tcp_output re-arms it; RFC 6582 restarts it on the first partial ACK only).
+    pub restart_timer: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Recovery {
+    alg: RecoveryAlgorithm,
+    threshold: u32,
+    limited_transmit: bool,
+    /// Consecutive duplicate ACKs (BSD's t_dupacks).
+    dupacks: u32,
+    in_recovery: bool,
+    /// RFC 6582 `recover`: the highest sequence sent when the episode began.
+    recover: SeqNum,
+    recover_valid: bool,
+    first_partial_done: bool,
+    /// Bytes added to cwnd while the receiver caches segments (Reno/NewReno inflation).
+    inflation: u32,
+    /// RFC 3042 allowance beyond cwnd for the first two duplicate ACKs, in bytes.
+    limited_extra: u32,
+    pending: Option<RetransmitRequest>,
+}
+
+impl Recovery {
+    pub fn new(alg: RecoveryAlgorithm, threshold: u32, limited_transmit: bool) -> Self {
+        Recovery {
+            alg,
+            threshold: threshold.max(1),
+            limited_transmit,
+            dupacks: 0,
+            in_recovery: false,
+            recover: SeqNum::new(0),
+            recover_valid: false,
+            first_partial_done: false,
+            inflation: 0,
+            limited_extra: 0,
+            pending: None,
+        }
+    }
+
+    pub fn algorithm(&self) -> RecoveryAlgorithm {
+        self.alg
+    }
+    pub fn dupacks(&self) -> u32 {
+        self.dupacks
+    }
+    pub fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+    /// Bytes the effective window exceeds cwnd by (inflation plus limited transmit).
+    pub fn extra_window(&self) -> u32 {
+        self.inflation.saturating_add(self.limited_extra)
+    }
+    pub fn take_retransmit(&mut self) -> Option<RetransmitRequest> {
+        self.pending.take()
+    }
+    pub fn has_retransmit(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// A duplicate ACK (RFC 5681 §2's definition, checked by the caller) arrived while data
+    /// was outstanding.
+    pub fn on_dupack(
+        &mut self,
+        snd_una: SeqNum,
+        snd_max: SeqNum,
+        cc: &mut dyn CongestionControl,
+        ev: &CongestionEvent,
+    ) -> DupAckOutcome {
+        self.dupacks = self.dupacks.saturating_add(1);
+        let mss = ev.mss;
+        match self.alg {
+            RecoveryAlgorithm::TimeoutOnly => DupAckOutcome::Counted,
+            RecoveryAlgorithm::Tahoe => {
+                if self.dupacks == self.threshold {
+                    // 4.3BSD-Tahoe: ssthresh from half the window, cwnd = 1 segment, resend
+                    // the one segment and let the next real ACK slow-start the window.
+                    cc.on_congestion(ev);
+                    cc.set_cwnd(mss);
+                    self.limited_extra = 0;
+                    self.pending = Some(RetransmitRequest {
+                        seq: snd_una,
+                        restart_timer: true,
+                    });
+                    DupAckOutcome::FastRetransmit
+                } else {
+                    self.limited(mss)
+                }
+            }
+            RecoveryAlgorithm::Reno => {
+                if self.dupacks == self.threshold {
+                    cc.on_congestion(ev);
+                    self.in_recovery = true;
+                    // "tp->snd_cwnd = tp->snd_ssthresh + tp->t_maxseg * tp->t_dupacks"
+                    self.inflation = mss.saturating_mul(self.dupacks);
+                    self.limited_extra = 0;
+                    self.pending = Some(RetransmitRequest {
+                        seq: snd_una,
+                        restart_timer: true,
+                    });
+                    DupAckOutcome::FastRetransmit
+                } else if self.dupacks > self.threshold {
+                    // "else if (tp->t_dupacks > tcprexmtthresh) tp->snd_cwnd += tp->t_maxseg"
+                    self.inflation = self.inflation.saturating_add(mss);
+                    DupAckOutcome::Inflated
+                } else {
+                    self.limited(mss)
+                }
+            }
+            RecoveryAlgorithm::NewReno | RecoveryAlgorithm::Sack => {
+                if self.in_recovery {
+                    self.inflation = self.inflation.saturating_add(mss);
+                    return DupAckOutcome::Inflated;
+                }
+                if self.dupacks != self.threshold {
+                    return self.limited(mss);
+                }
+                // RFC 6582 §3.2 step 2: enter only if the cumulative ACK covers more than
+                // `recover` (duplicate ACKs for data sent before a timeout do not start a
+                // second episode).
+                if self.recover_valid && snd_una <= self.recover {
+                    return DupAckOutcome::Counted;
+                }
+                cc.on_congestion(ev);
+                self.in_recovery = true;
+                self.recover = snd_max;
+                self.recover_valid = true;
+                self.first_partial_done = false;
+                self.inflation = mss.saturating_mul(self.threshold);
+                self.limited_extra = 0;
+                self.pending = Some(RetransmitRequest {
+                    seq: snd_una,
+                    restart_timer: true,
+                });
+                DupAckOutcome::FastRetransmit
+            }
+        }
+    }
+
+    fn limited(&mut self, mss: u32) -> DupAckOutcome {
+        if self.limited_transmit && self.dupacks <= 2 && self.dupacks < self.threshold {
+            self.limited_extra = mss.saturating_mul(self.dupacks);
+            DupAckOutcome::LimitedTransmit
+        } else {
+            DupAckOutcome::Counted
+        }
+    }
+
+    /// An ACK advanced SND.UNA from `prev_una` to `ack`. `flight_after` is what remains
+    /// outstanding after it.
+    pub fn on_new_ack(
+        &mut self,
+        prev_una: SeqNum,
+        ack: SeqNum,
+        flight_after: u32,
+        cc: &mut dyn CongestionControl,
+        mss: u32,
+        now: ackclock_wire::Instant,
+    ) -> NewAckOutcome {
+        self.limited_extra = 0;
+        match self.alg {
+            RecoveryAlgorithm::TimeoutOnly | RecoveryAlgorithm::Tahoe => {
+                self.dupacks = 0;
+                NewAckOutcome::Normal
+            }
+            RecoveryAlgorithm::Reno => {
+                self.dupacks = 0;
+                if self.in_recovery {
+                    // The corrected retraction: "if (tp->snd_cwnd > tp->snd_ssthresh)
+                    // tp->snd_cwnd = tp->snd_ssthresh". The controller's own cwnd was set
+                    // to ssthresh at entry, so removing the inflation is the retraction.
+                    self.in_recovery = false;
+                    self.inflation = 0;
+                    if cc.cwnd() > cc.ssthresh() {
+                        let s = cc.ssthresh();
+                        cc.set_cwnd(s);
+                    }
+                    cc.on_recovery_exit(now);
+                    NewAckOutcome::Exit
+                } else {
+                    NewAckOutcome::Normal
+                }
+            }
+            RecoveryAlgorithm::NewReno | RecoveryAlgorithm::Sack => {
+                if !self.in_recovery {
+                    self.dupacks = 0;
+                    return NewAckOutcome::Normal;
+                }
+                if ack >= self.recover {
+                    // RFC 6582 §3.2 step 3, full acknowledgment: cwnd =
+                    // min(ssthresh, max(FlightSize, SMSS) + SMSS).
+                    self.in_recovery = false;
+                    self.inflation = 0;
+                    self.dupacks = 0;
+                    let deflated = cc.ssthresh().min(flight_after.max(mss).saturating_add(mss));
+                    cc.set_cwnd(deflated);
+                    cc.on_recovery_exit(now);
+                    NewAckOutcome::Exit
+                } else {
+                    // Step 4, partial acknowledgment: retransmit the first unacknowledged
+                    // segment, deflate by the amount acknowledged and add back one SMSS if
+                    // at least one SMSS was acknowledged.
+                    let acked = ack.since(prev_una);
+                    self.inflation = self.inflation.saturating_sub(acked);
+                    if acked >= mss {
+                        self.inflation = self.inflation.saturating_add(mss);
+                    }
+                    let first = !self.first_partial_done;
+                    self.first_partial_done = true;
+                    self.pending = Some(RetransmitRequest {
+                        seq: ack,
+                        restart_timer: first,
+                    });
+                    NewAckOutcome::PartialAck { first }
+                }
+            }
+        }
+    }
+
+    /// A non-duplicate ACK that did not advance SND.UNA (it carried data or a window
+    /// change): BSD clears the count ("else tp->t_dupacks = 0"); inside a NewReno episode
+    /// the episode goes on.
+    pub fn on_other_ack(&mut self) {
+        if !self.in_recovery {
+            self.dupacks = 0;
+            self.limited_extra = 0;
+        }
+    }
+
+    /// The retransmission timer expired: the episode, the count and any inflation end
+    /// (the tcp_timer.c hunk of the diff adds "tp->t_dupacks = 0"); NewReno remembers the
+    /// highest sequence sent so that stale duplicate ACKs do not start a new episode.
+    pub fn on_rto(&mut self, snd_max: SeqNum) {
+        self.dupacks = 0;
+        self.in_recovery = false;
+        self.inflation = 0;
+        self.limited_extra = 0;
+        self.pending = None;
+        if matches!(
+            self.alg,
+            RecoveryAlgorithm::NewReno | RecoveryAlgorithm::Sack
+        ) {
+            self.recover = snd_max;
+            self.recover_valid = true;
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! The send buffer: a fixed ring holding the bytes from SND.UNA onward (sent but not yet
+//! acknowledged, then not yet sent). Its capacity is the socket buffer of the seeds'
+//! experiments (e.g. the 1..17-packet sweep of seed 000, Oct 1988), so it is allocated once
+//! and never grows.
+
+#[derive(Debug, Clone)]
+pub struct SendBuffer {
+    ring: Box<[u8]>,
+    /// Ring index of the byte at SND.UNA.
+    head: usize,
+    len: usize,
+}
+
+impl SendBuffer {
+    pub fn new(capacity: usize) -> Self {
+        SendBuffer {
+            ring: vec![0u8; capacity.max(1)].into_boxed_slice(),
+            head: 0,
+            len: 0,
+        }
+    }
+    pub fn capacity(&self) -> usize {
+        self.ring.len()
+    }
+    /// Bytes held (unacknowledged plus unsent).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub fn free(&self) -> usize {
+        self.ring.len() - self.len
+    }
+    /// Appends as much of `data` as fits; returns the count.
+    pub fn write(&mut self, data: &[u8]) -> usize {
+        let n = data.len().min(self.free());
+        let cap = self.ring.len();
+        let tail = (self.head + self.len) % cap;
+        let first = n.min(cap - tail);
+        self.ring[tail..tail + first].copy_from_slice(&data[..first]);
+        self.ring[..n - first].copy_from_slice(&data[first..n]);
+        self.len += n;
+        n
+    }
+    /// Up to `len` bytes starting `offset` bytes after SND.UNA, as at most two slices (the
+    /// ring may wrap). Shorter if the buffer holds less.
+    pub fn slices(&self, offset: usize, len: usize) -> (&[u8], &[u8]) {
+        if offset >= self.len {
+            return (&[], &[]);
+        }
+        let len = len.min(self.len - offset);
+        let cap = self.ring.len();
+        let start = (self.head + offset) % cap;
+        let first = len.min(cap - start);
+        (&self.ring[start..start + first], &self.ring[..len - first])
+    }
+    /// Frees `n` acknowledged bytes from the front.
+    pub fn consume(&mut self, n: usize) {
+        let n = n.min(self.len);
+        self.head = (self.head + n) % self.ring.len();
+        self.len -= n;
+        if self.len == 0 {
+            // Keep segments contiguous in the common case of a drained buffer.
+            self.head = 0;
+        }
+    }
+    pub fn clear(&mut self) {
+        self.head = 0;
+        self.len = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_slices_consume_wrap() {
+        let mut b = SendBuffer::new(8);
+        assert_eq!(b.write(b"abcdef"), 6);
+        b.consume(4);
+        assert_eq!(b.write(b"ghijklmn"), 6);
+        assert_eq!(b.len(), 8);
+        assert_eq!(b.free(), 0);
+        let (x, y) = b.slices(0, 8);
+        assert_eq!([x, y].concat(), b"efghijkl");
+        let (x, y) = b.slices(3, 3);
+        assert_eq!([x, y].concat(), b"hij");
+        assert_eq!(b.slices(8, 1), (&[][..], &[][..]));
+        b.consume(100);
+        assert!(b.is_empty());
+    }
+}
