@@ -364,6 +364,19 @@ impl Harness {
         true
     }
 
+    /// Runs until `app` (the application's reads and writes, called before every step)
+    /// returns true, or `limit` passes. Returns whether `app` returned true.
+    pub fn run(&mut self, limit: Instant, mut app: impl FnMut(&mut Harness) -> bool) -> bool {
+        loop {
+            if app(self) {
+                return true;
+            }
+            if !self.step(limit) {
+                return app(self);
+            }
+        }
+    }
+
     /// Runs until `done` holds or `limit` passes; `app` runs after every step (the
     /// application's reads and writes). Returns whether `done` held.
     pub fn run_until(
