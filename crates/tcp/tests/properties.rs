@@ -82,12 +82,10 @@ fn comparable(mut s: Stats) -> Stats {
     s
 }
 
-fn run_recorded(
-    seed: u64,
-    pipe: PipeConfig,
-    mut cfg: TcpConfig,
-    hp: bool,
-) -> (Vec<u8>, Stats, Stats, Vec<(u64, u8, Vec<u8>)>) {
+/// Delivered bytes, sender and receiver stats, and every packet (time, direction, bytes).
+type Recorded = (Vec<u8>, Stats, Stats, Vec<(u64, u8, Vec<u8>)>);
+
+fn run_recorded(seed: u64, pipe: PipeConfig, mut cfg: TcpConfig, hp: bool) -> Recorded {
     cfg.header_prediction = hp;
     let d = data(200_000, seed);
     let mut h = Harness::new(seed, pipe);
@@ -129,7 +127,7 @@ proptest! {
 }
 
 /// In a lossless bulk transfer nearly every segment takes the fast path (REFERENCES S-f:
-/// >= 95% of data segments at the receiver and of ACKs at the sender). Measured while the
+/// at least 95% of data segments at the receiver and of ACKs at the sender). Measured while the
 /// connection is ESTABLISHED (BSD's prediction, and ours, is for that state only), so the
 /// sender's application does not close until everything is delivered.
 #[test]
