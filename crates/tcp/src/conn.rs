@@ -15,6 +15,7 @@ use crate::cc::{AckEvent, Aimd, CongestionControl, CongestionEvent, NoCongestion
 use crate::config::{CongestionAlgorithm, TcpConfig};
 use crate::recovery::{DupAckOutcome, NewAckOutcome, Recovery};
 use crate::recv_buf::RecvBuffer;
+use crate::sack::NextSeg;
 use crate::rtt::RttEstimator;
 use crate::send_buf::SendBuffer;
 use crate::seq::SeqNum;
@@ -1013,6 +1014,11 @@ impl Connection {
             return Flow::Drop;
         }
         let wnd = u32::from(seg.window) << self.snd_wscale;
+        if self.sack_ok {
+            // RFC 6675 Update(), before the duplicate-ACK logic reads IsLost.
+            self.rec
+                .on_sack_blocks(ack.max(self.snd_una), self.snd_max, &seg.options.sack);
+        }
         if ack <= self.snd_una {
             // RFC 5681 §2: a duplicate ACK acknowledges nothing new, carries no data, no
             // SYN/FIN, the same window, while data is outstanding.
@@ -1371,22 +1377,46 @@ impl Connection {
         // 1. A retransmission the recovery asked for goes first, whatever the window.
         if let Some(req) = self.rec.take_retransmit() {
             if req.seq >= self.snd_una && req.seq < self.snd_max {
-                let len = data_end.since(req.seq).min(mss);
-                // The FIN rides along if it was sent before right after these bytes.
-                let fin = self.fin_queued
-                    && req.seq + len == self.fin_seq()
-                    && self.snd_max > self.fin_seq();
-                if len > 0 || fin {
-                    let mut flags = TcpFlags::ACK;
-                    if fin {
-                        flags |= TcpFlags::FIN;
-                    }
-                    let t = self.write_segment(now, buf, req.seq, len, flags, true);
-                    if t.is_some() && req.restart_timer {
-                        self.rto_at = Some(now + self.rtt.rto());
+                let t = self.retransmit(now, buf, req.seq, mss);
+                if t.is_some() && req.restart_timer {
+                    self.rto_at = Some(now + self.rtt.rto());
+                }
+                if t.is_some() {
+                    return t;
+                }
+            }
+        }
+        // 1b. SACK recovery (RFC 6675 §5 step C): while cwnd - pipe >= 1 SMSS, send what
+        // NextSeg chooses.
+        let mut sack_usable = None;
+        if self.rec.sack_recovery() {
+            let thresh = self.rec.threshold();
+            let pipe = self.rec.sb.pipe(self.snd_una, self.snd_max, thresh, mss);
+            let room = self.cc.cwnd().saturating_sub(pipe);
+            if room < mss {
+                return None;
+            }
+            let rwnd_room = (self.snd_una + self.snd_wnd).since(self.snd_nxt);
+            let new_ok = data_end.since(self.snd_nxt) > 0 && rwnd_room > 0;
+            let recover = self.rec.recover();
+            match self
+                .rec
+                .sb
+                .next_seg(self.snd_una, thresh, mss, new_ok, recover)
+            {
+                Some(NextSeg::Retransmit { seq, len }) => {
+                    return self.retransmit(now, buf, seq, len);
+                }
+                Some(NextSeg::Rescue { seq, len }) => {
+                    let t = self.retransmit(now, buf, seq, len);
+                    if t.is_some() {
+                        // RFC 6675 rule 4: RescueRxt = RecoveryPoint; HighRxt unchanged.
+                        self.rec.sb.rescue_rxt = Some(recover);
                     }
                     return t;
                 }
+                Some(NextSeg::NewData) => sack_usable = Some(room.min(rwnd_room)),
+                None => return None,
             }
         }
         // 2. New data (or the go-back-N resend after a timeout) from SND.NXT.
@@ -1403,7 +1433,7 @@ impl Connection {
         let wnd = self.snd_wnd.min(cwnd);
         let flight = self.flight();
         let unsent = data_end.since(self.snd_nxt);
-        let usable = wnd.saturating_sub(flight);
+        let usable = sack_usable.unwrap_or_else(|| wnd.saturating_sub(flight));
         let mut len = unsent.min(usable).min(mss);
         let mut forced = false;
         if self.probe_now {
@@ -1460,6 +1490,42 @@ impl Connection {
             }
         }
         self.last_send_at = now;
+        Some(t)
+    }
+
+    /// Resends up to `max_len` sequence bytes from `seq` (data, and the FIN if it was sent
+    /// right after them), marking it a retransmission.
+    fn retransmit(
+        &mut self,
+        now: Instant,
+        buf: &mut [u8],
+        seq: SeqNum,
+        max_len: u32,
+    ) -> Option<Transmit> {
+        let data_end = self.buf_seq + self.send_buf.len();
+        let len = data_end.since(seq).min(max_len).min(self.snd_mss);
+        let fin = self.fin_queued
+            && seq + len == self.fin_seq()
+            && self.snd_max > self.fin_seq()
+            && max_len > len;
+        if len == 0 && !fin {
+            return None;
+        }
+        let mut flags = TcpFlags::ACK;
+        if fin {
+            flags |= TcpFlags::FIN;
+        }
+        let t = self.write_segment(now, buf, seq, len, flags, true)?;
+        self.rec.on_retransmit_sent(seq, len + u32::from(fin));
+        // Karn: a resent segment's timing would be ambiguous.
+        if let Some((end, _)) = self.rtt_timed {
+            if seq < end {
+                self.rtt_timed = None;
+            }
+        }
+        if self.rto_at.is_none() {
+            self.rto_at = Some(now + self.rtt.rto());
+        }
         Some(t)
     }
 

@@ -14,6 +14,7 @@ pub mod harness;
 pub mod recovery;
 pub mod recv_buf;
 pub mod rtt;
+pub mod sack;
 pub mod send_buf;
 pub mod seq;
 pub mod stats;

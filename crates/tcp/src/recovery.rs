@@ -13,10 +13,15 @@
 //!   min(snd_wnd, cwnd + dupacks*mss)" without the multiply the diff avoided.
 //! - NewReno (RFC 6582): a recovery point; partial ACKs retransmit the next hole and stay in
 //!   recovery; only an ACK covering the recovery point ends it.
+//! - SACK (RFC 6675): the scoreboard of [`crate::sack`]; recovery starts on the threshold or
+//!   when IsLost(SND.UNA); while in it the sender keeps `pipe` below cwnd and chooses what
+//!   to send with NextSeg (see `Connection`'s output path); no window inflation.
 
 use crate::cc::{CongestionControl, CongestionEvent};
 use crate::config::RecoveryAlgorithm;
+use crate::sack::Scoreboard;
 use crate::seq::SeqNum;
+use ackclock_wire::SackBlocks;
 
 /// What a duplicate ACK led to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,6 +74,8 @@ pub struct Recovery {
     /// RFC 3042 allowance beyond cwnd for the first two duplicate ACKs, in bytes.
     limited_extra: u32,
     pending: Option<RetransmitRequest>,
+    /// The SACK scoreboard (used by [`RecoveryAlgorithm::Sack`] only).
+    pub sb: Scoreboard,
 }
 
 impl Recovery {
@@ -85,6 +92,37 @@ impl Recovery {
             inflation: 0,
             limited_extra: 0,
             pending: None,
+            sb: Scoreboard::default(),
+        }
+    }
+
+    pub fn threshold(&self) -> u32 {
+        self.threshold
+    }
+    /// The recovery point of the current (or last) episode.
+    pub fn recover(&self) -> SeqNum {
+        self.recover
+    }
+    /// True while SACK-based recovery (RFC 6675) drives the output.
+    pub fn sack_recovery(&self) -> bool {
+        self.in_recovery && self.alg == RecoveryAlgorithm::Sack
+    }
+
+    /// RFC 6675 Update(): record the SACK blocks of an arriving ACK. `low` is the
+    /// cumulative ACK (or SND.UNA if larger).
+    pub fn on_sack_blocks(&mut self, low: SeqNum, snd_max: SeqNum, blocks: &SackBlocks) {
+        if self.alg == RecoveryAlgorithm::Sack && !blocks.is_empty() {
+            self.sb.update(low, snd_max, blocks);
+        }
+    }
+
+    /// A retransmission was sent: in SACK recovery, HighRxt moves past it.
+    pub fn on_retransmit_sent(&mut self, seq: SeqNum, len: u32) {
+        if self.alg == RecoveryAlgorithm::Sack && self.in_recovery {
+            let end = seq + len;
+            if end > self.sb.high_rxt {
+                self.sb.high_rxt = end;
+            }
         }
     }
 
@@ -157,7 +195,35 @@ impl Recovery {
                     self.limited(mss)
                 }
             }
-            RecoveryAlgorithm::NewReno | RecoveryAlgorithm::Sack => {
+            RecoveryAlgorithm::Sack => {
+                if self.in_recovery {
+                    return DupAckOutcome::Counted;
+                }
+                // RFC 6675 §5 step 2: the threshold, or IsLost(HighACK + 1).
+                let lost = self.sb.is_lost(snd_una, self.threshold, mss);
+                if self.dupacks < self.threshold && !lost {
+                    return self.limited(mss);
+                }
+                // §5.1: no new episode until HighACK reaches the previous RecoveryPoint.
+                if self.recover_valid && snd_una < self.recover {
+                    return DupAckOutcome::Counted;
+                }
+                cc.on_congestion(ev);
+                self.in_recovery = true;
+                self.recover = snd_max;
+                self.recover_valid = true;
+                self.first_partial_done = false;
+                self.limited_extra = 0;
+                self.sb.high_rxt = snd_una;
+                self.sb.rescue_rxt = None;
+                // Step 4.3: retransmit the first segment presumed dropped.
+                self.pending = Some(RetransmitRequest {
+                    seq: snd_una,
+                    restart_timer: true,
+                });
+                DupAckOutcome::FastRetransmit
+            }
+            RecoveryAlgorithm::NewReno => {
                 if self.in_recovery {
                     self.inflation = self.inflation.saturating_add(mss);
                     return DupAckOutcome::Inflated;
@@ -231,7 +297,31 @@ impl Recovery {
                     NewAckOutcome::Normal
                 }
             }
-            RecoveryAlgorithm::NewReno | RecoveryAlgorithm::Sack => {
+            RecoveryAlgorithm::Sack => {
+                self.sb.advance(ack);
+                if !self.in_recovery {
+                    self.dupacks = 0;
+                    return NewAckOutcome::Normal;
+                }
+                if ack >= self.recover {
+                    // RFC 6675 §5 (A): the episode ends; cwnd stays at ssthresh.
+                    self.in_recovery = false;
+                    self.dupacks = 0;
+                    let s = cc.ssthresh();
+                    if cc.cwnd() > s {
+                        cc.set_cwnd(s);
+                    }
+                    cc.on_recovery_exit(now);
+                    NewAckOutcome::Exit
+                } else {
+                    // (B): the scoreboard and pipe decide what goes next; no retransmission
+                    // is forced here.
+                    let first = !self.first_partial_done;
+                    self.first_partial_done = true;
+                    NewAckOutcome::PartialAck { first }
+                }
+            }
+            RecoveryAlgorithm::NewReno => {
                 if !self.in_recovery {
                     self.dupacks = 0;
                     return NewAckOutcome::Normal;
@@ -286,6 +376,11 @@ impl Recovery {
         self.inflation = 0;
         self.limited_extra = 0;
         self.pending = None;
+        // RFC 2018 §8: a timeout may mean the receiver reneged on what it SACKed, so the
+        // SACKed bits are turned off; RFC 6675 §5.1 resets HighRxt and RescueRxt.
+        self.sb.clear();
+        self.sb.high_rxt = snd_max;
+        self.sb.rescue_rxt = None;
         if matches!(
             self.alg,
             RecoveryAlgorithm::NewReno | RecoveryAlgorithm::Sack
