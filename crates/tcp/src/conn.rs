@@ -15,8 +15,8 @@ use crate::cc::{AckEvent, Aimd, CongestionControl, CongestionEvent, NoCongestion
 use crate::config::{CongestionAlgorithm, TcpConfig};
 use crate::recovery::{DupAckOutcome, NewAckOutcome, Recovery};
 use crate::recv_buf::RecvBuffer;
-use crate::sack::NextSeg;
 use crate::rtt::RttEstimator;
+use crate::sack::NextSeg;
 use crate::send_buf::SendBuffer;
 use crate::seq::SeqNum;
 use crate::stats::{Stats, TraceEvent, TraceKind};
@@ -515,6 +515,64 @@ impl Connection {
         self.snd_mss
     }
 
+    /// Checks the invariants every state must keep (for fuzzing and property tests):
+    /// SND.UNA <= SND.NXT <= SND.MAX, nothing outstanding beyond the buffered data plus SYN
+    /// and FIN, the receive buffer within its capacity, the advertised edge not behind
+    /// RCV.NXT, and every armed timer within its longest possible delay of `now`.
+    pub fn check_invariants(&self, now: Instant) -> Result<(), String> {
+        if self.snd_una > self.snd_nxt {
+            return Err(format!(
+                "snd_una {} > snd_nxt {}",
+                self.snd_una, self.snd_nxt
+            ));
+        }
+        if self.snd_nxt > self.snd_max {
+            return Err(format!(
+                "snd_nxt {} > snd_max {}",
+                self.snd_nxt, self.snd_max
+            ));
+        }
+        let outstanding = self.snd_max.since(self.snd_una) as usize;
+        if outstanding > self.send_buf.len() + 2 {
+            return Err(format!(
+                "{outstanding} bytes outstanding but only {} buffered",
+                self.send_buf.len()
+            ));
+        }
+        if self.send_buf.len() > self.send_buf.capacity() {
+            return Err("send buffer over capacity".into());
+        }
+        if self.recv_buf.len() + self.recv_buf.window() != self.recv_buf.capacity() {
+            return Err("receive buffer accounting broken".into());
+        }
+        if self.state.is_synchronized() && self.rcv_adv < self.rcv_nxt {
+            return Err(format!(
+                "rcv_adv {} behind rcv_nxt {}",
+                self.rcv_adv, self.rcv_nxt
+            ));
+        }
+        if self.cc.cwnd() == 0 {
+            return Err("cwnd is zero".into());
+        }
+        let longest = self
+            .cfg
+            .rtt
+            .max_rto
+            .max(self.cfg.time_wait)
+            .max(self.cfg.persist_max)
+            .max(self.cfg.ack.delayed_ack)
+            .max(self.rtt.rto());
+        if let Some(t) = self.poll_timeout() {
+            if t.saturating_since(now) > longest {
+                return Err(format!("timer {t:?} too far beyond {now:?}"));
+            }
+        }
+        if self.state == State::Closed && self.poll_timeout().is_some() {
+            return Err("timer armed in CLOSED".into());
+        }
+        Ok(())
+    }
+
     // ------------------------------------------------------------------------------------
     // Timers
 
@@ -733,7 +791,7 @@ impl Connection {
             self.rec.on_other_ack();
             self.update_send_window(seg.seq, seg.ack, wnd);
             self.update_ts_recent(now, seg);
-            self.rcv_nxt += len;
+            self.advance_rcv_nxt(len as u32);
             self.stats.bytes_received += len as u64;
             self.ack_policy_on_data(now, len);
             self.update_timers(now);
@@ -1197,7 +1255,7 @@ impl Connection {
         let had_ooo = self.recv_buf.has_out_of_order();
         match self.recv_buf.insert(offset, data) {
             Ok(advanced) => {
-                self.rcv_nxt += advanced;
+                self.advance_rcv_nxt(advanced as u32);
                 self.stats.bytes_received += advanced as u64;
                 if offset > 0 {
                     // RFC 5681 §4.2: an out-of-order segment is acknowledged at once (the
@@ -1223,6 +1281,16 @@ impl Connection {
             if fin == self.rcv_nxt {
                 self.receive_fin(now, fin);
             }
+        }
+    }
+
+    /// Moves RCV.NXT forward. Data (or a FIN) can arrive past the last advertised edge,
+    /// e.g. on a SYN before we advertised anything, or a FIN into a zero window; the
+    /// advertised edge never lags RCV.NXT.
+    fn advance_rcv_nxt(&mut self, n: u32) {
+        self.rcv_nxt += n;
+        if self.rcv_adv < self.rcv_nxt {
+            self.rcv_adv = self.rcv_nxt;
         }
     }
 
@@ -1262,7 +1330,7 @@ impl Connection {
         }
         self.peer_fin = None;
         self.fin_received = true;
-        self.rcv_nxt += 1u32;
+        self.advance_rcv_nxt(1);
         self.ack_now = true;
         match self.state {
             State::SynReceived | State::Established => self.set_state(now, State::CloseWait),

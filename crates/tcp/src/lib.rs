@@ -10,6 +10,8 @@ pub mod cc;
 pub mod config;
 mod conn;
 pub mod endpoint;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod harness;
 pub mod recovery;
 pub mod recv_buf;

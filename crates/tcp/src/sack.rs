@@ -258,10 +258,19 @@ mod tests {
     fn update_merges_and_clips() {
         let mut sb = Scoreboard::default();
         sb.update(s(1000), s(10000), &blocks(&[(3000, 4000), (6000, 7000)]));
-        sb.update(s(1000), s(10000), &blocks(&[(4000, 5000), (500, 1500), (9000, 12000)]));
+        sb.update(
+            s(1000),
+            s(10000),
+            &blocks(&[(4000, 5000), (500, 1500), (9000, 12000)]),
+        );
         assert_eq!(
             sb.ranges(),
-            &[(s(1000), s(1500)), (s(3000), s(5000)), (s(6000), s(7000)), (s(9000), s(10000))]
+            &[
+                (s(1000), s(1500)),
+                (s(3000), s(5000)),
+                (s(6000), s(7000)),
+                (s(9000), s(10000))
+            ]
         );
         sb.update(s(1000), s(10000), &blocks(&[(1400, 9500)]));
         assert_eq!(sb.ranges(), &[(s(1000), s(10000))]);
@@ -281,7 +290,11 @@ mod tests {
         assert!(sb.is_lost(s(0), 3, mss), "more than 2*SMSS SACKed above");
         // Three discontiguous ranges above count even when small.
         let mut sc = Scoreboard::default();
-        sc.update(s(0), s(10000), &blocks(&[(100, 200), (300, 400), (500, 600)]));
+        sc.update(
+            s(0),
+            s(10000),
+            &blocks(&[(100, 200), (300, 400), (500, 600)]),
+        );
         assert!(sc.is_lost(s(0), 3, mss));
         assert!(!sc.is_lost(s(250), 3, mss));
     }
@@ -295,7 +308,11 @@ mod tests {
         // Hole 0: lost (4000 SACKed above). Above the SACK: 5000 bytes not lost.
         assert_eq!(sb.pipe(s(0), s(10000), 3, mss), 5000);
         sb.high_rxt = s(1000);
-        assert_eq!(sb.pipe(s(0), s(10000), 3, mss), 6000, "the retransmission counts");
+        assert_eq!(
+            sb.pipe(s(0), s(10000), 3, mss),
+            6000,
+            "the retransmission counts"
+        );
     }
 
     #[test]
@@ -307,20 +324,29 @@ mod tests {
         let r = s(8000);
         assert_eq!(
             sb.next_seg(s(0), 3, mss, true, r),
-            Some(NextSeg::Retransmit { seq: s(0), len: 1000 })
+            Some(NextSeg::Retransmit {
+                seq: s(0),
+                len: 1000
+            })
         );
         sb.high_rxt = s(1000);
         assert_eq!(sb.next_seg(s(0), 3, mss, true, r), Some(NextSeg::NewData));
         assert_eq!(
             sb.next_seg(s(0), 3, mss, false, r),
-            Some(NextSeg::Retransmit { seq: s(5000), len: 1000 }),
+            Some(NextSeg::Retransmit {
+                seq: s(5000),
+                len: 1000
+            }),
             "rule 3"
         );
         sb.high_rxt = s(6000);
         // Rule 4: the rescue covers the highest unSACKed data below RecoveryPoint.
         assert_eq!(
             sb.next_seg(s(0), 3, mss, false, r),
-            Some(NextSeg::Rescue { seq: s(7000), len: 1000 })
+            Some(NextSeg::Rescue {
+                seq: s(7000),
+                len: 1000
+            })
         );
         sb.rescue_rxt = Some(r);
         assert_eq!(sb.next_seg(s(0), 3, mss, false, r), None);
