@@ -3,6 +3,7 @@
 //! 1990 diff), and the modern RFC descendants.
 
 use crate::cc::{AimdConfig, SsthreshBase};
+use crate::cubic::CubicConfig;
 use crate::rtt::RttConfig;
 use ackclock_wire::Duration;
 
@@ -51,6 +52,8 @@ pub enum CongestionAlgorithm {
     None,
     /// Slow start and AIMD congestion avoidance (1988 onward).
     Aimd(AimdConfig),
+    /// RFC 9438 CUBIC.
+    Cubic(CubicConfig),
 }
 
 /// When the receiver sends ACKs.
@@ -219,6 +222,16 @@ impl TcpConfig {
         }
     }
 
+    /// CUBIC (RFC 9438) with SACK recovery, timestamps and window scaling, IW10: the
+    /// modern descendant the seeds' AIMD is compared against.
+    pub fn cubic() -> Self {
+        TcpConfig {
+            initial_window: InitialWindow::Rfc6928,
+            congestion: CongestionAlgorithm::Cubic(CubicConfig::default()),
+            ..Self::sack()
+        }
+    }
+
     /// What a current stack does: SACK recovery, timestamps, window scaling, IW10, ABC.
     pub fn modern() -> Self {
         TcpConfig {
@@ -239,6 +252,7 @@ impl TcpConfig {
             "reno" => Self::reno(),
             "newreno" => Self::newreno(),
             "sack" => Self::sack(),
+            "cubic" => Self::cubic(),
             "modern" => Self::modern(),
             _ => return None,
         })
@@ -251,6 +265,7 @@ impl TcpConfig {
         "reno",
         "newreno",
         "sack",
+        "cubic",
         "modern",
     ];
 }

@@ -13,6 +13,7 @@
 
 use crate::cc::{AckEvent, Aimd, CongestionControl, CongestionEvent, NoCongestionControl};
 use crate::config::{CongestionAlgorithm, TcpConfig};
+use crate::cubic::Cubic;
 use crate::recovery::{DupAckOutcome, NewAckOutcome, Recovery};
 use crate::recv_buf::RecvBuffer;
 use crate::rtt::RttEstimator;
@@ -177,6 +178,12 @@ fn make_cc(cfg: &TcpConfig, mss: u32) -> Box<dyn CongestionControl> {
         CongestionAlgorithm::None => Box::new(NoCongestionControl),
         CongestionAlgorithm::Aimd(a) => Box::new(Aimd::new(
             a,
+            cfg.initial_window.bytes(mss),
+            cfg.initial_ssthresh,
+        )),
+        CongestionAlgorithm::Cubic(c) => Box::new(Cubic::new(
+            c,
+            mss,
             cfg.initial_window.bytes(mss),
             cfg.initial_ssthresh,
         )),
@@ -880,7 +887,7 @@ impl Connection {
         self.rto_at = None;
         // The first congestion window and, per RFC 5681 §3.1, ssthresh stay as configured.
         let mss = self.snd_mss;
-        if let CongestionAlgorithm::Aimd(_) = self.cfg.congestion {
+        if !matches!(self.cfg.congestion, CongestionAlgorithm::None) {
             self.cc.set_cwnd(self.cfg.initial_window.bytes(mss));
         }
     }

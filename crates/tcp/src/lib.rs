@@ -9,6 +9,7 @@
 pub mod cc;
 pub mod config;
 mod conn;
+pub mod cubic;
 pub mod endpoint;
 #[doc(hidden)]
 pub mod fuzzing;
