@@ -3,7 +3,7 @@
 //! bench on which the engine's unit, scenario and property tests run, and the shape of the
 //! bulk-transfer benchmark. Deterministic for a given seed.
 
-use crate::{ConnId, Endpoint, EndpointConfig, TcpConfig, TcpError};
+use crate::{ConnId, Endpoint, EndpointConfig, TcpConfig};
 use ackclock_wire::{parse_ipv4_tcp, Duration, Instant, TcpFlags};
 use core::net::{Ipv4Addr, SocketAddrV4};
 use rand::{Rng, SeedableRng};
@@ -327,13 +327,26 @@ impl Harness {
     /// Sends what is ready, then advances to the next event (not past `limit`) and
     /// processes it. Returns false when nothing is left to happen before `limit`.
     pub fn step(&mut self, limit: Instant) -> bool {
+        self.step_with(limit, &mut |_| false).0
+    }
+
+    /// As [`step`](Self::step), running `app` after each packet is handled and before the
+    /// endpoints send what it provoked: an application blocked in a read is woken at once,
+    /// so the ACK it causes already advertises the window its read opened. Returns
+    /// (progressed, app returned true).
+    pub fn step_with(
+        &mut self,
+        limit: Instant,
+        app: &mut dyn FnMut(&mut Harness) -> bool,
+    ) -> (bool, bool) {
+        let mut done = false;
         self.flush();
         let Some(t) = self.next_event() else {
-            return false;
+            return (false, false);
         };
         if t > limit {
             self.now = limit;
-            return false;
+            return (false, false);
         }
         self.now = self.now.max(t);
         // One packet at a time, each followed by the output it provokes, as a host that
@@ -356,22 +369,28 @@ impl Harness {
                 self.a.handle_packet(self.now, &p);
                 self.ba.spare.push(p);
             }
+            done |= app(self);
             self.flush();
         }
         self.a.handle_timeout(self.now);
         self.b.handle_timeout(self.now);
+        done |= app(self);
         self.flush();
-        true
+        (true, done)
     }
 
-    /// Runs until `app` (the application's reads and writes, called before every step)
-    /// returns true, or `limit` passes. Returns whether `app` returned true.
+    /// Runs until `app` (the application's reads and writes, called after every packet and
+    /// timer event) returns true, or `limit` passes. Returns whether `app` returned true.
     pub fn run(&mut self, limit: Instant, mut app: impl FnMut(&mut Harness) -> bool) -> bool {
+        if app(self) {
+            return true;
+        }
         loop {
-            if app(self) {
+            let (progressed, done) = self.step_with(limit, &mut app);
+            if done {
                 return true;
             }
-            if !self.step(limit) {
+            if !progressed {
                 return app(self);
             }
         }
@@ -422,45 +441,43 @@ pub fn bulk_transfer(
     let mut sent = 0usize;
     let mut closed_a = false;
     let mut got = Vec::with_capacity(data.len());
-    let eof = std::cell::Cell::new(false);
+    let mut eof = false;
     let mut rbuf = vec![0u8; 16384];
     let deadline = start + limit;
-    let completed = h.run_until(
-        deadline,
-        |h| {
-            if let Some(c) = h.a.conn_mut(ca) {
-                if sent < data.len() {
-                    if let Ok(n) = c.send(&data[sent..]) {
-                        sent += n;
-                    }
-                }
-                if sent == data.len() && !closed_a && c.is_established() {
-                    let _ = h.a.close(ca);
-                    closed_a = true;
+    let completed = h.run(deadline, |h| {
+        if let Some(c) = h.a.conn_mut(ca) {
+            if sent < data.len() {
+                if let Ok(n) = c.send(&data[sent..]) {
+                    sent += n;
                 }
             }
-            if cb.is_none() {
-                cb = h.b.accept(9);
+            if sent == data.len() && !closed_a && c.is_established() {
+                let _ = h.a.close(ca);
+                closed_a = true;
             }
-            if let Some(id) = cb {
-                if let Some(c) = h.b.conn_mut(id) {
-                    loop {
-                        match c.recv(&mut rbuf) {
-                            Ok(0) => {
-                                eof.set(true);
+        }
+        if cb.is_none() {
+            cb = h.b.accept(9);
+        }
+        if let Some(id) = cb {
+            if let Some(c) = h.b.conn_mut(id) {
+                loop {
+                    match c.recv(&mut rbuf) {
+                        Ok(0) => {
+                            if !eof {
+                                eof = true;
                                 let _ = h.b.close(id);
-                                break;
                             }
-                            Ok(n) => got.extend_from_slice(&rbuf[..n]),
-                            Err(TcpError::WouldBlock) => break,
-                            Err(_) => break,
+                            break;
                         }
+                        Ok(n) => got.extend_from_slice(&rbuf[..n]),
+                        Err(_) => break,
                     }
                 }
             }
-        },
-        |_| eof.get(),
-    );
+        }
+        eof
+    });
     let sender = h.a.conn(ca).map(|c| c.stats()).unwrap_or_default();
     let receiver = cb
         .and_then(|id| h.b.conn(id).map(|c| c.stats()))
