@@ -297,3 +297,249 @@ mod tests {
         );
     }
 }
+
+/// Field overrides on top of a preset, as scenario files and command-line flags spell them.
+/// Every field is optional; `apply` changes only those given.
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Overrides {
+    pub mss: Option<u16>,
+    pub send_buffer_bytes: Option<usize>,
+    pub recv_buffer_bytes: Option<usize>,
+    /// Initial window in segments, or "rfc3390" / "rfc6928" via `initial_window_rfc`.
+    pub initial_window_segments: Option<u32>,
+    pub initial_window_rfc: Option<u32>,
+    pub initial_ssthresh_bytes: Option<u32>,
+    /// "jacobson" or "rfc793".
+    pub rtt_estimator: Option<String>,
+    /// k of `rto = srtt + k * rttvar` (Jacobson).
+    pub rto_k: Option<u32>,
+    pub rfc793_alpha: Option<f64>,
+    pub rfc793_beta: Option<f64>,
+    pub rto_min_ms: Option<f64>,
+    pub rto_max_ms: Option<f64>,
+    pub rto_initial_ms: Option<f64>,
+    pub clock_granularity_ms: Option<f64>,
+    /// ACK every N full-sized segments.
+    pub ack_every: Option<u32>,
+    pub delayed_ack_ms: Option<f64>,
+    pub quickack: Option<bool>,
+    pub nagle: Option<bool>,
+    pub sack: Option<bool>,
+    pub timestamps: Option<bool>,
+    pub window_scale: Option<bool>,
+    /// "timeout_only", "tahoe", "reno", "newreno", "sack".
+    pub recovery: Option<String>,
+    /// "none", "aimd" (alias "reno"), "cubic".
+    pub cc: Option<String>,
+    /// AIMD multiplicative decrease d (0.5; Jain's 0.875).
+    pub decrease: Option<f64>,
+    /// AIMD additive increase u in segments per RTT.
+    pub increase: Option<f64>,
+    /// RFC 3465 byte counting limit L (0 turns ABC off).
+    pub abc: Option<u32>,
+    /// "window" (the 1990 diff: min(snd_wnd, cwnd)/2) or "flight" (RFC 5681).
+    pub ssthresh_base: Option<String>,
+    pub dupack_threshold: Option<u32>,
+    pub limited_transmit: Option<bool>,
+    pub max_retransmits: Option<u32>,
+    pub time_wait_ms: Option<f64>,
+    pub header_prediction: Option<bool>,
+    pub idle_restart: Option<bool>,
+}
+
+fn ms(v: f64) -> Duration {
+    Duration::from_secs_f64(v / 1000.0)
+}
+
+impl Overrides {
+    /// Applies the given fields; errors name the field and the values it accepts.
+    pub fn apply(&self, c: &mut TcpConfig) -> Result<(), String> {
+        use crate::cubic::CubicConfig;
+        use crate::rtt::RttAlgorithm;
+        if let Some(v) = self.mss {
+            if v < 64 {
+                return Err(format!("mss = {v}: must be at least 64"));
+            }
+            c.mss = v;
+        }
+        if let Some(v) = self.send_buffer_bytes {
+            c.send_buffer_bytes = v.max(1);
+        }
+        if let Some(v) = self.recv_buffer_bytes {
+            c.recv_buffer_bytes = v.max(1);
+        }
+        if let Some(v) = self.initial_window_segments {
+            c.initial_window = InitialWindow::Segments(v.max(1));
+        }
+        match self.initial_window_rfc {
+            None => {}
+            Some(3390) => c.initial_window = InitialWindow::Rfc3390,
+            Some(6928) => c.initial_window = InitialWindow::Rfc6928,
+            Some(v) => return Err(format!("initial_window_rfc = {v}: expected 3390 or 6928")),
+        }
+        if let Some(v) = self.initial_ssthresh_bytes {
+            c.initial_ssthresh = v;
+        }
+        match self.rtt_estimator.as_deref() {
+            None => {}
+            Some("jacobson") if !matches!(c.rtt.algorithm, RttAlgorithm::Jacobson { .. }) => {
+                c.rtt.algorithm = RttAlgorithm::Jacobson { k: 4 };
+            }
+            Some("jacobson") => {}
+            Some("rfc793") if !matches!(c.rtt.algorithm, RttAlgorithm::Rfc793 { .. }) => {
+                c.rtt.algorithm = RttAlgorithm::Rfc793 {
+                    alpha: 0.9,
+                    beta: 2.0,
+                };
+            }
+            Some("rfc793") => {}
+            Some(v) => {
+                return Err(format!(
+                    "rtt_estimator = {v:?}: expected \"jacobson\" or \"rfc793\""
+                ))
+            }
+        }
+        if let Some(k) = self.rto_k {
+            c.rtt.algorithm = RttAlgorithm::Jacobson { k: k.max(1) };
+        }
+        if self.rfc793_alpha.is_some() || self.rfc793_beta.is_some() {
+            let (mut a, mut b) = match c.rtt.algorithm {
+                RttAlgorithm::Rfc793 { alpha, beta } => (alpha, beta),
+                _ => (0.9, 2.0),
+            };
+            if let Some(v) = self.rfc793_alpha {
+                if !(0.0..1.0).contains(&v) {
+                    return Err(format!("rfc793_alpha = {v}: must be in [0, 1)"));
+                }
+                a = v;
+            }
+            if let Some(v) = self.rfc793_beta {
+                if v < 1.0 {
+                    return Err(format!("rfc793_beta = {v}: must be at least 1"));
+                }
+                b = v;
+            }
+            c.rtt.algorithm = RttAlgorithm::Rfc793 { alpha: a, beta: b };
+        }
+        if let Some(v) = self.rto_min_ms {
+            c.rtt.min_rto = ms(v);
+        }
+        if let Some(v) = self.rto_max_ms {
+            c.rtt.max_rto = ms(v);
+        }
+        if let Some(v) = self.rto_initial_ms {
+            c.rtt.initial_rto = ms(v);
+        }
+        if let Some(v) = self.clock_granularity_ms {
+            c.rtt.granularity = ms(v);
+        }
+        if let Some(v) = self.ack_every {
+            if !(1..=64).contains(&v) {
+                return Err(format!("ack_every = {v}: expected 1..=64"));
+            }
+            c.ack.segments_per_ack = v;
+        }
+        if let Some(v) = self.delayed_ack_ms {
+            c.ack.delayed_ack = ms(v);
+        }
+        if let Some(v) = self.quickack {
+            c.ack.quickack = v;
+        }
+        if let Some(v) = self.nagle {
+            c.nagle = v;
+        }
+        if let Some(v) = self.sack {
+            c.sack = v;
+        }
+        if let Some(v) = self.timestamps {
+            c.timestamps = v;
+        }
+        if let Some(v) = self.window_scale {
+            c.window_scale = v;
+        }
+        match self.recovery.as_deref() {
+            None => {}
+            Some("timeout_only") => c.recovery = RecoveryAlgorithm::TimeoutOnly,
+            Some("tahoe") => c.recovery = RecoveryAlgorithm::Tahoe,
+            Some("reno") => c.recovery = RecoveryAlgorithm::Reno,
+            Some("newreno") => c.recovery = RecoveryAlgorithm::NewReno,
+            Some("sack") => {
+                c.recovery = RecoveryAlgorithm::Sack;
+                c.sack = true;
+            }
+            Some(v) => {
+                return Err(format!(
+                    "recovery = {v:?}: expected one of timeout_only, tahoe, reno, newreno, sack"
+                ))
+            }
+        }
+        match self.cc.as_deref() {
+            None => {}
+            Some("none") => c.congestion = CongestionAlgorithm::None,
+            Some("aimd") | Some("reno")
+                if !matches!(c.congestion, CongestionAlgorithm::Aimd(_)) =>
+            {
+                c.congestion = CongestionAlgorithm::Aimd(AimdConfig::default());
+            }
+            Some("aimd") | Some("reno") => {}
+            Some("cubic") => c.congestion = CongestionAlgorithm::Cubic(CubicConfig::default()),
+            Some(v) => return Err(format!("cc = {v:?}: expected one of none, aimd, cubic")),
+        }
+        let aimd_fields = self.decrease.is_some()
+            || self.increase.is_some()
+            || self.abc.is_some()
+            || self.ssthresh_base.is_some();
+        if aimd_fields {
+            let CongestionAlgorithm::Aimd(a) = &mut c.congestion else {
+                return Err(
+                    "decrease/increase/abc/ssthresh_base apply to cc = \"aimd\" only".into(),
+                );
+            };
+            if let Some(v) = self.decrease {
+                if !(0.0..1.0).contains(&v) || v == 0.0 {
+                    return Err(format!("decrease = {v}: must be in (0, 1)"));
+                }
+                a.decrease = v;
+            }
+            if let Some(v) = self.increase {
+                if v < 0.0 {
+                    return Err(format!("increase = {v}: must not be negative"));
+                }
+                a.increase_segments = v;
+            }
+            if let Some(v) = self.abc {
+                a.abc_limit_segments = (v > 0).then_some(v);
+            }
+            match self.ssthresh_base.as_deref() {
+                None => {}
+                Some("window") => a.ssthresh_base = SsthreshBase::Window,
+                Some("flight") => a.ssthresh_base = SsthreshBase::FlightSize,
+                Some(v) => {
+                    return Err(format!(
+                        "ssthresh_base = {v:?}: expected \"window\" or \"flight\""
+                    ))
+                }
+            }
+        }
+        if let Some(v) = self.dupack_threshold {
+            c.dupack_threshold = v.max(1);
+        }
+        if let Some(v) = self.limited_transmit {
+            c.limited_transmit = v;
+        }
+        if let Some(v) = self.max_retransmits {
+            c.max_retransmits = v;
+        }
+        if let Some(v) = self.time_wait_ms {
+            c.time_wait = ms(v);
+        }
+        if let Some(v) = self.header_prediction {
+            c.header_prediction = v;
+        }
+        if let Some(v) = self.idle_restart {
+            c.idle_restart = v;
+        }
+        Ok(())
+    }
+}

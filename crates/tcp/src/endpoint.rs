@@ -118,6 +118,9 @@ pub struct Endpoint {
     next_port: u16,
     round_robin: usize,
     stats: EndpointStats,
+    /// Statistics of connections removed by the endpoint itself (after TIME-WAIT, or once
+    /// released and closed), kept until a driver collects them.
+    reaped: Vec<(ConnId, crate::Stats)>,
 }
 
 impl Endpoint {
@@ -133,6 +136,7 @@ impl Endpoint {
             next_port,
             round_robin: 0,
             stats: EndpointStats::default(),
+            reaped: Vec::new(),
         }
     }
 
@@ -298,6 +302,11 @@ impl Endpoint {
                 )
             })
         })
+    }
+
+    /// Final statistics of connections the endpoint removed on its own since the last call.
+    pub fn take_reaped(&mut self) -> Vec<(ConnId, crate::Stats)> {
+        std::mem::take(&mut self.reaped)
     }
 
     /// Closes our side and lets the endpoint remove the connection once it is fully closed
@@ -550,7 +559,11 @@ impl Endpoint {
                     index: i as u32,
                     generation: s.generation,
                 };
-                self.remove(id);
+                if let Some(conn) = self.remove(id) {
+                    if self.reaped.len() < 4096 {
+                        self.reaped.push((id, conn.stats()));
+                    }
+                }
             }
         }
     }

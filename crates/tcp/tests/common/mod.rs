@@ -1,0 +1,571 @@
+//! Packetdrill-style helpers for the conformance tests: one `Endpoint` under test, driven
+//! by hand-built segments from a scripted peer that tracks its own sequence space.
+//!
+//! The engine under test lives at `ENGINE_ADDR`; the scripted peer at `PEER_ADDR`. Every
+//! packet the engine emits is parsed (and its checksums verified) into a [`Seg`].
+
+#![allow(dead_code)]
+
+use ackclock_tcp::{ConnId, Connection, Endpoint, EndpointConfig, State, TcpConfig};
+use ackclock_wire::tcp::Timestamps;
+use ackclock_wire::{
+    parse_ipv4_tcp, write_ipv4_tcp, Duration, Instant, Ipv4Header, TcpFlags, TcpHeader, TcpOptions,
+};
+use core::net::{Ipv4Addr, SocketAddrV4};
+
+pub const ENGINE_ADDR: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 1);
+pub const PEER_ADDR: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 2);
+/// Port the engine listens on (passive opens).
+pub const SERVER_PORT: u16 = 8080;
+/// Port the scripted peer uses.
+pub const PEER_PORT: u16 = 40000;
+/// Local port of the engine's active opens.
+pub const CLIENT_PORT: u16 = 50000;
+/// The peer's initial sequence number.
+pub const PEER_ISS: u32 = 1_000_000;
+/// Base of the peer's timestamp clock (TSval = base + milliseconds of `now`).
+pub const PEER_TS_BASE: u32 = 5_000;
+
+pub const SYN: TcpFlags = TcpFlags::SYN;
+pub const ACK: TcpFlags = TcpFlags::ACK;
+pub const FIN: TcpFlags = TcpFlags::FIN;
+pub const RST: TcpFlags = TcpFlags::RST;
+pub const PSH: TcpFlags = TcpFlags::PSH;
+
+pub fn ms(v: u64) -> Duration {
+    Duration::from_millis(v)
+}
+pub fn secs(v: u64) -> Duration {
+    Duration::from_secs(v)
+}
+/// An instant `v` milliseconds after the epoch.
+pub fn at_ms(v: u64) -> Instant {
+    Instant::from_nanos(v * 1_000_000)
+}
+
+/// Deterministic payload bytes.
+pub fn data(n: usize) -> Vec<u8> {
+    (0..n).map(|i| (i * 31 + i / 253) as u8).collect()
+}
+
+/// `a <= b` in 32-bit sequence space.
+pub fn seq_le(a: u32, b: u32) -> bool {
+    (b.wrapping_sub(a) as i32) >= 0
+}
+/// `a < b` in 32-bit sequence space.
+pub fn seq_lt(a: u32, b: u32) -> bool {
+    (b.wrapping_sub(a) as i32) > 0
+}
+
+/// A config where neither congestion control nor Nagle limits what the sender sends, so
+/// tests see flow control and the ACK policy alone.
+pub fn cfg_unlimited() -> TcpConfig {
+    TcpConfig {
+        congestion: ackclock_tcp::CongestionAlgorithm::None,
+        nagle: false,
+        ..TcpConfig::newreno()
+    }
+}
+
+/// Options of a SYN: MSS and, optionally, window scale, SACK-permitted and timestamps
+/// (the TSval is filled in when the SYN is sent).
+pub fn syn_opts(mss: Option<u16>, ws: Option<u8>, sack: bool, ts: bool) -> TcpOptions {
+    TcpOptions {
+        mss,
+        window_scale: ws,
+        sack_permitted: sack,
+        timestamps: ts.then_some(Timestamps { tsval: 0, tsecr: 0 }),
+        ..TcpOptions::NONE
+    }
+}
+
+/// One segment the engine emitted, parsed.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Seg {
+    pub src: SocketAddrV4,
+    pub dst: SocketAddrV4,
+    pub seq: u32,
+    pub ack: u32,
+    pub flags: TcpFlags,
+    pub window: u16,
+    pub opts: TcpOptions,
+    pub payload: Vec<u8>,
+}
+
+impl core::fmt::Debug for Seg {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "{}>{} {} seq={} ack={} win={} len={}",
+            self.src.port(),
+            self.dst.port(),
+            self.flags,
+            self.seq,
+            self.ack,
+            self.window,
+            self.payload.len()
+        )?;
+        let o = &self.opts;
+        if let Some(m) = o.mss {
+            write!(f, " mss={m}")?;
+        }
+        if let Some(w) = o.window_scale {
+            write!(f, " ws={w}")?;
+        }
+        if o.sack_permitted {
+            write!(f, " sackOK")?;
+        }
+        if let Some(t) = o.timestamps {
+            write!(f, " ts={}/{}", t.tsval, t.tsecr)?;
+        }
+        if !o.sack.is_empty() {
+            write!(f, " sack={:?}", self.sack())?;
+        }
+        Ok(())
+    }
+}
+
+impl Seg {
+    pub fn has(&self, f: TcpFlags) -> bool {
+        self.flags.contains(f)
+    }
+    /// Only ACK (PSH allowed), no data, no SYN/FIN/RST.
+    pub fn is_pure_ack(&self) -> bool {
+        self.flags.without(PSH) == ACK && self.payload.is_empty()
+    }
+    pub fn seq_len(&self) -> u32 {
+        self.payload.len() as u32 + u32::from(self.has(SYN)) + u32::from(self.has(FIN))
+    }
+    /// First sequence number after the segment.
+    pub fn end(&self) -> u32 {
+        self.seq.wrapping_add(self.seq_len())
+    }
+    pub fn tsval(&self) -> Option<u32> {
+        self.opts.timestamps.map(|t| t.tsval)
+    }
+    pub fn tsecr(&self) -> Option<u32> {
+        self.opts.timestamps.map(|t| t.tsecr)
+    }
+    /// SACK blocks as (left, right) pairs in the order sent.
+    pub fn sack(&self) -> Vec<(u32, u32)> {
+        self.opts.sack.iter().map(|b| (b.left, b.right)).collect()
+    }
+}
+
+/// Parses a packet the engine sent; panics if it is not a valid IPv4/TCP packet (the
+/// engine must never emit one).
+pub fn parse(bytes: &[u8]) -> Seg {
+    let p = parse_ipv4_tcp(bytes).expect("engine emitted an invalid packet");
+    let t = &p.tcp;
+    Seg {
+        src: SocketAddrV4::new(p.ip.src(), t.src_port()),
+        dst: SocketAddrV4::new(p.ip.dst(), t.dst_port()),
+        seq: t.seq(),
+        ack: t.ack(),
+        flags: t.flags(),
+        window: t.window(),
+        opts: t.options().expect("engine emitted malformed options"),
+        payload: t.payload().to_vec(),
+    }
+}
+
+/// A segment to inject, with every field visible.
+#[derive(Clone, Debug)]
+pub struct Out {
+    pub src: SocketAddrV4,
+    pub dst: SocketAddrV4,
+    pub seq: u32,
+    pub ack: u32,
+    pub flags: TcpFlags,
+    pub window: u16,
+    pub opts: TcpOptions,
+    pub payload: Vec<u8>,
+}
+
+impl Out {
+    pub fn bytes(&self) -> Vec<u8> {
+        build(
+            self.src,
+            self.dst,
+            &TcpHeader {
+                src_port: self.src.port(),
+                dst_port: self.dst.port(),
+                seq: self.seq,
+                ack: if self.flags.contains(ACK) {
+                    self.ack
+                } else {
+                    0
+                },
+                flags: self.flags,
+                window: self.window,
+                urgent: 0,
+                options: self.opts,
+            },
+            &self.payload,
+        )
+    }
+    pub fn seq(mut self, s: u32) -> Self {
+        self.seq = s;
+        self
+    }
+    pub fn ack(mut self, a: u32) -> Self {
+        self.ack = a;
+        self
+    }
+    pub fn window(mut self, w: u16) -> Self {
+        self.window = w;
+        self
+    }
+    pub fn payload(mut self, p: &[u8]) -> Self {
+        self.payload = p.to_vec();
+        self
+    }
+    pub fn opts(mut self, o: TcpOptions) -> Self {
+        self.opts = o;
+        self
+    }
+    pub fn no_ts(mut self) -> Self {
+        self.opts.timestamps = None;
+        self
+    }
+    pub fn tsval(mut self, v: u32) -> Self {
+        let ecr = self.opts.timestamps.map(|t| t.tsecr).unwrap_or(0);
+        self.opts.timestamps = Some(Timestamps {
+            tsval: v,
+            tsecr: ecr,
+        });
+        self
+    }
+    pub fn src_port(mut self, p: u16) -> Self {
+        self.src.set_port(p);
+        self
+    }
+    pub fn dst_port(mut self, p: u16) -> Self {
+        self.dst.set_port(p);
+        self
+    }
+}
+
+/// A complete IPv4 packet with valid checksums.
+pub fn build(src: SocketAddrV4, dst: SocketAddrV4, h: &TcpHeader, payload: &[u8]) -> Vec<u8> {
+    let mut buf = vec![0u8; 65536];
+    let ip = Ipv4Header::new(*src.ip(), *dst.ip(), ackclock_wire::IPPROTO_TCP);
+    let n = write_ipv4_tcp(&mut buf, &ip, h, payload).expect("test packet fits");
+    buf.truncate(n);
+    buf
+}
+
+/// The scripted peer and the endpoint under test.
+pub struct Peer {
+    pub ep: Endpoint,
+    pub now: Instant,
+    /// The engine's connection, once there is one.
+    pub id: Option<ConnId>,
+    /// The peer's address (the engine's remote).
+    pub me: SocketAddrV4,
+    /// The engine's address.
+    pub them: SocketAddrV4,
+    /// The peer's next sequence number to send.
+    pub snd_nxt: u32,
+    /// What the peer acknowledges: the next byte it expects from the engine.
+    pub rcv_nxt: u32,
+    /// Window field the peer advertises.
+    pub window: u16,
+    /// The peer sends timestamps on every segment (set when both SYNs carried them).
+    pub ts: bool,
+    /// The latest TSval seen from the engine (the peer's echo).
+    pub ts_recent: u32,
+    /// Everything the engine emitted, with the time.
+    pub log: Vec<(Instant, Seg)>,
+    buf: Vec<u8>,
+}
+
+impl Peer {
+    /// An endpoint under test with no connection yet, the peer at `PEER_PORT`.
+    pub fn new() -> Self {
+        Self::with_endpoint(Endpoint::new(EndpointConfig::new(ENGINE_ADDR, [7u8; 16])))
+    }
+
+    pub fn with_endpoint(ep: Endpoint) -> Self {
+        Peer {
+            ep,
+            now: at_ms(1_000),
+            id: None,
+            me: SocketAddrV4::new(PEER_ADDR, PEER_PORT),
+            them: SocketAddrV4::new(ENGINE_ADDR, SERVER_PORT),
+            snd_nxt: PEER_ISS,
+            rcv_nxt: 0,
+            window: 65535,
+            ts: false,
+            ts_recent: 0,
+            log: Vec::new(),
+            buf: vec![0u8; 65536],
+        }
+    }
+
+    /// The peer's timestamp clock.
+    pub fn ts_now(&self) -> u32 {
+        PEER_TS_BASE.wrapping_add((self.now.as_nanos() / 1_000_000) as u32)
+    }
+
+    /// A segment from the peer with the tracked sequence, acknowledgment and window, and a
+    /// timestamp when the peer uses them.
+    pub fn out(&self, flags: TcpFlags) -> Out {
+        let mut opts = TcpOptions::NONE;
+        if self.ts {
+            opts.timestamps = Some(Timestamps {
+                tsval: self.ts_now(),
+                tsecr: self.ts_recent,
+            });
+        }
+        Out {
+            src: self.me,
+            dst: self.them,
+            seq: self.snd_nxt,
+            ack: self.rcv_nxt,
+            flags,
+            window: self.window,
+            opts,
+            payload: Vec::new(),
+        }
+    }
+
+    /// Feeds raw bytes to the endpoint and returns what it sends in response.
+    pub fn inject_raw(&mut self, bytes: &[u8]) -> Vec<Seg> {
+        self.ep.handle_packet(self.now, bytes);
+        self.drain()
+    }
+
+    /// Feeds a segment to the endpoint and returns what it sends in response.
+    pub fn inject(&mut self, o: &Out) -> Vec<Seg> {
+        let b = o.bytes();
+        self.inject_raw(&b)
+    }
+
+    /// Everything the endpoint wants to send now.
+    pub fn drain(&mut self) -> Vec<Seg> {
+        let mut v = Vec::new();
+        for _ in 0..10_000 {
+            let Some(t) = self.ep.poll_transmit(self.now, &mut self.buf) else {
+                return v;
+            };
+            let s = parse(&self.buf[..t.len]);
+            if let Some(ts) = s.opts.timestamps {
+                self.ts_recent = ts.tsval;
+            }
+            self.log.push((self.now, s.clone()));
+            v.push(s);
+        }
+        panic!("endpoint never stops sending");
+    }
+
+    /// Runs every timer that falls due up to `now + d`, in order, collecting what the
+    /// endpoint sends and when. Ends with `now` advanced by `d`.
+    pub fn advance(&mut self, d: Duration) -> Vec<(Instant, Seg)> {
+        let end = self.now + d;
+        self.advance_to(end)
+    }
+
+    pub fn advance_to(&mut self, end: Instant) -> Vec<(Instant, Seg)> {
+        let mut out = Vec::new();
+        let mut spins = 0;
+        while let Some(t) = self.ep.poll_timeout() {
+            if t > end {
+                break;
+            }
+            spins += 1;
+            assert!(spins < 100_000, "timer livelock at {t:?}");
+            self.now = self.now.max(t);
+            self.ep.handle_timeout(self.now);
+            for s in self.drain() {
+                out.push((self.now, s));
+            }
+        }
+        self.now = self.now.max(end);
+        out
+    }
+
+    pub fn conn(&self) -> &Connection {
+        self.ep
+            .conn(self.id.expect("no connection"))
+            .expect("connection was removed")
+    }
+    pub fn conn_mut(&mut self) -> &mut Connection {
+        self.ep
+            .conn_mut(self.id.expect("no connection"))
+            .expect("connection was removed")
+    }
+    /// The engine's connection, if it still exists.
+    pub fn try_conn(&self) -> Option<&Connection> {
+        self.id.and_then(|id| self.ep.conn(id))
+    }
+    pub fn state(&self) -> State {
+        self.conn().state()
+    }
+    /// Engine's (snd_una, snd_nxt, snd_max) as raw numbers.
+    pub fn engine_snd(&self) -> (u32, u32, u32) {
+        let (a, b, c) = self.conn().send_sequence();
+        (a.get(), b.get(), c.get())
+    }
+    /// Engine's RCV.NXT.
+    pub fn engine_rcv_nxt(&self) -> u32 {
+        self.conn().recv_sequence().0.get()
+    }
+
+    /// The application writes; returns what goes out at once.
+    pub fn app_send(&mut self, d: &[u8]) -> Vec<Seg> {
+        let n = self.conn_mut().send(d).expect("send");
+        assert_eq!(n, d.len(), "send buffer full");
+        self.drain()
+    }
+
+    /// The application reads everything available.
+    pub fn app_read(&mut self) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut b = vec![0u8; 65536];
+        loop {
+            match self.conn_mut().recv(&mut b) {
+                Ok(0) => break,
+                Ok(n) => out.extend_from_slice(&b[..n]),
+                Err(_) => break,
+            }
+        }
+        out
+    }
+
+    /// The peer's in-order receiver: RCV.NXT advances over segments that start at (or
+    /// before) it.
+    pub fn absorb(&mut self, segs: &[Seg]) {
+        let mut v: Vec<&Seg> = segs.iter().filter(|s| !s.has(RST)).collect();
+        v.sort_by_key(|s| s.seq.wrapping_sub(self.rcv_nxt));
+        for s in v {
+            if seq_le(s.seq, self.rcv_nxt) && seq_lt(self.rcv_nxt, s.end()) {
+                self.rcv_nxt = s.end();
+            }
+        }
+    }
+
+    /// The peer sends `d` at its SND.NXT (with ACK) and advances SND.NXT.
+    pub fn send_data(&mut self, d: &[u8]) -> Vec<Seg> {
+        let o = self.out(ACK | PSH).payload(d);
+        self.snd_nxt = self.snd_nxt.wrapping_add(d.len() as u32);
+        self.inject(&o)
+    }
+
+    /// A pure ACK of everything the peer has received.
+    pub fn send_ack(&mut self) -> Vec<Seg> {
+        let o = self.out(ACK);
+        self.inject(&o)
+    }
+
+    /// The peer's FIN (with ACK).
+    pub fn send_fin(&mut self) -> Vec<Seg> {
+        let o = self.out(FIN | ACK);
+        self.snd_nxt = self.snd_nxt.wrapping_add(1);
+        self.inject(&o)
+    }
+
+    // ---------------------------------------------------------------------------------
+    // Handshakes
+
+    /// The engine listens on `SERVER_PORT` with `cfg`; the peer's SYN carries `opts`.
+    /// Returns the engine's SYN,ACK. The connection is in SYN-RECEIVED afterwards and
+    /// `id` points at it.
+    pub fn syn_to_listener(&mut self, cfg: TcpConfig, opts: TcpOptions) -> Seg {
+        self.ep
+            .listen(SERVER_PORT, cfg, 16)
+            .expect("listen on a fresh endpoint");
+        let mut o = self.out(SYN).opts(opts);
+        if let Some(ts) = o.opts.timestamps.as_mut() {
+            ts.tsval = self.ts_now();
+            ts.tsecr = 0;
+        }
+        let out = self.inject(&o);
+        self.snd_nxt = PEER_ISS.wrapping_add(1);
+        assert_eq!(out.len(), 1, "one SYN,ACK expected, got {out:?}");
+        let synack = out[0].clone();
+        assert_eq!(synack.flags, SYN | ACK, "{synack:?}");
+        self.rcv_nxt = synack.seq.wrapping_add(1);
+        self.ts = opts.timestamps.is_some() && synack.opts.timestamps.is_some();
+        self.id = self
+            .ep
+            .connections()
+            .find(|(_, c)| c.remote() == self.me)
+            .map(|(id, _)| id);
+        synack
+    }
+
+    /// Passive open: LISTEN, the peer's SYN (with `opts`), the engine's SYN,ACK, the peer's
+    /// ACK, then the application accepts. Returns the peer and the SYN,ACK.
+    pub fn passive(cfg: TcpConfig, opts: TcpOptions) -> (Peer, Seg) {
+        let mut p = Peer::new();
+        let synack = p.syn_to_listener(cfg, opts);
+        let out = p.send_ack();
+        // At most a window update (the SYN,ACK could not advertise a scaled window).
+        assert!(
+            out.iter().all(|s| s.is_pure_ack() && s.ack == p.snd_nxt),
+            "only a window update may follow the third ACK: {out:?}"
+        );
+        let id =
+            p.ep.accept(SERVER_PORT)
+                .expect("accept after the handshake");
+        assert_eq!(Some(id), p.id);
+        assert_eq!(p.state(), State::Established);
+        (p, synack)
+    }
+
+    /// Passive open with a plain peer (MSS 1460, no other options).
+    pub fn established(cfg: TcpConfig) -> Peer {
+        Self::passive(cfg, syn_opts(Some(1460), None, false, false)).0
+    }
+
+    /// Active open from the engine: returns the peer (in SYN-SENT at the engine) and the
+    /// engine's SYN.
+    pub fn connect(cfg: TcpConfig) -> (Peer, Seg) {
+        let mut p = Peer::new();
+        p.them = SocketAddrV4::new(ENGINE_ADDR, CLIENT_PORT);
+        let id =
+            p.ep.connect_from_port(p.now, CLIENT_PORT, p.me, cfg)
+                .expect("connect");
+        p.id = Some(id);
+        assert_eq!(p.state(), State::SynSent);
+        let out = p.drain();
+        assert_eq!(out.len(), 1, "one SYN expected: {out:?}");
+        let syn = out[0].clone();
+        assert_eq!(syn.flags, SYN, "{syn:?}");
+        p.rcv_nxt = syn.seq.wrapping_add(1);
+        (p, syn)
+    }
+
+    /// The peer answers the engine's SYN with a SYN,ACK carrying `opts`; returns the
+    /// engine's answer.
+    pub fn send_synack(&mut self, opts: TcpOptions) -> Vec<Seg> {
+        let mut o = self.out(SYN | ACK).opts(opts);
+        if let Some(ts) = o.opts.timestamps.as_mut() {
+            ts.tsval = self.ts_now();
+            ts.tsecr = self.ts_recent;
+        }
+        let syn_ts = o.opts.timestamps.is_some();
+        let out = self.inject(&o);
+        self.snd_nxt = PEER_ISS.wrapping_add(1);
+        self.ts = syn_ts && self.conn().stats().timestamps_enabled;
+        out
+    }
+
+    /// Active open completed: the engine's SYN, the peer's SYN,ACK (with `opts`), the
+    /// engine's ACK.
+    pub fn active(cfg: TcpConfig, opts: TcpOptions) -> (Peer, Seg) {
+        let (mut p, syn) = Self::connect(cfg);
+        let out = p.send_synack(opts);
+        assert_eq!(p.state(), State::Established);
+        assert_eq!(out.len(), 1, "one ACK expected: {out:?}");
+        assert!(out[0].is_pure_ack(), "{:?}", out[0]);
+        (p, syn)
+    }
+}
+
+impl Default for Peer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
