@@ -1,2 +1,13 @@
-//! `ackclock-sim`: the deterministic discrete-event network (see DESIGN.md). Not yet
-//! written.
+//! `ackclock-sim`: the deterministic discrete-event network that runs the unchanged
+//! ackclock TCP (DESIGN.md). Same scenario and seed, same bytes out.
+
+pub mod app;
+pub mod build;
+pub mod net;
+pub mod packet;
+pub mod results;
+pub mod scenario;
+
+pub use build::{build, component_seed, Simulation};
+pub use results::{RunResult, RunSummary};
+pub use scenario::{Scenario, ScenarioError};

@@ -1,0 +1,455 @@
+//! Turns a [`Scenario`] into a [`Network`] ready to run, and runs it.
+
+use crate::app::{Amount, BulkSender, EchoServer, RequestClient, RequestServer, Sink};
+use crate::net::{CpuModel, CrossKind, CrossSource, Network, NodeId};
+use crate::results::{FlowInfo, RunResult};
+use crate::scenario::{
+    AppSpec, CpuSpec, CrossTraffic, LinkParams, NodeKind, PairFlows, Scenario, Topology,
+};
+use ackclock_gateway::{QdiscConfig, DEFAULT_DROP_TAIL};
+use ackclock_tcp::{Endpoint, EndpointConfig, TcpConfig};
+use ackclock_wire::pcap::PcapWriter;
+use ackclock_wire::{Duration, Instant};
+use core::net::{Ipv4Addr, SocketAddrV4};
+use rand::SeedableRng;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// Derives an independent seed for one component from the run seed and a label, so that
+/// adding a flow or a link never changes another component's random draws.
+pub fn component_seed(seed: u64, label: &str) -> u64 {
+    // FNV-1a over the label, mixed with the seed by SplitMix64.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in label.as_bytes() {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    let mut z = seed ^ h;
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Resolved node list: (name, kind, explicit address, cpu).
+struct NodeDef {
+    name: String,
+    kind: NodeKind,
+    addr: Option<Ipv4Addr>,
+    cpu: Option<CpuSpec>,
+}
+
+struct LinkDef {
+    a: String,
+    b: String,
+    params: LinkParams,
+}
+
+struct FlowDef {
+    name: String,
+    from: String,
+    to: String,
+    port: Option<u16>,
+    start_s: f64,
+    sender: TcpConfig,
+    receiver: TcpConfig,
+    app: AppSpec,
+}
+
+fn expand(s: &Scenario) -> (Vec<NodeDef>, Vec<LinkDef>, Vec<FlowDef>) {
+    let mut nodes: Vec<NodeDef> = s
+        .node
+        .iter()
+        .map(|n| NodeDef {
+            name: n.name.get_ref().clone(),
+            kind: n.kind,
+            addr: n.addr.as_ref().and_then(|a| a.get_ref().parse().ok()),
+            cpu: n.cpu,
+        })
+        .collect();
+    let mut links: Vec<LinkDef> = s
+        .link
+        .iter()
+        .map(|l| LinkDef {
+            a: l.a.get_ref().clone(),
+            b: l.b.get_ref().clone(),
+            params: l.params.clone(),
+        })
+        .collect();
+    let mut flows: Vec<FlowDef> = Vec::new();
+    let host = |name: String| NodeDef {
+        name,
+        kind: NodeKind::Host,
+        addr: None,
+        cpu: None,
+    };
+    let router = |name: String| NodeDef {
+        name,
+        kind: NodeKind::Router,
+        addr: None,
+        cpu: None,
+    };
+    let link = |a: &str, b: &str, p: &LinkParams| LinkDef {
+        a: a.into(),
+        b: b.into(),
+        params: p.clone(),
+    };
+    match &s.topology {
+        Some(Topology::Dumbbell {
+            pairs,
+            access,
+            bottleneck,
+            flows: pf,
+        }) => {
+            nodes.push(router("gw_left".into()));
+            nodes.push(router("gw_right".into()));
+            links.push(link("gw_left", "gw_right", bottleneck));
+            for i in 1..=*pairs {
+                nodes.push(host(format!("left{i}")));
+                nodes.push(host(format!("right{i}")));
+                links.push(link(&format!("left{i}"), "gw_left", access));
+                links.push(link("gw_right", &format!("right{i}"), access));
+            }
+            if let Some(PairFlows {
+                tcp,
+                tcp_overrides,
+                app,
+                start_s,
+                stagger_s,
+            }) = pf
+            {
+                for i in 1..=*pairs {
+                    let mut c = TcpConfig::preset(tcp).unwrap_or_default();
+                    let _ = tcp_overrides.apply(&mut c);
+                    flows.push(FlowDef {
+                        name: format!("pair{i}"),
+                        from: format!("left{i}"),
+                        to: format!("right{i}"),
+                        port: None,
+                        start_s: start_s + stagger_s * (i - 1) as f64,
+                        sender: c.clone(),
+                        receiver: c,
+                        app: app.clone(),
+                    });
+                }
+            }
+        }
+        Some(Topology::Chain {
+            routers,
+            access,
+            hop,
+            bottleneck_hop,
+            bottleneck,
+        }) => {
+            nodes.push(host("src".into()));
+            nodes.push(host("dst".into()));
+            for i in 1..=*routers {
+                nodes.push(router(format!("r{i}")));
+            }
+            links.push(link("src", "r1", access));
+            for i in 1..*routers {
+                let p = match (bottleneck_hop, bottleneck) {
+                    (Some(b), Some(bp)) if *b == i - 1 => bp,
+                    _ => hop,
+                };
+                links.push(link(&format!("r{i}"), &format!("r{}", i + 1), p));
+            }
+            links.push(link(&format!("r{routers}"), "dst", access));
+        }
+        Some(Topology::ParkingLot { hops, access, hop }) => {
+            nodes.push(host("long_src".into()));
+            nodes.push(host("long_dst".into()));
+            for i in 0..=*hops {
+                nodes.push(router(format!("r{i}")));
+            }
+            links.push(link("long_src", "r0", access));
+            links.push(link(&format!("r{hops}"), "long_dst", access));
+            for i in 0..*hops {
+                links.push(link(&format!("r{i}"), &format!("r{}", i + 1), hop));
+                nodes.push(host(format!("cross{i}_src")));
+                nodes.push(host(format!("cross{i}_dst")));
+                links.push(link(&format!("cross{i}_src"), &format!("r{i}"), access));
+                links.push(link(
+                    &format!("r{}", i + 1),
+                    &format!("cross{i}_dst"),
+                    access,
+                ));
+            }
+        }
+        None => {}
+    }
+    for (i, f) in s.flow.iter().enumerate() {
+        let mut c = TcpConfig::preset(f.tcp.get_ref()).unwrap_or_default();
+        let _ = f.tcp_overrides.apply(&mut c);
+        let mut r = c.clone();
+        let _ = f.receiver_overrides.apply(&mut r);
+        flows.push(FlowDef {
+            name: f.name.clone().unwrap_or_else(|| format!("flow{i}")),
+            from: f.from.get_ref().clone(),
+            to: f.to.get_ref().clone(),
+            port: f.port,
+            start_s: f.start_s,
+            sender: c,
+            receiver: r,
+            app: f.app.clone(),
+        });
+    }
+    (nodes, links, flows)
+}
+
+fn cpu_model(c: &CpuSpec) -> CpuModel {
+    CpuModel {
+        rx_per_packet: Duration::from_secs_f64(c.rx_packet_us / 1e6),
+        rx_per_byte_ns: c.rx_byte_ns,
+        tx_per_packet: Duration::from_secs_f64(c.tx_packet_us / 1e6),
+        tx_per_byte_ns: c.tx_byte_ns,
+    }
+}
+
+/// A built simulation: the network plus what the results need to know.
+pub struct Simulation {
+    pub net: Network,
+    pub scenario: Scenario,
+    pub flows: Vec<FlowInfo>,
+    pub duration: Duration,
+    pub out_dir: Option<PathBuf>,
+}
+
+/// Builds the network of `s`. With `out_dir`, pcap files are created there.
+pub fn build(s: &Scenario, out_dir: Option<&Path>) -> Result<Simulation, String> {
+    let (nodes, links, flows) = expand(s);
+    let mut net = Network::new();
+    let mut ids: HashMap<String, NodeId> = HashMap::new();
+    // Addresses: explicit ones first, then 198.18.0.1 upward (RFC 2544 benchmarking range).
+    let used: Vec<Ipv4Addr> = nodes.iter().filter_map(|n| n.addr).collect();
+    let mut next = u32::from(Ipv4Addr::new(198, 18, 0, 1));
+    for n in &nodes {
+        let addr = match n.addr {
+            Some(a) => a,
+            None => loop {
+                let a = Ipv4Addr::from(next);
+                next += 1;
+                if !used.contains(&a) {
+                    break a;
+                }
+            },
+        };
+        let id = match n.kind {
+            NodeKind::Router => net.add_router(&n.name, addr),
+            NodeKind::Host => {
+                let k = component_seed(s.seed, &format!("isn/{}", n.name));
+                let mut key = [0u8; 16];
+                key[..8].copy_from_slice(&k.to_le_bytes());
+                key[8..].copy_from_slice(&component_seed(k, "2").to_le_bytes());
+                let ep = Endpoint::new(EndpointConfig::new(addr, key));
+                net.add_host(&n.name, ep, n.cpu.as_ref().map(cpu_model))
+            }
+        };
+        ids.insert(n.name.clone(), id);
+    }
+    for (li, l) in links.iter().enumerate() {
+        let (a, b) = (ids[&l.a], ids[&l.b]);
+        let p = &l.params;
+        let mut port_ids = [0usize; 2];
+        for (dir, (from, to, qd, imp)) in [
+            (a, b, p.queue_ab.as_ref(), p.impair_ab.as_ref()),
+            (b, a, p.queue_ba.as_ref(), p.impair_ba.as_ref()),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let name = format!("{}-{}", net.nodes[from].name, net.nodes[to].name);
+            let qcfg = qd
+                .or(p.queue.as_ref())
+                .cloned()
+                .unwrap_or(DEFAULT_DROP_TAIL);
+            let qdisc = qcfg
+                .build(component_seed(s.seed, &format!("queue/{li}/{dir}")))
+                .map_err(|e| format!("link {} queue: {e}", name))?;
+            let impair = match imp.or(p.impair.as_ref()) {
+                Some(i) => Some(
+                    i.build(component_seed(s.seed, &format!("impair/{li}/{dir}")))
+                        .map_err(|e| format!("link {} impairments: {e}", name))?,
+                ),
+                None => None,
+            };
+            let id = net.add_port(
+                &name,
+                from,
+                to,
+                p.rate_bps as u64,
+                Duration::from_secs_f64(p.delay_ms / 1000.0),
+                p.framing_bytes,
+                p.mtu_bytes,
+                qdisc,
+                impair,
+            );
+            if p.pcap || s.output.pcap_all {
+                if let Some(dir) = out_dir {
+                    let path = dir.join(format!("{name}.pcap"));
+                    let f = std::fs::File::create(&path)
+                        .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+                    net.ports[id].pcap = Some(
+                        PcapWriter::new(std::io::BufWriter::new(f))
+                            .map_err(|e| format!("{}: {e}", path.display()))?,
+                    );
+                }
+            }
+            port_ids[dir] = id;
+        }
+        if p.half_duplex {
+            net.share_medium(port_ids[0], port_ids[1]);
+        }
+    }
+    net.compute_routes();
+    let mut infos = Vec::new();
+    for (fi, f) in flows.iter().enumerate() {
+        let (from, to) = (ids[&f.from], ids[&f.to]);
+        let port = f.port.unwrap_or(5001 + fi as u16);
+        let dst = SocketAddrV4::new(net.nodes[to].addr, port);
+        let start = Instant::ZERO + Duration::from_secs_f64(f.start_s);
+        let ep_to = &mut net.nodes[to].host.as_mut().ok_or("flows end at hosts")?.ep;
+        let (sender, receiver): (Box<dyn crate::app::App>, Box<dyn crate::app::App>) = match &f.app
+        {
+            AppSpec::Bulk {
+                bytes,
+                duration_s,
+                chunk_bytes,
+            } => {
+                let amount = match (bytes, duration_s) {
+                    (Some(b), _) => Amount::Bytes(*b as u64),
+                    (None, Some(d)) => Amount::Until(start + Duration::from_secs_f64(*d)),
+                    (None, None) => Amount::Forever,
+                };
+                let sink = Sink::new(ep_to, port, f.receiver.clone())
+                    .map_err(|e| format!("flow {}: port {port}: {e}", f.name))?;
+                (
+                    Box::new(BulkSender::new(
+                        dst,
+                        f.sender.clone(),
+                        start,
+                        amount,
+                        chunk_bytes.unwrap_or(64 * 1024),
+                    )),
+                    Box::new(sink),
+                )
+            }
+            AppSpec::RequestResponse {
+                request_bytes,
+                response_bytes,
+                count,
+                think_ms,
+            } => {
+                let server = RequestServer::new(
+                    ep_to,
+                    port,
+                    f.receiver.clone(),
+                    *request_bytes as u64,
+                    *response_bytes as u64,
+                )
+                .map_err(|e| format!("flow {}: port {port}: {e}", f.name))?;
+                (
+                    Box::new(RequestClient::new(
+                        dst,
+                        f.sender.clone(),
+                        start,
+                        *request_bytes,
+                        *response_bytes as u64,
+                        *count,
+                        Duration::from_secs_f64(think_ms / 1000.0),
+                    )),
+                    Box::new(server),
+                )
+            }
+            AppSpec::Echo { bytes } => {
+                let server = EchoServer::new(ep_to, port, f.receiver.clone())
+                    .map_err(|e| format!("flow {}: port {port}: {e}", f.name))?;
+                (
+                    Box::new(RequestClient::new(
+                        dst,
+                        f.sender.clone(),
+                        start,
+                        *bytes as usize,
+                        *bytes as u64,
+                        1,
+                        Duration::ZERO,
+                    )),
+                    Box::new(server),
+                )
+            }
+        };
+        let recv_app = net.add_app(to, receiver);
+        let send_app = net.add_app(from, sender);
+        let trace = if s.output.trace {
+            Some(net.trace_app(from, send_app))
+        } else {
+            None
+        };
+        infos.push(FlowInfo {
+            name: f.name.clone(),
+            from,
+            to,
+            send_app,
+            recv_app,
+            trace,
+            start,
+            mss: f.sender.mss,
+            preset: String::new(),
+        });
+    }
+    for (ci, c) in s.cross.iter().enumerate() {
+        let from = ids[c.from.get_ref()];
+        let to = ids[c.to.get_ref()];
+        let kind = match c.traffic {
+            CrossTraffic::Poisson { rate_bps } => CrossKind::Poisson { rate_bps },
+            CrossTraffic::Cbr { rate_bps } => CrossKind::Cbr { rate_bps },
+            CrossTraffic::OnOff {
+                rate_bps,
+                mean_on_ms,
+                mean_off_ms,
+            } => CrossKind::OnOff {
+                rate_bps,
+                mean_on: Duration::from_secs_f64(mean_on_ms / 1000.0),
+                mean_off: Duration::from_secs_f64(mean_off_ms / 1000.0),
+            },
+        };
+        net.add_cross(CrossSource {
+            from,
+            to: net.nodes[to].addr,
+            src: net.nodes[from].addr,
+            packet_bytes: c.packet_bytes,
+            kind,
+            start: Instant::ZERO + Duration::from_secs_f64(c.start_s),
+            stop: c.stop_s.map(|t| Instant::ZERO + Duration::from_secs_f64(t)),
+            rng: rand_chacha::ChaCha8Rng::seed_from_u64(component_seed(
+                s.seed,
+                &format!("cross/{ci}"),
+            )),
+            sent: 0,
+            on_until: None,
+        });
+    }
+    net.sample_queues(Duration::from_secs_f64(s.output.sample_ms / 1000.0));
+    Ok(Simulation {
+        net,
+        scenario: s.clone(),
+        flows: infos,
+        duration: Duration::from_secs_f64(s.duration_s),
+        out_dir: out_dir.map(Path::to_path_buf),
+    })
+}
+
+impl Simulation {
+    /// Runs to the scenario's end and gathers the results.
+    pub fn run(mut self, on_progress: impl FnMut(Instant)) -> RunResult {
+        let until = Instant::ZERO + self.duration;
+        let wall = std::time::Instant::now();
+        self.net.run(until, on_progress);
+        RunResult::collect(&mut self, wall.elapsed())
+    }
+}
+
+/// The default queue: drop-tail of 100 packets (re-exported for scenario docs).
+pub fn default_queue() -> QdiscConfig {
+    DEFAULT_DROP_TAIL
+}

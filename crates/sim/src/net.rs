@@ -1,0 +1,805 @@
+//! The discrete-event network: nodes (hosts running the ackclock TCP endpoint, and routers),
+//! ports (one direction of a link: a queue discipline, a serializer and a propagation delay),
+//! and the event queue ordered by (time, insertion sequence), so the same scenario and seed
+//! always produce the same run.
+
+use crate::app::{App, AppCtx};
+use crate::packet::{PacketPool, SimPacket};
+use ackclock_gateway::{DropReason, Impairments, Qdisc, Verdict};
+use ackclock_tcp::{Endpoint, TraceEvent};
+use ackclock_wire::pcap::PcapWriter;
+use ackclock_wire::{Duration, Instant};
+use core::net::Ipv4Addr;
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::io::Write;
+
+pub type NodeId = usize;
+pub type PortId = usize;
+
+/// Host processing costs (seed 000, Jul 1988: the per-packet budget of copy, checksum and
+/// fixed protocol/interrupt costs), served by the host's one CPU in FIFO order.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CpuModel {
+    pub rx_per_packet: Duration,
+    pub rx_per_byte_ns: f64,
+    pub tx_per_packet: Duration,
+    pub tx_per_byte_ns: f64,
+}
+
+impl CpuModel {
+    fn rx_cost(&self, len: usize) -> Duration {
+        self.rx_per_packet + Duration::from_nanos((self.rx_per_byte_ns * len as f64) as u64)
+    }
+    fn tx_cost(&self, len: usize) -> Duration {
+        self.tx_per_packet + Duration::from_nanos((self.tx_per_byte_ns * len as f64) as u64)
+    }
+}
+
+enum CpuJob {
+    /// An arriving packet: protocol input runs when the job completes.
+    Rx(SimPacket),
+    /// A packet built by TCP output: handed to the interface when the job completes.
+    Tx(SimPacket),
+}
+
+pub struct Host {
+    pub ep: Endpoint,
+    pub apps: Vec<Box<dyn App>>,
+    wake_at: Option<Instant>,
+    cpu: Option<CpuModel>,
+    cpu_queue: VecDeque<CpuJob>,
+    cpu_busy: bool,
+    /// Total CPU time spent, for service-demand figures.
+    pub cpu_busy_ns: u64,
+    /// Packets that reached this host but were not TCP (cross traffic sinks here).
+    pub non_tcp_in: u64,
+    pub non_tcp_bytes_in: u64,
+}
+
+pub struct Node {
+    pub name: String,
+    pub addr: Ipv4Addr,
+    pub host: Option<Host>,
+    /// Destination address -> output port.
+    pub routes: HashMap<Ipv4Addr, PortId>,
+    pub forwarded: u64,
+    pub no_route: u64,
+}
+
+/// Counters of one port (one direction of a link).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PortStats {
+    pub tx_pkts: u64,
+    pub tx_bytes: u64,
+    pub busy_ns: u64,
+    pub lost_on_wire: u64,
+    pub corrupted: u64,
+    pub duplicated: u64,
+}
+
+pub struct Port {
+    pub name: String,
+    pub from: NodeId,
+    pub to: NodeId,
+    pub rate_bps: u64,
+    pub delay: Duration,
+    /// Bytes added on the wire per packet (preamble, link header, FCS, gap).
+    pub framing_bytes: usize,
+    pub mtu: usize,
+    pub qdisc: Box<dyn Qdisc<SimPacket>>,
+    pub impair: Option<Impairments>,
+    busy: bool,
+    /// Half-duplex medium shared with the reverse port.
+    medium: Option<usize>,
+    pub stats: PortStats,
+    pub pcap: Option<PcapWriter<std::io::BufWriter<std::fs::File>>>,
+    /// Queue length samples (time, packets, bytes) when recording.
+    pub queue_series: Option<Vec<(Instant, u32, u32)>>,
+}
+
+impl Port {
+    /// Serialization time of an IP packet of `len` bytes (integer nanoseconds, rounded up).
+    pub fn tx_time(&self, len: usize) -> Duration {
+        if self.rate_bps == 0 {
+            return Duration::ZERO;
+        }
+        let bits = ((len + self.framing_bytes) as u128) * 8 * 1_000_000_000;
+        Duration::from_nanos(bits.div_ceil(u128::from(self.rate_bps)) as u64)
+    }
+}
+
+struct Medium {
+    busy: bool,
+    /// The port that transmitted last, so the other goes first when both wait.
+    last: Option<PortId>,
+}
+
+/// A raw-IP cross-traffic source: Poisson, on/off or constant-rate packets.
+pub struct CrossSource {
+    pub from: NodeId,
+    pub to: Ipv4Addr,
+    pub src: Ipv4Addr,
+    pub packet_bytes: usize,
+    pub kind: CrossKind,
+    pub start: Instant,
+    pub stop: Option<Instant>,
+    pub rng: rand_chacha::ChaCha8Rng,
+    pub sent: u64,
+    pub on_until: Option<Instant>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CrossKind {
+    /// Exponential gaps with the mean that gives `rate_bps`.
+    Poisson { rate_bps: f64 },
+    /// Constant bit rate.
+    Cbr { rate_bps: f64 },
+    /// Exponentially distributed on and off periods, CBR while on.
+    OnOff {
+        rate_bps: f64,
+        mean_on: Duration,
+        mean_off: Duration,
+    },
+}
+
+enum Event {
+    Arrive { node: NodeId, pkt: SimPacket },
+    PortIdle { port: PortId },
+    HostWake { node: NodeId },
+    CpuDone { node: NodeId },
+    Cross { src: usize },
+    Sample,
+}
+
+struct Scheduled {
+    at: Instant,
+    seq: u64,
+    ev: Event,
+}
+
+impl PartialEq for Scheduled {
+    fn eq(&self, o: &Self) -> bool {
+        self.at == o.at && self.seq == o.seq
+    }
+}
+impl Eq for Scheduled {}
+impl PartialOrd for Scheduled {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Scheduled {
+    // BinaryHeap is a max-heap: reverse, so the earliest (time, sequence) pops first.
+    fn cmp(&self, o: &Self) -> Ordering {
+        o.at.cmp(&self.at).then(o.seq.cmp(&self.seq))
+    }
+}
+
+/// Something to call back when a traced connection emits events.
+pub struct TracedConn {
+    pub node: NodeId,
+    pub app: usize,
+    pub events: Vec<TraceEvent>,
+    /// Set once the app's connection exists and tracing is switched on.
+    pub attached: Option<ackclock_tcp::ConnId>,
+}
+
+pub struct Network {
+    pub now: Instant,
+    pub nodes: Vec<Node>,
+    pub ports: Vec<Port>,
+    mediums: Vec<Medium>,
+    pub cross: Vec<CrossSource>,
+    queue: BinaryHeap<Scheduled>,
+    seq: u64,
+    pool: PacketPool,
+    scratch: Vec<u8>,
+    pub events_processed: u64,
+    pub traced: Vec<TracedConn>,
+    sample_every: Option<Duration>,
+    /// Packets dropped by queues, per port and reason, for the queue statistics.
+    pub drops: Vec<[u64; 4]>,
+}
+
+fn reason_index(r: DropReason) -> usize {
+    match r {
+        DropReason::Overflow => 0,
+        DropReason::RandomDrop => 1,
+        DropReason::Early | DropReason::Forced => 2,
+        DropReason::Codel => 3,
+    }
+}
+
+impl Network {
+    pub fn new() -> Self {
+        Network {
+            now: Instant::ZERO,
+            nodes: Vec::new(),
+            ports: Vec::new(),
+            mediums: Vec::new(),
+            cross: Vec::new(),
+            queue: BinaryHeap::new(),
+            seq: 0,
+            pool: PacketPool::default(),
+            scratch: vec![0u8; 65536],
+            events_processed: 0,
+            traced: Vec::new(),
+            sample_every: None,
+            drops: Vec::new(),
+        }
+    }
+
+    fn schedule(&mut self, at: Instant, ev: Event) {
+        self.seq += 1;
+        self.queue.push(Scheduled {
+            at,
+            seq: self.seq,
+            ev,
+        });
+    }
+
+    pub fn add_router(&mut self, name: &str, addr: Ipv4Addr) -> NodeId {
+        self.nodes.push(Node {
+            name: name.to_string(),
+            addr,
+            host: None,
+            routes: HashMap::new(),
+            forwarded: 0,
+            no_route: 0,
+        });
+        self.nodes.len() - 1
+    }
+
+    pub fn add_host(&mut self, name: &str, ep: Endpoint, cpu: Option<CpuModel>) -> NodeId {
+        let addr = ep.addr();
+        self.nodes.push(Node {
+            name: name.to_string(),
+            addr,
+            host: Some(Host {
+                ep,
+                apps: Vec::new(),
+                wake_at: None,
+                cpu,
+                cpu_queue: VecDeque::new(),
+                cpu_busy: false,
+                cpu_busy_ns: 0,
+                non_tcp_in: 0,
+                non_tcp_bytes_in: 0,
+            }),
+            routes: HashMap::new(),
+            forwarded: 0,
+            no_route: 0,
+        });
+        let id = self.nodes.len() - 1;
+        // Apps may start at time zero.
+        self.schedule(Instant::ZERO, Event::HostWake { node: id });
+        id
+    }
+
+    /// Adds one direction of a link.
+    #[allow(clippy::too_many_arguments)]
+    pub fn add_port(
+        &mut self,
+        name: &str,
+        from: NodeId,
+        to: NodeId,
+        rate_bps: u64,
+        delay: Duration,
+        framing_bytes: usize,
+        mtu: usize,
+        qdisc: Box<dyn Qdisc<SimPacket>>,
+        impair: Option<Impairments>,
+    ) -> PortId {
+        self.ports.push(Port {
+            name: name.to_string(),
+            from,
+            to,
+            rate_bps,
+            delay,
+            framing_bytes,
+            mtu,
+            qdisc,
+            impair,
+            busy: false,
+            medium: None,
+            stats: PortStats::default(),
+            pcap: None,
+            queue_series: None,
+        });
+        self.drops.push([0; 4]);
+        self.ports.len() - 1
+    }
+
+    /// Makes two ports share one half-duplex medium: only one transmits at a time (data
+    /// and ACKs take turns on one wire, as on the seeds' 10 Mb/s Ethernet).
+    pub fn share_medium(&mut self, a: PortId, b: PortId) {
+        let m = self.mediums.len();
+        self.mediums.push(Medium {
+            busy: false,
+            last: None,
+        });
+        self.ports[a].medium = Some(m);
+        self.ports[b].medium = Some(m);
+    }
+
+    pub fn add_app(&mut self, node: NodeId, app: Box<dyn App>) -> usize {
+        let h = self.nodes[node].host.as_mut().expect("apps run on hosts");
+        h.apps.push(app);
+        h.apps.len() - 1
+    }
+
+    /// Records the sender-side TCP trace of an app's connection.
+    pub fn trace_app(&mut self, node: NodeId, app: usize) -> usize {
+        self.traced.push(TracedConn {
+            node,
+            app,
+            events: Vec::new(),
+            attached: None,
+        });
+        self.traced.len() - 1
+    }
+
+    pub fn add_cross(&mut self, src: CrossSource) {
+        let start = src.start;
+        self.cross.push(src);
+        let idx = self.cross.len() - 1;
+        self.schedule(start, Event::Cross { src: idx });
+    }
+
+    /// Samples queue lengths every `every` into each port's series.
+    pub fn sample_queues(&mut self, every: Duration) {
+        for p in &mut self.ports {
+            p.queue_series = Some(Vec::new());
+        }
+        self.sample_every = Some(every);
+        self.schedule(Instant::ZERO, Event::Sample);
+    }
+
+    /// Static routes by shortest path (hop count, ties broken by port order), from every
+    /// node to every host.
+    pub fn compute_routes(&mut self) {
+        let n = self.nodes.len();
+        let mut adj: Vec<Vec<(PortId, NodeId)>> = vec![Vec::new(); n];
+        for (pid, p) in self.ports.iter().enumerate() {
+            adj[p.from].push((pid, p.to));
+        }
+        for dst in 0..n {
+            if self.nodes[dst].host.is_none() {
+                continue;
+            }
+            let addr = self.nodes[dst].addr;
+            // BFS backwards from dst over reversed edges gives each node its next hop.
+            let mut dist = vec![usize::MAX; n];
+            dist[dst] = 0;
+            let mut q = VecDeque::from([dst]);
+            let mut radj: Vec<Vec<(PortId, NodeId)>> = vec![Vec::new(); n];
+            for (u, edges) in adj.iter().enumerate() {
+                for &(pid, v) in edges {
+                    radj[v].push((pid, u));
+                }
+            }
+            while let Some(v) = q.pop_front() {
+                for &(pid, u) in &radj[v] {
+                    if dist[u] == usize::MAX {
+                        dist[u] = dist[v] + 1;
+                        self.nodes[u].routes.insert(addr, pid);
+                        q.push_back(u);
+                    }
+                }
+            }
+        }
+    }
+
+    pub fn events_pending(&self) -> bool {
+        !self.queue.is_empty()
+    }
+
+    /// Runs until `until` (or until nothing is left to happen). `on_progress` is called now
+    /// and then with the simulated time reached.
+    pub fn run(&mut self, until: Instant, mut on_progress: impl FnMut(Instant)) {
+        let mut tick = 0u32;
+        while let Some(top) = self.queue.peek() {
+            if top.at > until {
+                break;
+            }
+            let Scheduled { at, ev, .. } = self.queue.pop().expect("peeked");
+            self.now = self.now.max(at);
+            self.events_processed += 1;
+            match ev {
+                Event::Arrive { node, pkt } => self.arrive(node, pkt),
+                Event::PortIdle { port } => self.port_idle(port),
+                Event::HostWake { node } => {
+                    if let Some(h) = self.nodes[node].host.as_mut() {
+                        if h.wake_at.is_some_and(|t| t <= self.now) {
+                            h.wake_at = None;
+                        }
+                        h.ep.handle_timeout(self.now);
+                    }
+                    self.host_run(node);
+                }
+                Event::CpuDone { node } => self.cpu_done(node),
+                Event::Cross { src } => self.cross_fire(src),
+                Event::Sample => self.sample(),
+            }
+            tick = tick.wrapping_add(1);
+            if tick % 65536 == 0 {
+                on_progress(self.now);
+            }
+        }
+        self.now = self.now.max(until);
+        on_progress(self.now);
+        self.collect_traces();
+    }
+
+    fn sample(&mut self) {
+        let now = self.now;
+        for p in &mut self.ports {
+            if let Some(s) = p.queue_series.as_mut() {
+                s.push((now, p.qdisc.len_pkts() as u32, p.qdisc.len_bytes() as u32));
+            }
+        }
+        if let Some(e) = self.sample_every {
+            self.schedule(now + e, Event::Sample);
+        }
+    }
+
+    /// A packet reaches `node`: a host takes it in (through its CPU if modelled), a router
+    /// forwards it.
+    fn arrive(&mut self, node: NodeId, pkt: SimPacket) {
+        let dst = dst_addr(&pkt.buf);
+        let n = &mut self.nodes[node];
+        if let Some(h) = n.host.as_mut() {
+            if dst != Some(n.addr) {
+                // Hosts do not forward.
+                n.no_route += 1;
+                self.pool.recycle(pkt);
+                return;
+            }
+            if h.cpu.is_some() {
+                h.cpu_queue.push_back(CpuJob::Rx(pkt));
+                self.cpu_kick(node);
+            } else {
+                self.host_input(node, pkt);
+            }
+            return;
+        }
+        // Router: decrement TTL (updating the checksum incrementally, RFC 1624), forward.
+        let mut pkt = pkt;
+        if pkt.buf.len() >= 20 {
+            if pkt.buf[8] <= 1 {
+                n.no_route += 1;
+                self.pool.recycle(pkt);
+                return;
+            }
+            let old = u16::from_be_bytes([pkt.buf[8], pkt.buf[9]]);
+            pkt.buf[8] -= 1;
+            let new = u16::from_be_bytes([pkt.buf[8], pkt.buf[9]]);
+            let ck = u16::from_be_bytes([pkt.buf[10], pkt.buf[11]]);
+            let ck = ackclock_wire::checksum::update16(ck, old, new);
+            pkt.buf[10..12].copy_from_slice(&ck.to_be_bytes());
+        }
+        n.forwarded += 1;
+        self.forward(node, pkt);
+    }
+
+    fn forward(&mut self, node: NodeId, pkt: SimPacket) {
+        let Some(dst) = dst_addr(&pkt.buf) else {
+            self.pool.recycle(pkt);
+            return;
+        };
+        let Some(&port) = self.nodes[node].routes.get(&dst) else {
+            self.nodes[node].no_route += 1;
+            self.pool.recycle(pkt);
+            return;
+        };
+        self.enqueue(port, pkt);
+    }
+
+    fn enqueue(&mut self, port: PortId, pkt: SimPacket) {
+        let now = self.now;
+        if let Some((p, r)) = self.ports[port].qdisc.enqueue(now, pkt).into_dropped() {
+            self.drops[port][reason_index(r)] += 1;
+            self.pool.recycle(p);
+        }
+        self.try_start(port);
+    }
+
+    /// Starts the next transmission on `port` if its serializer (and medium) is free.
+    fn try_start(&mut self, port: PortId) {
+        let now = self.now;
+        if self.ports[port].busy {
+            return;
+        }
+        if let Some(m) = self.ports[port].medium {
+            if self.mediums[m].busy {
+                return;
+            }
+        }
+        let mut dropped: Vec<(SimPacket, DropReason)> = Vec::new();
+        let next = {
+            let p = &mut self.ports[port];
+            p.qdisc.dequeue(now, &mut |pkt, r| dropped.push((pkt, r)))
+        };
+        for (pkt, r) in dropped {
+            self.drops[port][reason_index(r)] += 1;
+            self.pool.recycle(pkt);
+        }
+        let Some(mut pkt) = next else {
+            return;
+        };
+        let p = &mut self.ports[port];
+        let tx = p.tx_time(pkt.buf.len());
+        p.busy = true;
+        p.stats.tx_pkts += 1;
+        p.stats.tx_bytes += pkt.buf.len() as u64;
+        p.stats.busy_ns += tx.as_nanos();
+        if let Some(m) = p.medium {
+            self.mediums[m].busy = true;
+            self.mediums[m].last = Some(port);
+        }
+        let p = &mut self.ports[port];
+        if let Some(w) = p.pcap.as_mut() {
+            let _ = w.write_packet(now, &pkt.buf);
+        }
+        let done = now + tx;
+        let to = p.to;
+        let mut arrival = done + p.delay;
+        let mut duplicate = false;
+        if let Some(imp) = p.impair.as_mut() {
+            match imp.apply(now, &mut pkt) {
+                Verdict::Drop(_) | Verdict::Corrupt { bit: None } => {
+                    p.stats.lost_on_wire += 1;
+                    self.pool.recycle(pkt);
+                    self.schedule(done, Event::PortIdle { port });
+                    return;
+                }
+                Verdict::Deliver {
+                    extra_delay,
+                    duplicate: dup,
+                } => {
+                    arrival += extra_delay;
+                    duplicate = dup;
+                }
+                Verdict::Corrupt { bit: Some(_) } => {
+                    p.stats.corrupted += 1;
+                }
+            }
+        }
+        if duplicate {
+            self.ports[port].stats.duplicated += 1;
+            let copy = self.pool.make(pkt.born, &pkt.buf);
+            self.schedule(
+                arrival,
+                Event::Arrive {
+                    node: to,
+                    pkt: copy,
+                },
+            );
+        }
+        self.schedule(done, Event::PortIdle { port });
+        self.schedule(arrival, Event::Arrive { node: to, pkt });
+    }
+
+    fn port_idle(&mut self, port: PortId) {
+        self.ports[port].busy = false;
+        if let Some(m) = self.ports[port].medium {
+            self.mediums[m].busy = false;
+            // Let the other direction go first if it has something waiting.
+            if let Some(other) = self
+                .ports
+                .iter()
+                .enumerate()
+                .find(|(i, p)| *i != port && p.medium == Some(m))
+                .map(|(i, _)| i)
+            {
+                self.try_start(other);
+            }
+        }
+        self.try_start(port);
+    }
+
+    /// Protocol input on a host (after CPU time, if modelled).
+    fn host_input(&mut self, node: NodeId, pkt: SimPacket) {
+        let now = self.now;
+        let h = self.nodes[node].host.as_mut().expect("host");
+        if pkt.buf.len() > 9 && pkt.buf[9] == ackclock_wire::IPPROTO_TCP {
+            h.ep.handle_packet(now, &pkt.buf);
+        } else {
+            h.non_tcp_in += 1;
+            h.non_tcp_bytes_in += pkt.buf.len() as u64;
+        }
+        self.pool.recycle(pkt);
+        self.host_run(node);
+    }
+
+    /// Runs the host's applications and sends whatever its TCP wants to send; re-arms its
+    /// wake-up for the earliest timer.
+    fn host_run(&mut self, node: NodeId) {
+        let now = self.now;
+        let mut out: Vec<SimPacket> = Vec::new();
+        let cpu;
+        let next_wake;
+        {
+            let h = self.nodes[node].host.as_mut().expect("host");
+            let mut app_wake: Option<Instant> = None;
+            // Apps, then output, until quiet: an app's write may let TCP send, and TCP's
+            // progress may let an app write more.
+            for _round in 0..4 {
+                for app in h.apps.iter_mut() {
+                    let mut ctx = AppCtx { now, ep: &mut h.ep };
+                    if let Some(t) = app.poll(&mut ctx) {
+                        app_wake = Some(app_wake.map_or(t, |w: Instant| w.min(t)));
+                    }
+                }
+                let mut sent = false;
+                while let Some(t) = h.ep.poll_transmit(now, &mut self.scratch) {
+                    out.push(self.pool.make(now, &self.scratch[..t.len]));
+                    sent = true;
+                }
+                if !sent {
+                    break;
+                }
+            }
+            cpu = h.cpu.is_some();
+            let tcp_wake = h.ep.poll_timeout();
+            next_wake = [app_wake, tcp_wake].into_iter().flatten().min();
+        }
+        for pkt in out {
+            if cpu {
+                let h = self.nodes[node].host.as_mut().expect("host");
+                h.cpu_queue.push_back(CpuJob::Tx(pkt));
+            } else {
+                self.forward(node, pkt);
+            }
+        }
+        if cpu {
+            self.cpu_kick(node);
+        }
+        if let Some(t) = next_wake {
+            let t = t.max(now);
+            let h = self.nodes[node].host.as_mut().expect("host");
+            if h.wake_at.is_none_or(|w| t < w) {
+                h.wake_at = Some(t);
+                self.schedule(t, Event::HostWake { node });
+            }
+        }
+        self.attach_traces(node);
+    }
+
+    fn cpu_kick(&mut self, node: NodeId) {
+        let now = self.now;
+        let h = self.nodes[node].host.as_mut().expect("host");
+        if h.cpu_busy {
+            return;
+        }
+        let Some(job) = h.cpu_queue.front() else {
+            return;
+        };
+        let model = h.cpu.expect("cpu model");
+        let cost = match job {
+            CpuJob::Rx(p) => model.rx_cost(p.buf.len()),
+            CpuJob::Tx(p) => model.tx_cost(p.buf.len()),
+        };
+        h.cpu_busy = true;
+        h.cpu_busy_ns += cost.as_nanos();
+        self.schedule(now + cost, Event::CpuDone { node });
+    }
+
+    fn cpu_done(&mut self, node: NodeId) {
+        let h = self.nodes[node].host.as_mut().expect("host");
+        h.cpu_busy = false;
+        let job = h.cpu_queue.pop_front();
+        match job {
+            Some(CpuJob::Rx(p)) => self.host_input(node, p),
+            Some(CpuJob::Tx(p)) => self.forward(node, p),
+            None => {}
+        }
+        self.cpu_kick(node);
+    }
+
+    fn cross_fire(&mut self, idx: usize) {
+        use rand::Rng;
+        let now = self.now;
+        let src = &mut self.cross[idx];
+        if src.stop.is_some_and(|s| now >= s) {
+            return;
+        }
+        let bits = (src.packet_bytes * 8) as f64;
+        let (send, next) = match src.kind {
+            CrossKind::Cbr { rate_bps } => (true, bits / rate_bps.max(1.0)),
+            CrossKind::Poisson { rate_bps } => {
+                let mean = bits / rate_bps.max(1.0);
+                let u: f64 = src.rng.random::<f64>();
+                (true, -mean * (1.0 - u).ln())
+            }
+            CrossKind::OnOff {
+                rate_bps,
+                mean_on,
+                mean_off,
+            } => {
+                // While on, CBR; at the end of an on period, an exponential off period.
+                match src.on_until {
+                    Some(t) if now < t => (true, bits / rate_bps.max(1.0)),
+                    Some(_) => {
+                        src.on_until = None;
+                        let u: f64 = src.rng.random::<f64>();
+                        (false, -mean_off.as_secs_f64() * (1.0 - u).ln())
+                    }
+                    None => {
+                        let u: f64 = src.rng.random::<f64>();
+                        let on = -mean_on.as_secs_f64() * (1.0 - u).ln();
+                        src.on_until = Some(now + Duration::from_secs_f64(on));
+                        (true, bits / rate_bps.max(1.0))
+                    }
+                }
+            }
+        };
+        let next_at = now + Duration::from_secs_f64(next);
+        if send {
+            src.sent += 1;
+            let len = src.packet_bytes.max(28);
+            let (from, s_addr, d_addr) = (src.from, src.src, src.to);
+            // A UDP-shaped datagram to the discard port (protocol 17), so it is not TCP.
+            let mut b = [0u8; 65535];
+            let ip = ackclock_wire::Ipv4Header::new(s_addr, d_addr, 17);
+            if ip.emit(&mut b, len - 20).is_ok() {
+                b[20..22].copy_from_slice(&9u16.to_be_bytes());
+                b[22..24].copy_from_slice(&9u16.to_be_bytes());
+                b[24..26].copy_from_slice(&((len - 20) as u16).to_be_bytes());
+                let pkt = self.pool.make(now, &b[..len]);
+                self.forward(from, pkt);
+            }
+        }
+        self.schedule(next_at, Event::Cross { src: idx });
+    }
+
+    /// Turns tracing on for traced apps whose connection now exists, and drains events.
+    fn attach_traces(&mut self, node: NodeId) {
+        for t in self.traced.iter_mut().filter(|t| t.node == node) {
+            let h = self.nodes[node].host.as_mut().expect("host");
+            if t.attached.is_none() {
+                if let Some(id) = h.apps[t.app].conn() {
+                    if let Some(c) = h.ep.conn_mut(id) {
+                        c.set_tracing(true);
+                        t.attached = Some(id);
+                    }
+                }
+            }
+            if let Some(id) = t.attached {
+                if let Some(c) = h.ep.conn_mut(id) {
+                    c.take_trace(&mut t.events);
+                }
+            }
+        }
+    }
+
+    fn collect_traces(&mut self) {
+        for n in 0..self.nodes.len() {
+            if self.nodes[n].host.is_some() {
+                self.attach_traces(n);
+            }
+        }
+        for p in &mut self.ports {
+            if let Some(w) = p.pcap.as_mut() {
+                let _ = w.flush();
+            }
+        }
+    }
+}
+
+impl Default for Network {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn dst_addr(buf: &[u8]) -> Option<Ipv4Addr> {
+    let b = buf.get(16..20)?;
+    Some(Ipv4Addr::new(b[0], b[1], b[2], b[3]))
+}
+
+/// Flushes a pcap writer (used when a run ends early).
+pub fn flush_pcap<W: Write>(w: &mut PcapWriter<W>) {
+    let _ = w.flush();
+}

@@ -1,0 +1,345 @@
+//! What a run produced: per-flow and per-link summaries (the summary table and
+//! `summary.json`), and the time series behind the plots and CSV files.
+
+use crate::build::Simulation;
+use crate::net::NodeId;
+use ackclock_tcp::{Stats, TraceEvent, TraceKind};
+use ackclock_wire::{Duration, Instant};
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Static facts about a flow, known when the network is built.
+#[derive(Clone, Debug)]
+pub struct FlowInfo {
+    pub name: String,
+    pub from: NodeId,
+    pub to: NodeId,
+    pub send_app: usize,
+    pub recv_app: usize,
+    pub trace: Option<usize>,
+    pub start: Instant,
+    pub mss: u16,
+    pub preset: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowSummary {
+    pub name: String,
+    pub from: String,
+    pub to: String,
+    pub start_s: f64,
+    /// When the receiving application saw the end of the stream, if it did.
+    pub completed_s: Option<f64>,
+    pub bytes_delivered: u64,
+    /// Delivered bytes over the flow's active time (start to completion or end of run).
+    pub goodput_bps: f64,
+    pub segments_sent: u64,
+    pub retransmitted_segments: u64,
+    pub spurious_retransmits: u64,
+    pub timeouts: u64,
+    pub fast_retransmits: u64,
+    pub rtt_mean_ms: Option<f64>,
+    pub rtt_p99_ms: Option<f64>,
+    pub final_cwnd_bytes: u32,
+    pub hp_hits: u64,
+    pub hp_misses: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct LinkSummary {
+    pub name: String,
+    pub rate_bps: u64,
+    pub utilization: f64,
+    pub packets: u64,
+    pub bytes: u64,
+    pub queue_drops: u64,
+    pub queue_drops_overflow: u64,
+    pub queue_drops_early: u64,
+    pub queue_marks: u64,
+    pub lost_on_wire: u64,
+    pub corrupted: u64,
+    pub queue_delay_mean_ms: Option<f64>,
+    pub queue_delay_p99_ms: Option<f64>,
+    pub max_queue_pkts: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RunSummary {
+    pub scenario: Option<String>,
+    pub seed: u64,
+    pub duration_s: f64,
+    pub flows: Vec<FlowSummary>,
+    pub links: Vec<LinkSummary>,
+    /// Jain's fairness index over the flows' goodputs (1 = equal shares).
+    pub jain_fairness: Option<f64>,
+    pub events: u64,
+    pub wall_s: f64,
+}
+
+/// Queue length samples: (time, packets, bytes).
+pub type QueueSeries = Vec<(Instant, u32, u32)>;
+
+/// The summary plus the series for plots and CSV.
+pub struct RunResult {
+    pub summary: RunSummary,
+    /// Sender-side trace events per flow (empty when tracing is off).
+    pub traces: Vec<Vec<TraceEvent>>,
+    /// (port name, samples of (time, packets, bytes)).
+    pub queues: Vec<(String, QueueSeries)>,
+}
+
+/// Jain's index: (sum x)^2 / (n * sum x^2).
+pub fn jain(xs: &[f64]) -> Option<f64> {
+    if xs.is_empty() {
+        return None;
+    }
+    let s: f64 = xs.iter().sum();
+    let s2: f64 = xs.iter().map(|x| x * x).sum();
+    if s2 == 0.0 {
+        return None;
+    }
+    Some(s * s / (xs.len() as f64 * s2))
+}
+
+fn quantile(sorted: &[f64], q: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * q).round() as usize;
+    Some(sorted[i.min(sorted.len() - 1)])
+}
+
+impl RunResult {
+    pub(crate) fn collect(sim: &mut Simulation, wall: std::time::Duration) -> RunResult {
+        let net = &mut sim.net;
+        let end = net.now;
+        // Statistics of connections the endpoints already removed.
+        let mut reaped: Vec<(NodeId, ackclock_tcp::ConnId, Stats)> = Vec::new();
+        for (i, n) in net.nodes.iter_mut().enumerate() {
+            if let Some(h) = n.host.as_mut() {
+                for (id, s) in h.ep.take_reaped() {
+                    reaped.push((i, id, s));
+                }
+            }
+        }
+        let conn_stats = |net: &crate::net::Network, node: NodeId, app: usize| -> Option<Stats> {
+            let h = net.nodes[node].host.as_ref()?;
+            let id = h.apps[app].conn()?;
+            h.ep.conn(id).map(|c| c.stats()).or_else(|| {
+                reaped
+                    .iter()
+                    .find(|(n, i, _)| *n == node && *i == id)
+                    .map(|(_, _, s)| s.clone())
+            })
+        };
+        let mut flows = Vec::new();
+        let mut traces = Vec::new();
+        for f in &sim.flows {
+            let h_to = net.nodes[f.to].host.as_ref().expect("host");
+            let delivered = h_to.apps[f.recv_app].bytes();
+            let completed = h_to.apps[f.recv_app].finished_at();
+            let active = completed.unwrap_or(end).saturating_since(f.start);
+            let s = conn_stats(net, f.from, f.send_app).unwrap_or_default();
+            let r = conn_stats(net, f.to, f.recv_app).unwrap_or_default();
+            let events = f
+                .trace
+                .map(|t| std::mem::take(&mut net.traced[t].events))
+                .unwrap_or_default();
+            let mut rtts: Vec<f64> = events
+                .iter()
+                .filter_map(|e| match e.kind {
+                    TraceKind::RttSample { rtt } => Some(rtt.as_secs_f64() * 1000.0),
+                    _ => None,
+                })
+                .collect();
+            rtts.sort_by(|a, b| a.total_cmp(b));
+            let mean = (!rtts.is_empty()).then(|| rtts.iter().sum::<f64>() / rtts.len() as f64);
+            flows.push(FlowSummary {
+                name: f.name.clone(),
+                from: net.nodes[f.from].name.clone(),
+                to: net.nodes[f.to].name.clone(),
+                start_s: f.start.as_nanos() as f64 / 1e9,
+                completed_s: completed.map(|t| t.as_nanos() as f64 / 1e9),
+                bytes_delivered: delivered,
+                goodput_bps: if active > Duration::ZERO {
+                    delivered as f64 * 8.0 / active.as_secs_f64()
+                } else {
+                    0.0
+                },
+                segments_sent: s.data_segs_out,
+                retransmitted_segments: s.retransmitted_segs,
+                spurious_retransmits: s.spurious_retransmits,
+                timeouts: s.timeouts,
+                fast_retransmits: s.fast_retransmits,
+                rtt_mean_ms: mean,
+                rtt_p99_ms: quantile(&rtts, 0.99),
+                final_cwnd_bytes: s.cwnd_bytes,
+                hp_hits: s.hp_ack_hits + s.hp_data_hits + r.hp_ack_hits + r.hp_data_hits,
+                hp_misses: s.hp_misses + r.hp_misses,
+            });
+            traces.push(events);
+        }
+        let dur = end.saturating_since(Instant::ZERO).as_nanos().max(1) as f64;
+        let mut links = Vec::new();
+        let mut queues = Vec::new();
+        for (i, p) in net.ports.iter_mut().enumerate() {
+            let q = p.qdisc.stats();
+            let d = net.drops[i];
+            links.push(LinkSummary {
+                name: p.name.clone(),
+                rate_bps: p.rate_bps,
+                utilization: (p.stats.busy_ns as f64 / dur).min(1.0),
+                packets: p.stats.tx_pkts,
+                bytes: p.stats.tx_bytes,
+                queue_drops: d.iter().sum(),
+                queue_drops_overflow: d[0] + d[1],
+                queue_drops_early: d[2] + d[3],
+                queue_marks: q.marked,
+                lost_on_wire: p.stats.lost_on_wire,
+                corrupted: p.stats.corrupted,
+                queue_delay_mean_ms: q.mean_delay().map(|d| d.as_secs_f64() * 1000.0),
+                queue_delay_p99_ms: q.p99_delay().map(|d| d.as_secs_f64() * 1000.0),
+                max_queue_pkts: q.max_len_pkts as u64,
+            });
+            if let Some(s) = p.queue_series.take() {
+                queues.push((p.name.clone(), s));
+            }
+        }
+        let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_bps).collect();
+        RunResult {
+            summary: RunSummary {
+                scenario: sim.scenario.name.clone(),
+                seed: sim.scenario.seed,
+                duration_s: dur / 1e9,
+                jain_fairness: jain(&goodputs),
+                flows,
+                links,
+                events: net.events_processed,
+                wall_s: wall.as_secs_f64(),
+            },
+            traces,
+            queues,
+        }
+    }
+
+    /// The summary as an aligned text table.
+    pub fn table(&self) -> String {
+        let s = &self.summary;
+        let mut t = String::new();
+        let _ = writeln!(
+            t,
+            "{:<12} {:>12} {:>10} {:>8} {:>6} {:>6} {:>9} {:>9}",
+            "flow", "goodput", "bytes", "rexmt", "rto", "fr", "rtt ms", "rtt p99"
+        );
+        for f in &s.flows {
+            let _ = writeln!(
+                t,
+                "{:<12} {:>12} {:>10} {:>8} {:>6} {:>6} {:>9} {:>9}",
+                f.name,
+                human_bps(f.goodput_bps),
+                f.bytes_delivered,
+                f.retransmitted_segments,
+                f.timeouts,
+                f.fast_retransmits,
+                f.rtt_mean_ms.map_or("-".into(), |v| format!("{v:.1}")),
+                f.rtt_p99_ms.map_or("-".into(), |v| format!("{v:.1}")),
+            );
+        }
+        let _ = writeln!(
+            t,
+            "\n{:<20} {:>6} {:>10} {:>8} {:>10} {:>10}",
+            "link", "util", "packets", "drops", "qdelay ms", "q p99 ms"
+        );
+        for l in s.links.iter().filter(|l| l.packets > 0) {
+            let _ = writeln!(
+                t,
+                "{:<20} {:>5.1}% {:>10} {:>8} {:>10} {:>10}",
+                l.name,
+                l.utilization * 100.0,
+                l.packets,
+                l.queue_drops + l.lost_on_wire,
+                l.queue_delay_mean_ms
+                    .map_or("-".into(), |v| format!("{v:.2}")),
+                l.queue_delay_p99_ms
+                    .map_or("-".into(), |v| format!("{v:.2}")),
+            );
+        }
+        if let Some(j) = s.jain_fairness {
+            let _ = writeln!(t, "\nJain's fairness index over flows: {j:.3}");
+        }
+        t
+    }
+
+    /// Writes summary.json, one CSV per flow and per queue into `dir`.
+    pub fn write_files(&self, dir: &Path) -> std::io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        std::fs::write(
+            dir.join("summary.json"),
+            serde_json::to_string_pretty(&self.summary).map_err(std::io::Error::other)?,
+        )?;
+        for (f, events) in self.summary.flows.iter().zip(&self.traces) {
+            let mut out = String::from(
+                "time_s,event,seq,len,cwnd_bytes,ssthresh_bytes,srtt_ms,rttvar_ms,rto_ms,flight_bytes,snd_una,snd_nxt\n",
+            );
+            for e in events {
+                let (name, seq, len) = match e.kind {
+                    TraceKind::Send {
+                        seq,
+                        len,
+                        retransmit,
+                    } => (
+                        if retransmit { "retransmit" } else { "send" },
+                        seq.get(),
+                        len,
+                    ),
+                    TraceKind::Ack { ack } => ("ack", ack.get(), 0),
+                    TraceKind::DupAck { .. } => ("dupack", 0, 0),
+                    TraceKind::FastRetransmit => ("fast_retransmit", 0, 0),
+                    TraceKind::RecoveryEnter => ("recovery_enter", 0, 0),
+                    TraceKind::PartialAck => ("partial_ack", 0, 0),
+                    TraceKind::RecoveryExit => ("recovery_exit", 0, 0),
+                    TraceKind::Timeout => ("timeout", 0, 0),
+                    TraceKind::RttSample { .. } => ("rtt_sample", 0, 0),
+                    TraceKind::StateChange { .. } => ("state", 0, 0),
+                    TraceKind::SpuriousRetransmit => ("spurious", 0, 0),
+                };
+                let _ = writeln!(
+                    out,
+                    "{:.9},{name},{seq},{len},{},{},{:.3},{:.3},{:.3},{},{},{}",
+                    e.time.as_nanos() as f64 / 1e9,
+                    e.cwnd,
+                    e.ssthresh,
+                    e.srtt.as_secs_f64() * 1000.0,
+                    e.rttvar.as_secs_f64() * 1000.0,
+                    e.rto.as_secs_f64() * 1000.0,
+                    e.flight,
+                    e.snd_una.get(),
+                    e.snd_nxt.get()
+                );
+            }
+            std::fs::write(dir.join(format!("flow-{}.csv", f.name)), out)?;
+        }
+        for (name, series) in &self.queues {
+            let mut out = String::from("time_s,queue_pkts,queue_bytes\n");
+            for (t, p, b) in series {
+                let _ = writeln!(out, "{:.6},{p},{b}", t.as_nanos() as f64 / 1e9);
+            }
+            std::fs::write(dir.join(format!("queue-{name}.csv")), out)?;
+        }
+        Ok(())
+    }
+}
+
+/// "12.3 Mb/s" style.
+pub fn human_bps(v: f64) -> String {
+    if v >= 1e9 {
+        format!("{:.2} Gb/s", v / 1e9)
+    } else if v >= 1e6 {
+        format!("{:.2} Mb/s", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.1} kb/s", v / 1e3)
+    } else {
+        format!("{v:.0} b/s")
+    }
+}
