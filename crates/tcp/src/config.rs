@@ -163,7 +163,8 @@ impl TcpConfig {
             dupack_threshold: 3,
             limited_transmit: false,
             max_retransmits: 12,
-            max_syn_retransmits: 6,
+            // 1+2+4+8+16+32+60+60 s: RFC 9293 §3.8.3 wants a SYN tried for >= 3 minutes.
+            max_syn_retransmits: 7,
             time_wait: Duration::from_secs(60),
             persist_min: Duration::from_secs(5),
             persist_max: Duration::from_secs(60),

@@ -619,7 +619,9 @@ impl Connection {
             self.persist_at = None;
             // RFC 9293 §3.8.6.1: probe the zero window, backing off.
             self.probe_now = true;
-            self.persist_shift = (self.persist_shift + 1).min(16);
+            if self.snd_wnd == 0 {
+                self.persist_shift = (self.persist_shift + 1).min(16);
+            }
         }
         self.update_timers(now);
     }
@@ -1275,6 +1277,11 @@ impl Connection {
                     // gap in the sequence space."
                     self.ack_now = true;
                     self.prune_sack_recent();
+                } else if advanced < data.len() {
+                    // Part of it did not fit (a zero-window probe, or a sender overrunning
+                    // the window): answer at once with the window we have (RFC 9293
+                    // §3.10.7.4: an unacceptable segment draws an ACK).
+                    self.ack_now = true;
                 } else {
                     self.ack_policy_on_data(now, data.len());
                 }
@@ -1423,6 +1430,9 @@ impl Connection {
             }
             return t;
         }
+        // Nothing more to send now: arm the persist timer for a zero window (also after an
+        // application write or a probe, which no input follows) or the SWS override.
+        self.update_timers_after(now, true);
         None
     }
 
@@ -1511,6 +1521,7 @@ impl Connection {
         let usable = sack_usable.unwrap_or_else(|| wnd.saturating_sub(flight));
         let mut len = unsent.min(usable).min(mss);
         let mut forced = false;
+        let mut override_sws = false;
         if self.probe_now {
             self.probe_now = false;
             if self.snd_wnd == 0 && unsent > 0 && len == 0 {
@@ -1518,6 +1529,10 @@ impl Connection {
                 len = 1;
                 forced = true;
                 self.stats.window_probes += 1;
+            } else if len > 0 {
+                // RFC 9293 §3.8.6.2.1 (4): the override timeout expired with data held back
+                // by sender SWS avoidance; send what the window allows.
+                override_sws = true;
             }
         }
         let fin_here = self.fin_queued && self.snd_nxt + len == self.fin_seq();
@@ -1525,7 +1540,7 @@ impl Connection {
         let send = if len == 0 {
             // A FIN alone needs no window: it is sent once all data is out.
             fin_here
-        } else if len == mss || forced || retransmitting {
+        } else if len == mss || forced || override_sws || retransmitting {
             true
         } else if len == unsent && (!self.cfg.nagle || flight == 0 || fin_here) {
             // RFC 9293 §3.8.6.2.1 (2): pushed data that empties the queue; Nagle holds a
@@ -1766,9 +1781,11 @@ impl Connection {
     }
 
     /// The window we can offer now, in bytes, before scaling and SWS avoidance.
+    /// RCV.WND for the acceptability test: what we advertised (RFC 9293 §3.10.7.4 and RFC
+    /// 5961 §3.2 judge "in window" against RCV.NXT + RCV.WND as sent, not against free
+    /// buffer we never offered).
     fn rcv_window_now(&self) -> u32 {
-        let edge = self.rcv_adv.since(self.rcv_nxt);
-        (self.recv_buf.window() as u32).max(edge)
+        self.rcv_adv.since(self.rcv_nxt)
     }
 
     /// The window field for a segment, recording the right edge it advertises.
@@ -1780,11 +1797,13 @@ impl Connection {
         if win < cap / 4 && win < self.rcv_mss {
             win = 0;
         }
-        // Never shrink the window: keep the right edge already offered.
+        // Never shrink the window: keep the right edge already offered. With scaling the
+        // field is rounded up just enough to cover that edge (RFC 7323 §2.4 and Appendix
+        // F); fresh window is rounded down so we never offer buffer we lack.
         let edge = self.rcv_adv.since(self.rcv_nxt);
-        win = win.max(edge);
         let shift = if syn { 0 } else { self.rcv_wscale };
-        let field = (win >> shift).min(65535);
+        let edge_field = edge.div_ceil(1u32 << shift);
+        let field = (win >> shift).max(edge_field).min(65535);
         let right = self.rcv_nxt + (field << shift);
         if right > self.rcv_adv {
             self.rcv_adv = right;
@@ -1820,6 +1839,12 @@ impl Connection {
     /// Re-arms the RTO and persist timers after input or output changed what is
     /// outstanding.
     fn update_timers(&mut self, now: Instant) {
+        self.update_timers_after(now, false);
+    }
+
+    /// Re-arms the timers. `quiescent` means the output path just found nothing it may
+    /// send, so data still waiting with nothing in flight is held back by the window.
+    fn update_timers_after(&mut self, now: Instant, quiescent: bool) {
         if self.state == State::Closed {
             self.rto_at = None;
             self.persist_at = None;
@@ -1840,6 +1865,21 @@ impl Connection {
                 let t = base.max(self.cfg.persist_min).min(self.cfg.persist_max);
                 self.persist_at = Some(now + t);
             }
+            return;
+        }
+        if unsent && !outstanding && self.snd_wnd > 0 {
+            // Sender SWS avoidance is holding back data and nothing in flight will bring an
+            // ACK: RFC 9293 §3.8.6.2.1 (4)'s override timeout (0.1 to 1 s) sends it anyway,
+            // as 4.3BSD's persist timer did for a small window.
+            if quiescent && self.persist_at.is_none() && !self.probe_now {
+                let t = self
+                    .rtt
+                    .rto()
+                    .max(Duration::from_millis(100))
+                    .min(Duration::from_secs(1));
+                self.persist_at = Some(now + t);
+            }
+            self.rto_at = None;
             return;
         }
         self.persist_at = None;

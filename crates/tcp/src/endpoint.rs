@@ -428,6 +428,13 @@ impl Endpoint {
         if f.contains(TcpFlags::RST) {
             return;
         }
+        if !f.intersects(TcpFlags::SYN.union(TcpFlags::ACK))
+            && self.listeners.contains_key(&seg.dst.port())
+        {
+            // RFC 9293 §3.10.7.2, fourth: to a listener, a segment with neither SYN, ACK nor
+            // RST is dropped (an ACK draws a RST below).
+            return;
+        }
         if f.contains(TcpFlags::SYN) && !f.contains(TcpFlags::ACK) {
             if let Some(l) = self.listeners.get_mut(&seg.dst.port()) {
                 self.stats.syns_received += 1;

@@ -59,7 +59,6 @@ fn rfc9293_3_10_7_4_out_of_order_fin_is_processed_when_the_gap_fills() {
 }
 
 #[test]
-#[ignore = "engine bug: a zero-window probe at RCV.NXT passes the zero_window_ok exception and reaches the delayed-ACK policy; its ACK leaves 200 ms late"]
 fn rfc9293_3_10_7_4_zero_window_probe_is_acked_with_the_zero_window() {
     let cfg = TcpConfig {
         recv_buffer_bytes: 4000,
