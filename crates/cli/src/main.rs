@@ -5,6 +5,8 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
 mod decode;
+mod plots;
+mod sim_cmd;
 
 /// ackclock: the 4BSD TCP of Jacobson and Karels, and a laboratory to measure it.
 #[derive(Parser, Debug)]
@@ -25,6 +27,37 @@ enum Command {
         #[arg(long)]
         limit: Option<u64>,
     },
+    /// Run a scenario file in the simulator: print a summary table and write summary.json,
+    /// CSV time series, pcap files and SVG plots into the output directory.
+    Sim {
+        /// Scenario file (TOML); see scenarios/ for examples.
+        scenario: PathBuf,
+        /// Output directory (default: out/sim/<scenario name>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Replace the scenario's seed.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Skip the SVG plots.
+        #[arg(long)]
+        no_plots: bool,
+    },
+    /// Run a scenario over the cross product of parameter values, in parallel on all cores,
+    /// one CSV row per run.
+    Sweep {
+        /// Scenario file (TOML).
+        scenario: PathBuf,
+        /// PATH=V1,V2,... where PATH is a dotted path into the scenario (array entries by
+        /// index), e.g. --param link.0.queue.limit_pkts=8,16,32. Repeat for a cross product.
+        #[arg(long = "param", required = true)]
+        params: Vec<sim_cmd::Param>,
+        /// Runs per combination, with seeds seed, seed+1, ...
+        #[arg(long, default_value_t = 1)]
+        seeds: u64,
+        /// Output directory (default: out/sweep/<scenario name>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
 }
 
 fn main() -> Result<()> {
@@ -37,5 +70,17 @@ fn main() -> Result<()> {
             decode::run(std::io::BufReader::new(f), &mut stdout.lock(), limit)
                 .with_context(|| format!("while decoding {}", file.display()))
         }
+        Command::Sim {
+            scenario,
+            out,
+            seed,
+            no_plots,
+        } => sim_cmd::sim(&scenario, out, seed, !no_plots),
+        Command::Sweep {
+            scenario,
+            params,
+            seeds,
+            out,
+        } => sim_cmd::sweep(&scenario, &params, seeds, out),
     }
 }

@@ -56,7 +56,9 @@ pub fn time_sequence(r: &RunResult, flow: usize, path: &Path) -> Result<()> {
                     sends.push(p)
                 }
             }
-            TraceKind::Ack { ack } => acks.push((secs(e.time), f64::from(ack.since(base)) / 1024.0)),
+            TraceKind::Ack { ack } => {
+                acks.push((secs(e.time), f64::from(ack.since(base)) / 1024.0))
+            }
             _ => {}
         }
     }
@@ -86,11 +88,19 @@ pub fn time_sequence(r: &RunResult, flow: usize, path: &Path) -> Result<()> {
         .label("ack")
         .legend(|(x, y)| Circle::new((x, y), 3, palette(2).filled()));
     chart
-        .draw_series(sends.iter().map(|p| Circle::new(*p, 1, palette(0).filled())))?
+        .draw_series(
+            sends
+                .iter()
+                .map(|p| Circle::new(*p, 1, palette(0).filled())),
+        )?
         .label("send")
         .legend(|(x, y)| Circle::new((x, y), 3, palette(0).filled()));
     chart
-        .draw_series(rexmits.iter().map(|p| Cross::new(*p, 4, RED.stroke_width(2))))?
+        .draw_series(
+            rexmits
+                .iter()
+                .map(|p| Cross::new(*p, 4, RED.stroke_width(2))),
+        )?
         .label("retransmit")
         .legend(|(x, y)| Cross::new((x, y), 4, RED.stroke_width(2)));
     chart

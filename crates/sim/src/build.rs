@@ -4,7 +4,7 @@ use crate::app::{Amount, BulkSender, EchoServer, RequestClient, RequestServer, S
 use crate::net::{CpuModel, CrossKind, CrossSource, Network, NodeId};
 use crate::results::{FlowInfo, RunResult};
 use crate::scenario::{
-    AppSpec, CpuSpec, CrossTraffic, LinkParams, NodeKind, PairFlows, Scenario, Topology,
+    AppSpec, CpuSpec, CrossKindName, LinkParams, NodeKind, PairFlows, Scenario, Topology,
 };
 use ackclock_gateway::{QdiscConfig, DEFAULT_DROP_TAIL};
 use ackclock_tcp::{Endpoint, EndpointConfig, TcpConfig};
@@ -73,7 +73,7 @@ fn expand(s: &Scenario) -> (Vec<NodeDef>, Vec<LinkDef>, Vec<FlowDef>) {
         .map(|l| LinkDef {
             a: l.a.get_ref().clone(),
             b: l.b.get_ref().clone(),
-            params: l.params.clone(),
+            params: l.params(),
         })
         .collect();
     let mut flows: Vec<FlowDef> = Vec::new();
@@ -259,10 +259,12 @@ pub fn build(s: &Scenario, out_dir: Option<&Path>) -> Result<Simulation, String>
         .enumerate()
         {
             let name = format!("{}-{}", net.nodes[from].name, net.nodes[to].name);
-            let qcfg = qd
+            let mut qcfg = qd
                 .or(p.queue.as_ref())
                 .cloned()
                 .unwrap_or(DEFAULT_DROP_TAIL);
+            // RED's idle-time decay needs the link's rate.
+            qcfg.set_link_rate_if_unset(p.rate_bps as u64);
             let qdisc = qcfg
                 .build(component_seed(s.seed, &format!("queue/{li}/{dir}")))
                 .map_err(|e| format!("link {} queue: {e}", name))?;
@@ -400,17 +402,14 @@ pub fn build(s: &Scenario, out_dir: Option<&Path>) -> Result<Simulation, String>
     for (ci, c) in s.cross.iter().enumerate() {
         let from = ids[c.from.get_ref()];
         let to = ids[c.to.get_ref()];
-        let kind = match c.traffic {
-            CrossTraffic::Poisson { rate_bps } => CrossKind::Poisson { rate_bps },
-            CrossTraffic::Cbr { rate_bps } => CrossKind::Cbr { rate_bps },
-            CrossTraffic::OnOff {
+        let rate_bps = c.rate_bps;
+        let kind = match c.kind {
+            CrossKindName::Poisson => CrossKind::Poisson { rate_bps },
+            CrossKindName::Cbr => CrossKind::Cbr { rate_bps },
+            CrossKindName::OnOff => CrossKind::OnOff {
                 rate_bps,
-                mean_on_ms,
-                mean_off_ms,
-            } => CrossKind::OnOff {
-                rate_bps,
-                mean_on: Duration::from_secs_f64(mean_on_ms / 1000.0),
-                mean_off: Duration::from_secs_f64(mean_off_ms / 1000.0),
+                mean_on: Duration::from_secs_f64(c.mean_on_ms.unwrap_or(100.0) / 1000.0),
+                mean_off: Duration::from_secs_f64(c.mean_off_ms.unwrap_or(100.0) / 1000.0),
             },
         };
         net.add_cross(CrossSource {

@@ -74,7 +74,6 @@ pub struct RunSummary {
     /// Jain's fairness index over the flows' goodputs (1 = equal shares).
     pub jain_fairness: Option<f64>,
     pub events: u64,
-    pub wall_s: f64,
 }
 
 /// Queue length samples: (time, packets, bytes).
@@ -82,7 +81,10 @@ pub type QueueSeries = Vec<(Instant, u32, u32)>;
 
 /// The summary plus the series for plots and CSV.
 pub struct RunResult {
+    /// Everything deterministic about the run (written to summary.json).
     pub summary: RunSummary,
+    /// Wall-clock time the run took (not in summary.json, which must be reproducible).
+    pub wall_s: f64,
     /// Sender-side trace events per flow (empty when tracing is off).
     pub traces: Vec<Vec<TraceEvent>>,
     /// (port name, samples of (time, packets, bytes)).
@@ -216,8 +218,8 @@ impl RunResult {
                 flows,
                 links,
                 events: net.events_processed,
-                wall_s: wall.as_secs_f64(),
             },
+            wall_s: wall.as_secs_f64(),
             traces,
             queues,
         }

@@ -172,8 +172,50 @@ pub struct LinkParams {
 pub struct LinkSpec {
     pub a: Spanned<String>,
     pub b: Spanned<String>,
-    #[serde(flatten)]
-    pub params: LinkParams,
+    pub rate_bps: f64,
+    #[serde(default)]
+    pub delay_ms: f64,
+    #[serde(default = "default_mtu")]
+    pub mtu_bytes: usize,
+    #[serde(default)]
+    pub framing_bytes: usize,
+    #[serde(default)]
+    pub queue: Option<QdiscConfig>,
+    #[serde(default)]
+    pub queue_ab: Option<QdiscConfig>,
+    #[serde(default)]
+    pub queue_ba: Option<QdiscConfig>,
+    #[serde(default)]
+    pub impair: Option<ImpairmentConfig>,
+    #[serde(default)]
+    pub impair_ab: Option<ImpairmentConfig>,
+    #[serde(default)]
+    pub impair_ba: Option<ImpairmentConfig>,
+    #[serde(default)]
+    pub half_duplex: bool,
+    #[serde(default)]
+    pub pcap: bool,
+}
+
+impl LinkSpec {
+    /// The parameters, as generated links carry them. (Not `#[serde(flatten)]`: serde cannot
+    /// combine flatten with deny_unknown_fields, and a misspelt field must be an error.)
+    pub fn params(&self) -> LinkParams {
+        LinkParams {
+            rate_bps: self.rate_bps,
+            delay_ms: self.delay_ms,
+            mtu_bytes: self.mtu_bytes,
+            framing_bytes: self.framing_bytes,
+            queue: self.queue.clone(),
+            queue_ab: self.queue_ab.clone(),
+            queue_ba: self.queue_ba.clone(),
+            impair: self.impair.clone(),
+            impair_ab: self.impair_ab.clone(),
+            impair_ba: self.impair_ba.clone(),
+            half_duplex: self.half_duplex,
+            pcap: self.pcap,
+        }
+    }
 }
 
 /// Generated topologies. Node names: dumbbell `left1..leftN`, `right1..rightN`, routers
@@ -292,8 +334,14 @@ fn one() -> u32 {
 pub struct CrossSpec {
     pub from: Spanned<String>,
     pub to: Spanned<String>,
-    #[serde(flatten)]
-    pub traffic: CrossTraffic,
+    /// "poisson", "cbr" or "on_off".
+    pub kind: CrossKindName,
+    pub rate_bps: f64,
+    /// Mean on and off periods of "on_off" sources (exponentially distributed).
+    #[serde(default)]
+    pub mean_on_ms: Option<f64>,
+    #[serde(default)]
+    pub mean_off_ms: Option<f64>,
     #[serde(default = "default_cross_size")]
     pub packet_bytes: usize,
     #[serde(default)]
@@ -306,20 +354,12 @@ fn default_cross_size() -> usize {
     576
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum CrossTraffic {
-    Poisson {
-        rate_bps: f64,
-    },
-    Cbr {
-        rate_bps: f64,
-    },
-    OnOff {
-        rate_bps: f64,
-        mean_on_ms: f64,
-        mean_off_ms: f64,
-    },
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CrossKindName {
+    Poisson,
+    Cbr,
+    OnOff,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -453,7 +493,7 @@ impl Scenario {
                     "a link needs two different nodes".into(),
                 ));
             }
-            check_link(&l.params).map_err(|m| err(Some(l.a.span()), format!("link[{i}]"), m))?;
+            check_link(&l.params()).map_err(|m| err(Some(l.a.span()), format!("link[{i}]"), m))?;
         }
         for (i, f) in self.flow.iter().enumerate() {
             known(&f.from, format!("flow[{i}].from"))?;
@@ -491,6 +531,21 @@ impl Scenario {
         for (i, c) in self.cross.iter().enumerate() {
             known(&c.from, format!("cross[{i}].from"))?;
             known(&c.to, format!("cross[{i}].to"))?;
+            if c.kind == CrossKindName::OnOff && (c.mean_on_ms.is_none() || c.mean_off_ms.is_none())
+            {
+                return Err(err(
+                    Some(c.from.span()),
+                    format!("cross[{i}]"),
+                    "kind = \"on_off\" needs mean_on_ms and mean_off_ms".into(),
+                ));
+            }
+            if c.rate_bps.is_nan() || c.rate_bps <= 0.0 {
+                return Err(err(
+                    Some(c.from.span()),
+                    format!("cross[{i}].rate_bps"),
+                    format!("{} is not a positive rate", c.rate_bps),
+                ));
+            }
             if c.packet_bytes < 28 || c.packet_bytes > 65535 {
                 return Err(err(
                     Some(c.from.span()),

@@ -138,9 +138,12 @@ impl CongestionControl for Cubic {
         }
         let acked = f64::from(ev.bytes_acked) / self.mss;
         if self.cwnd < self.ssthresh {
-            // Slow start, counting the segments acknowledged as Linux does (RFC 9438 leaves
-            // slow start to RFC 5681; HyStart++ is not implemented).
-            self.cwnd += acked;
+            // Slow start by byte counting with RFC 3465's limit L = 2 segments per ACK (RFC
+            // 9438 leaves slow start to RFC 5681; HyStart++ is not implemented). Without the
+            // limit, the one cumulative ACK that follows a go-back-N retransmission after a
+            // timeout (acknowledging everything the receiver held) would open cwnd from 1 to
+            // the whole window in one step and send it as a burst.
+            self.cwnd += acked.min(2.0);
             return;
         }
         let epoch = match self.epoch_start {
@@ -301,6 +304,16 @@ mod tests {
         // With a 10 ms RTT the cubic grows slowly; W_est (AIMD-like growth) dominates.
         let t = now.saturating_since(c.epoch_start().unwrap()).as_secs_f64();
         assert!(c.w_cubic(t) < c.cwnd_segments());
+    }
+
+    #[test]
+    fn slow_start_grows_at_most_two_segments_per_ack() {
+        let mut c = Cubic::new(CubicConfig::default(), MSS, MSS, u32::MAX);
+        // A cumulative ACK of 90 segments (after a timeout's go-back-N).
+        c.on_ack(&ack(Instant::ZERO, 90 * MSS, Duration::from_millis(50)));
+        assert_eq!(c.cwnd(), 3 * MSS);
+        c.on_ack(&ack(Instant::ZERO, MSS, Duration::from_millis(50)));
+        assert_eq!(c.cwnd(), 4 * MSS);
     }
 
     #[test]
