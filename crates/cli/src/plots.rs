@@ -118,10 +118,6 @@ pub fn cwnd(r: &RunResult, path: &Path) -> Result<()> {
     let mut ymax: f64 = 1.0;
     let mut series = Vec::new();
     for (i, ev) in r.traces.iter().enumerate() {
-        let mss = 1.0f64.max(f64::from(
-            r.summary.flows[i].final_cwnd_bytes.min(1460).max(1),
-        ));
-        let _ = mss;
         let c: Vec<(f64, f64)> = ev
             .iter()
             .map(|e| (secs(e.time), f64::from(e.cwnd.min(1 << 30)) / 1024.0))
