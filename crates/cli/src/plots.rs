@@ -117,7 +117,7 @@ pub fn cwnd(r: &RunResult, path: &Path) -> Result<()> {
     let mut xmax: f64 = 1e-3;
     let mut ymax: f64 = 1.0;
     let mut series = Vec::new();
-    for (i, ev) in r.traces.iter().enumerate() {
+    for ev in &r.traces {
         let c: Vec<(f64, f64)> = ev
             .iter()
             .map(|e| (secs(e.time), f64::from(e.cwnd.min(1 << 30)) / 1024.0))
