@@ -61,6 +61,12 @@ enum Command {
 }
 
 fn main() -> Result<()> {
+    // Behave like other Unix tools when the reader of our output goes away (`| head`):
+    // die quietly on SIGPIPE instead of panicking on a failed print.
+    // SAFETY: setting a signal disposition to SIG_DFL before any threads exist is sound.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     match cli.command {
         Command::Decode { file, limit } => {

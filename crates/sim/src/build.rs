@@ -286,6 +286,7 @@ pub fn build(s: &Scenario, out_dir: Option<&Path>) -> Result<Simulation, String>
                 qdisc,
                 impair,
             );
+            net.ports[id].min_wire_bytes = p.min_wire_bytes;
             if p.pcap || s.output.pcap_all {
                 if let Some(dir) = out_dir {
                     let path = dir.join(format!("{name}.pcap"));

@@ -86,6 +86,8 @@ pub struct Port {
     pub delay: Duration,
     /// Bytes added on the wire per packet (preamble, link header, FCS, gap).
     pub framing_bytes: usize,
+    /// Smallest frame on the wire in byte-times (framing included).
+    pub min_wire_bytes: usize,
     pub mtu: usize,
     pub qdisc: Box<dyn Qdisc<SimPacket>>,
     pub impair: Option<Impairments>,
@@ -104,7 +106,8 @@ impl Port {
         if self.rate_bps == 0 {
             return Duration::ZERO;
         }
-        let bits = ((len + self.framing_bytes) as u128) * 8 * 1_000_000_000;
+        let wire = (len + self.framing_bytes).max(self.min_wire_bytes);
+        let bits = (wire as u128) * 8 * 1_000_000_000;
         Duration::from_nanos(bits.div_ceil(u128::from(self.rate_bps)) as u64)
     }
 }
@@ -298,6 +301,7 @@ impl Network {
             rate_bps,
             delay,
             framing_bytes,
+            min_wire_bytes: 0,
             mtu,
             qdisc,
             impair,

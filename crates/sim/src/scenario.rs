@@ -146,6 +146,10 @@ pub struct LinkParams {
     /// inter-frame gap: the seed's 1538-byte frames).
     #[serde(default)]
     pub framing_bytes: usize,
+    /// Smallest frame on the wire, framing included (84 byte-times for Ethernet: a 64-byte
+    /// minimum frame plus preamble and gap; REFERENCES S-f).
+    #[serde(default)]
+    pub min_wire_bytes: usize,
     /// Queue discipline in both directions (drop-tail of 100 packets when absent).
     #[serde(default)]
     pub queue: Option<QdiscConfig>,
@@ -180,6 +184,8 @@ pub struct LinkSpec {
     #[serde(default)]
     pub framing_bytes: usize,
     #[serde(default)]
+    pub min_wire_bytes: usize,
+    #[serde(default)]
     pub queue: Option<QdiscConfig>,
     #[serde(default)]
     pub queue_ab: Option<QdiscConfig>,
@@ -206,6 +212,7 @@ impl LinkSpec {
             delay_ms: self.delay_ms,
             mtu_bytes: self.mtu_bytes,
             framing_bytes: self.framing_bytes,
+            min_wire_bytes: self.min_wire_bytes,
             queue: self.queue.clone(),
             queue_ab: self.queue_ab.clone(),
             queue_ba: self.queue_ba.clone(),
