@@ -83,6 +83,11 @@ pub struct AimdConfig {
     pub decrease: f64,
     /// Additive increase u, in segments per RTT (1 in 4BSD).
     pub increase_segments: f64,
+    /// Replace additive increase by multiplicative increase: each round trip without loss
+    /// multiplies the window by this factor b (1 < b <= 1/d). Seed 000 (11 Feb 1988): "The
+    /// first thought is to use a symmetric, multiplicative increase ... This is a mistake.
+    /// The result will oscillate wildly". Here for the experiment that shows it.
+    pub multiplicative_increase: Option<f64>,
     pub ssthresh_base: SsthreshBase,
     /// RFC 3465 byte counting with limit L in segments (1 or 2); None counts ACKs.
     pub abc_limit_segments: Option<u32>,
@@ -93,6 +98,7 @@ impl Default for AimdConfig {
         AimdConfig {
             decrease: 0.5,
             increase_segments: 1.0,
+            multiplicative_increase: None,
             ssthresh_base: SsthreshBase::FlightSize,
             abc_limit_segments: None,
         }
@@ -159,6 +165,14 @@ impl CongestionControl for Aimd {
                 None => mss,
             };
             self.cwnd = self.cwnd.saturating_add(incr);
+            return;
+        }
+        if let Some(b) = self.cfg.multiplicative_increase {
+            // W <- b W per round trip: (b - 1) bytes of window per byte acknowledged.
+            self.bytes_acked += ((b - 1.0).max(0.0) * f64::from(ev.bytes_acked)) as u64;
+            let incr = self.bytes_acked.min(u64::from(u32::MAX));
+            self.bytes_acked -= incr;
+            self.cwnd = self.cwnd.saturating_add(incr as u32);
             return;
         }
         let u = self.cfg.increase_segments;
@@ -337,6 +351,19 @@ mod tests {
         );
         j.on_congestion(&loss(16 * MSS, 64 * MSS));
         assert_eq!(j.cwnd(), 14 * MSS, "Jain's d = 7/8");
+    }
+
+    #[test]
+    fn multiplicative_increase_multiplies_per_window() {
+        let cfg = AimdConfig {
+            multiplicative_increase: Some(1.5),
+            ..AimdConfig::default()
+        };
+        let mut c = Aimd::new(cfg, 10 * MSS, 10 * MSS);
+        for _ in 0..10 {
+            c.on_ack(&ack(MSS));
+        }
+        assert_eq!(c.cwnd(), 15 * MSS);
     }
 
     #[test]

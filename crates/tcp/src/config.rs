@@ -337,6 +337,9 @@ pub struct Overrides {
     pub decrease: Option<f64>,
     /// AIMD additive increase u in segments per RTT.
     pub increase: Option<f64>,
+    /// Multiplicative increase factor per RTT instead of additive (the "mistake" of seed
+    /// 000, 11 Feb 1988); must be above 1.
+    pub multiplicative_increase: Option<f64>,
     /// RFC 3465 byte counting limit L (0 turns ABC off).
     pub abc: Option<u32>,
     /// "window" (the 1990 diff: min(snd_wnd, cwnd)/2) or "flight" (RFC 5681).
@@ -488,6 +491,7 @@ impl Overrides {
             Some(v) => return Err(format!("cc = {v:?}: expected one of none, aimd, cubic")),
         }
         let aimd_fields = self.decrease.is_some()
+            || self.multiplicative_increase.is_some()
             || self.increase.is_some()
             || self.abc.is_some()
             || self.ssthresh_base.is_some();
@@ -508,6 +512,12 @@ impl Overrides {
                     return Err(format!("increase = {v}: must not be negative"));
                 }
                 a.increase_segments = v;
+            }
+            if let Some(v) = self.multiplicative_increase {
+                if v <= 1.0 {
+                    return Err(format!("multiplicative_increase = {v}: must be above 1"));
+                }
+                a.multiplicative_increase = Some(v);
             }
             if let Some(v) = self.abc {
                 a.abc_limit_segments = (v > 0).then_some(v);
