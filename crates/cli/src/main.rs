@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 mod decode;
 mod plots;
+mod repro;
 mod sim_cmd;
 
 /// ackclock: the 4BSD TCP of Jacobson and Karels, and a laboratory to measure it.
@@ -26,6 +27,28 @@ enum Command {
         /// Print at most this many packets (the summary still counts all).
         #[arg(long)]
         limit: Option<u64>,
+    },
+    /// Re-run the seeds' experiments in the simulator: print claim, published number, our
+    /// number, tolerance and verdict, and write an HTML report with the plots.
+    Repro {
+        /// Output directory for the report (index.html) and each experiment's files.
+        #[arg(long, default_value = "out/repro")]
+        out: PathBuf,
+        /// Run only these experiments (comma separated names; see --list).
+        #[arg(long, value_delimiter = ',')]
+        only: Option<Vec<String>>,
+        /// Shortened variant of each experiment (for CI).
+        #[arg(long)]
+        quick: bool,
+        /// Exit non-zero if any claim fails.
+        #[arg(long)]
+        check: bool,
+        /// Seeds per stochastic configuration (default: 10, quick: 3).
+        #[arg(long)]
+        seeds: Option<u64>,
+        /// List the experiments and exit.
+        #[arg(long)]
+        list: bool,
     },
     /// Run a scenario file in the simulator: print a summary table and write summary.json,
     /// CSV time series, pcap files and SVG plots into the output directory.
@@ -75,6 +98,28 @@ fn main() -> Result<()> {
             let stdout = std::io::stdout();
             decode::run(std::io::BufReader::new(f), &mut stdout.lock(), limit)
                 .with_context(|| format!("while decoding {}", file.display()))
+        }
+        Command::Repro {
+            out,
+            only,
+            quick,
+            check,
+            seeds,
+            list,
+        } => {
+            if list {
+                for e in repro::experiments() {
+                    println!("{:<20} {}", e.name(), e.title());
+                }
+                return Ok(());
+            }
+            repro::run(repro::Options {
+                out,
+                only,
+                quick,
+                check,
+                seeds: seeds.unwrap_or(if quick { 3 } else { 10 }),
+            })
         }
         Command::Sim {
             scenario,

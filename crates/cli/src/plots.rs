@@ -32,7 +32,24 @@ fn secs(t: ackclock_wire::Instant) -> f64 {
 /// Time-sequence diagram per flow: each data segment sent is a dot at (time, sequence
 /// offset in KB); retransmissions are red crosses.
 pub fn time_sequence(r: &RunResult, flow: usize, path: &Path) -> Result<()> {
-    let ev = &r.traces[flow];
+    let title = format!("{}: time-sequence", r.summary.flows[flow].name);
+    time_sequence_titled(r, flow, path, &title, None)
+}
+
+/// [`time_sequence`] with a title and an optional end of the time axis (seconds).
+pub fn time_sequence_titled(
+    r: &RunResult,
+    flow: usize,
+    path: &Path,
+    title: &str,
+    until_s: Option<f64>,
+) -> Result<()> {
+    let ev: Vec<ackclock_tcp::TraceEvent> = r.traces[flow]
+        .iter()
+        .filter(|e| until_s.is_none_or(|u| secs(e.time) <= u))
+        .copied()
+        .collect();
+    let ev = &ev;
     let Some(base) = ev.iter().find_map(|e| match e.kind {
         TraceKind::Send { seq, .. } => Some(seq),
         _ => None,
@@ -62,7 +79,9 @@ pub fn time_sequence(r: &RunResult, flow: usize, path: &Path) -> Result<()> {
             _ => {}
         }
     }
-    let xmax = ev.last().map(|e| secs(e.time)).unwrap_or(1.0).max(1e-3);
+    let xmax = until_s
+        .unwrap_or_else(|| ev.last().map(|e| secs(e.time)).unwrap_or(1.0))
+        .max(1e-3);
     let ymax = sends
         .iter()
         .chain(&rexmits)
@@ -71,9 +90,8 @@ pub fn time_sequence(r: &RunResult, flow: usize, path: &Path) -> Result<()> {
         * 1.05;
     let root = SVGBackend::new(path, (W, H)).into_drawing_area();
     root.fill(&WHITE)?;
-    let name = &r.summary.flows[flow].name;
     let mut chart = ChartBuilder::on(&root)
-        .caption(format!("{name}: time-sequence"), ("sans-serif", 18))
+        .caption(title, ("sans-serif", 18))
         .margin(10)
         .x_label_area_size(35)
         .y_label_area_size(60)
@@ -294,4 +312,66 @@ pub fn all(r: &RunResult, dir: &Path) -> Result<Vec<PathBuf>> {
         files.push(p);
     }
     Ok(files)
+}
+
+/// A generic line plot: one line (with points) per named series.
+pub fn lines(
+    path: &Path,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+    log_x: bool,
+) -> Result<()> {
+    let pts = series.iter().flat_map(|(_, v)| v.iter());
+    let (mut x0, mut x1, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
+    for &(x, y) in pts {
+        x0 = x0.min(x);
+        x1 = x1.max(x);
+        y1 = y1.max(y);
+    }
+    if !x0.is_finite() {
+        return Ok(());
+    }
+    if x1 <= x0 {
+        x1 = x0 + 1.0;
+    }
+    let y1 = if y1 > 0.0 { y1 * 1.08 } else { 1.0 };
+    let root = SVGBackend::new(path, (W, H)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut b = ChartBuilder::on(&root);
+    b.caption(title, ("sans-serif", 18))
+        .margin(10)
+        .x_label_area_size(35)
+        .y_label_area_size(60);
+    macro_rules! draw {
+        ($chart:expr) => {{
+            let mut chart = $chart;
+            chart
+                .configure_mesh()
+                .x_desc(x_desc)
+                .y_desc(y_desc)
+                .draw()?;
+            for (i, (name, v)) in series.iter().enumerate() {
+                let col = palette(i);
+                chart
+                    .draw_series(LineSeries::new(v.iter().copied(), col.stroke_width(2)))?
+                    .label(name.clone())
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], col));
+                chart.draw_series(v.iter().map(|p| Circle::new(*p, 3, col.filled())))?;
+            }
+            chart
+                .configure_series_labels()
+                .border_style(BLACK)
+                .background_style(WHITE.mix(0.8))
+                .draw()?;
+        }};
+    }
+    if log_x && x0 > 0.0 {
+        draw!(b.build_cartesian_2d((x0..x1).log_scale(), 0.0..y1)?);
+    } else {
+        draw!(b.build_cartesian_2d(x0..x1, 0.0..y1)?);
+    }
+    root.present()?;
+    Ok(())
 }
