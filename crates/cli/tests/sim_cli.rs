@@ -1,0 +1,163 @@
+//! `ackclock sim`, `sweep` and `repro` from the command line: outputs written, mistakes
+//! explained.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_ackclock"))
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ackclock-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+const SCENARIO: &str = "name = \"t\"\nduration_s = 5\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\nrate_bps = 2e6\ndelay_ms = 10\nqueue = { kind = \"drop_tail\", limit_pkts = 10 }\npcap = true\n[[flow]]\nfrom = \"a\"\nto = \"b\"\ntcp = \"reno\"\napp = { kind = \"bulk\" }\n";
+
+#[test]
+fn sim_writes_summary_csv_pcap_and_plots() {
+    let d = tmp("sim");
+    let sc = d.join("t.toml");
+    std::fs::write(&sc, SCENARIO).unwrap();
+    let out = d.join("out");
+    let o = bin()
+        .arg("sim")
+        .arg(&sc)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("goodput") && text.contains("flow0"), "{text}");
+    for f in [
+        "summary.json",
+        "flow-flow0.csv",
+        "a-b.pcap",
+        "b-a.pcap",
+        "cwnd.svg",
+        "tseq-flow0.svg",
+        "queue-a-b.csv",
+    ] {
+        assert!(out.join(f).exists(), "{f} missing");
+    }
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let g = j["flows"][0]["goodput_bps"].as_f64().unwrap();
+    // A plausible goodput: below the 2 Mb/s link, above half of it (5 s include slow start's
+    // overshoot into the 10-packet queue, Reno's multiple losses and one 1 s timeout).
+    assert!(g > 1e6 && g < 2e6, "goodput {g}");
+}
+
+#[test]
+fn sweep_writes_one_row_per_run() {
+    let d = tmp("sweep");
+    let sc = d.join("t.toml");
+    std::fs::write(&sc, SCENARIO.replace("pcap = true\n", "")).unwrap();
+    let out = d.join("out");
+    let o = bin()
+        .arg("sweep")
+        .arg(&sc)
+        .args([
+            "--param",
+            "link.0.queue.limit_pkts=5,20",
+            "--param",
+            "flow.0.tcp=tahoe,sack",
+            "--seeds",
+            "2",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 1 + 2 * 2 * 2, "{csv}");
+    assert!(
+        lines[0].starts_with("link.0.queue.limit_pkts,flow.0.tcp,seed,"),
+        "{csv}"
+    );
+    assert!(lines.iter().any(|l| l.starts_with("5,tahoe,")), "{csv}");
+}
+
+#[test]
+fn misuse_says_what_to_type() {
+    let d = tmp("misuse");
+    let sc = d.join("t.toml");
+    std::fs::write(&sc, SCENARIO).unwrap();
+    let o = bin()
+        .arg("sweep")
+        .arg(&sc)
+        .args(["--param", "link.0.rate_bps"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("expected PATH=V1,V2"), "{e}");
+    let o = bin()
+        .arg("sweep")
+        .arg(&sc)
+        .args(["--param", "link.9.rate_bps=1"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("index 9"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let bad = d.join("bad.toml");
+    std::fs::write(
+        &bad,
+        "duration_s = 5\n[[link]]\na = \"x\"\nb = \"y\"\nrate_bps = 1\n",
+    )
+    .unwrap();
+    let o = bin().arg("sim").arg(&bad).output().unwrap();
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("bad.toml:3") && e.contains("link[0].a"), "{e}");
+    let o = bin().args(["repro", "--only", "nosuch"]).output().unwrap();
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("the experiments are"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn repro_runs_one_experiment_and_writes_the_report() {
+    let d = tmp("repro");
+    let o = bin()
+        .args([
+            "repro",
+            "--quick",
+            "--check",
+            "--only",
+            "fast_recovery",
+            "--out",
+        ])
+        .arg(&d)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("fast_recovery") && text.contains("pass"),
+        "{text}"
+    );
+    let html = std::fs::read_to_string(d.join("index.html")).unwrap();
+    assert!(
+        html.contains("<svg") && html.contains("W/2-1"),
+        "report lacks plots or claims"
+    );
+}
