@@ -28,6 +28,9 @@ use ackclock_wire::{
 };
 use core::net::SocketAddrV4;
 
+/// `Connection::hp_ready` bits: a pure ACK may be predicted; in-order data may be.
+const HP_ACK: u8 = 1;
+const HP_DATA: u8 = 2;
 /// Bytes the timestamps option takes in every segment once negotiated (NOP NOP TS).
 const TS_OPTION_LEN: u32 = 12;
 /// RFC 9293 §3.7.1: the send MSS when the peer sends no MSS option (IPv4).
@@ -55,6 +58,19 @@ struct RstRequest {
     seq: SeqNum,
     ack: SeqNum,
     with_ack: bool,
+}
+
+/// What header prediction made of a segment.
+enum Prediction {
+    Miss,
+    /// A pure ACK for new data; `wnd` is the advertised window, scaled.
+    Ack {
+        wnd: u32,
+    },
+    /// Pure in-order data that fits.
+    Data {
+        wnd: u32,
+    },
 }
 
 /// Outcome of the input checks that decide whether a segment goes further.
@@ -128,6 +144,14 @@ pub struct Connection {
     persist_at: Option<Instant>,
     persist_shift: u32,
     probe_now: bool,
+    /// Whether header prediction may be tried (`HP_ACK`): it is enabled, the state is
+    /// ESTABLISHED, we are not retransmitting (SND.NXT = SND.MAX), no probe is due and the
+    /// recovery is quiet (no duplicate ACKs counted,
+    /// not recovering); and for in-order data (`HP_DATA`) also nothing is held out of
+    /// order and no FIN is waiting. The seed's prediction tests one state word; this is
+    /// that word, recomputed by `refresh_prediction` wherever one of its inputs may
+    /// change, so the fast path tests one byte instead of seven fields.
+    hp_ready: u8,
     delack_at: Option<Instant>,
     time_wait_at: Option<Instant>,
     last_send_at: Instant,
@@ -143,6 +167,14 @@ pub struct Connection {
     unacked_segs: u32,
     unacked_bytes: u32,
     ack_now: bool,
+    /// The ACK policy's thresholds, computed once from `cfg.ack` and `rcv_mss` (see
+    /// `set_rcv_mss`) rather than on every data segment: ACK at once once this many
+    /// full-sized segments (0 with quick ACK or no delayed-ACK timer: every segment) ...
+    ack_every_segs: u32,
+    /// ... or this many bytes are unacknowledged.
+    ack_every_bytes: u32,
+    /// Window growth worth announcing on its own (`window_update_due`).
+    wnd_update_growth: u32,
     syn_pending: bool,
     rst_pending: Option<RstRequest>,
     challenge_window_start: Instant,
@@ -154,6 +186,9 @@ pub struct Connection {
     stats: Stats,
     trace: Option<Vec<TraceEvent>>,
     ip_id: u16,
+    /// The IPv4 and TCP headers this connection sends, prebuilt (4.3BSD's `tcp_template`):
+    /// every segment but SYNs, RSTs and ACKs carrying SACK blocks is written from it.
+    template: packet::Ipv4TcpTemplate,
 }
 
 impl core::fmt::Debug for Connection {
@@ -212,7 +247,15 @@ impl Connection {
         let cc = make_cc(&cfg, mss);
         let rec = Recovery::new(cfg.recovery, cfg.dupack_threshold, cfg.limited_transmit);
         let trace = None;
-        Connection {
+        let template = packet::Ipv4TcpTemplate::new(
+            &Ipv4Header {
+                ttl: cfg.ttl,
+                ..Ipv4Header::new(*local.ip(), *remote.ip(), ackclock_wire::IPPROTO_TCP)
+            },
+            local.port(),
+            remote.port(),
+        );
+        let mut c = Connection {
             state,
             local,
             remote,
@@ -254,6 +297,7 @@ impl Connection {
             persist_at: None,
             persist_shift: 0,
             probe_now: false,
+            hp_ready: 0,
             delack_at: None,
             time_wait_at: None,
             last_send_at: now,
@@ -263,6 +307,9 @@ impl Connection {
             unacked_segs: 0,
             unacked_bytes: 0,
             ack_now: false,
+            ack_every_segs: 0,
+            ack_every_bytes: 0,
+            wnd_update_growth: 0,
             syn_pending: true,
             rst_pending: None,
             challenge_window_start: now,
@@ -272,8 +319,49 @@ impl Connection {
             stats: Stats::default(),
             trace,
             ip_id: (iss.get() >> 16) as u16,
+            template,
             cfg,
-        }
+        };
+        c.set_rcv_mss(mss);
+        c
+    }
+
+    /// Recomputes `hp_ready` from its inputs. Called wherever one of them may have changed
+    /// (the state, SND.NXT against SND.MAX, `probe_now`, the recovery's duplicate-ACK count
+    /// or episode, out-of-order data, a waiting FIN): after the general input path, after
+    /// timers, on state changes and where the output path moves SND.NXT other than in step
+    /// with SND.MAX. Debug builds check the flag against its inputs on every segment.
+    #[inline]
+    fn refresh_prediction(&mut self) {
+        self.hp_ready = self.prediction_allowed();
+    }
+
+    #[inline]
+    fn prediction_allowed(&self) -> u8 {
+        let ack = self.cfg.header_prediction
+            && self.state == State::Established
+            && self.snd_nxt == self.snd_max
+            && !self.probe_now
+            && self.rec.dupacks() == 0
+            && !self.rec.in_recovery();
+        let data = ack && !self.recv_buf.has_out_of_order() && self.peer_fin.is_none();
+        (u8::from(ack) * HP_ACK) | (u8::from(data) * HP_DATA)
+    }
+
+    /// Sets the payload size of a full-sized segment from the peer and the ACK-policy
+    /// thresholds that depend on it (RFC 5681 §4.2; 4.3BSD's window-update rule).
+    fn set_rcv_mss(&mut self, rcv_mss: u32) {
+        self.rcv_mss = rcv_mss;
+        let p = self.cfg.ack;
+        let n = p.segments_per_ack.clamp(1, 64);
+        // `unacked_segs >= 0` always holds: quick ACK needs no test of its own.
+        let immediately = p.quickack || p.delayed_ack == Duration::ZERO;
+        self.ack_every_segs = if immediately { 0 } else { n };
+        self.ack_every_bytes = n.saturating_mul(rcv_mss);
+        // `window_update_due` announces growth of `segs` segments or of half the buffer,
+        // whichever is smaller (segs <= 64 and rcv_mss < 2^16, so no overflow).
+        let segs = p.segments_per_ack.clamp(2, 64);
+        self.wnd_update_growth = (segs * rcv_mss).min(self.recv_buf.capacity() as u32 / 2);
     }
 
     /// Active open (RFC 9293 §3.10.1): a connection in SYN-SENT whose SYN goes out on the
@@ -624,6 +712,7 @@ impl Connection {
             }
         }
         self.update_timers(now);
+        self.refresh_prediction();
     }
 
     fn on_rto(&mut self, now: Instant) {
@@ -676,14 +765,36 @@ impl Connection {
     /// the stream.
     pub fn handle_segment(&mut self, now: Instant, seg: &Segment<'_>) {
         self.now = now;
+        // Header prediction first, inlined here so that a predicted segment pays for no
+        // call and no general-path prologue (the seeds' Sep 1993 fast path).
+        // Each outcome ends in a tail call, so this function needs no stack frame.
+        debug_assert_eq!(self.hp_ready, self.prediction_allowed());
+        if self.hp_ready != 0 {
+            match self.header_prediction(seg) {
+                Prediction::Ack { wnd } => return self.predicted_ack(now, seg, wnd),
+                Prediction::Data { wnd } => return self.predicted_data(now, seg, wnd),
+                Prediction::Miss => {}
+            }
+        }
+        self.handle_segment_general(now, seg);
+    }
+
+    /// Everything header prediction did not take.
+    #[inline(never)]
+    fn handle_segment_general(&mut self, now: Instant, seg: &Segment<'_>) {
+        self.input_general(now, seg);
+        self.refresh_prediction();
+    }
+
+    #[inline(always)]
+    fn input_general(&mut self, now: Instant, seg: &Segment<'_>) {
         if self.state == State::Closed || self.state == State::Listen {
             return;
         }
         self.stats.segs_in += 1;
         if self.cfg.header_prediction {
-            if self.header_prediction(now, seg) {
-                return;
-            }
+            // `header_prediction` already declined this segment (it changes nothing when
+            // it does).
             self.stats.hp_misses += 1;
         }
         if let SegmentChecksum::Pending { header_sum } = seg.checksum {
@@ -715,97 +826,108 @@ impl Connection {
     /// window would send most ACKs down the slow path, since a receiver that acknowledges
     /// before its application reads advertises a slightly different window each time. A
     /// zero window still takes the general path (the persist logic).
-    fn header_prediction(&mut self, now: Instant, seg: &Segment<'_>) -> bool {
+    ///
+    /// Changes nothing: says which of the two cases the segment is, if either, and the
+    /// window it advertises (scaled). The caller has tested `hp_ready`.
+    #[inline(always)]
+    fn header_prediction(&self, seg: &Segment<'_>) -> Prediction {
         const CHECKED: TcpFlags = TcpFlags::SYN
             .union(TcpFlags::FIN)
             .union(TcpFlags::RST)
             .union(TcpFlags::URG)
             .union(TcpFlags::ACK);
-        if self.state != State::Established
-            || seg.flags & CHECKED != TcpFlags::ACK
-            || seg.seq != self.rcv_nxt
-            || self.snd_nxt != self.snd_max
-            || self.rec.dupacks() != 0
-            || self.rec.in_recovery()
-            || self.probe_now
-            || !seg.options.sack.is_empty()
-            || seg.options.mss.is_some()
-            || seg.options.window_scale.is_some()
-            || seg.options.sack_permitted
+        // `hp_ready` (tested by the caller) covers ESTABLISHED, SND.NXT = SND.MAX, no probe
+        // due, no duplicate ACKs counted and no recovery episode; `only_timestamps` that the
+        // segment carries no MSS, window scale, SACK-permitted or SACK option.
+        if seg.flags & CHECKED != TcpFlags::ACK || seg.seq != self.rcv_nxt || !seg.only_timestamps()
         {
-            return false;
+            return Prediction::Miss;
         }
         let wnd = u32::from(seg.window) << self.snd_wscale;
         if wnd == 0 {
-            return false;
+            return Prediction::Miss;
         }
         // Timestamps: present exactly when negotiated, and not older than TS.Recent (the
         // PAWS test would otherwise have to run).
         match (self.ts_ok, seg.options.timestamps) {
             (true, Some(ts)) if ts_geq(ts.tsval, self.ts_recent) => {}
             (false, None) => {}
-            _ => return false,
+            _ => return Prediction::Miss,
         }
         if seg.payload.is_empty() {
             if !(seg.ack > self.snd_una && seg.ack <= self.snd_max) {
-                return false;
+                return Prediction::Miss;
             }
-            // A predicted segment counts as a hit even if its checksum then fails.
-            self.stats.hp_ack_hits += 1;
-            if let SegmentChecksum::Pending { header_sum } = seg.checksum {
-                if header_sum != 0xffff {
-                    self.stats.bad_checksum += 1;
-                    return true;
-                }
-            }
-            self.process_new_ack(now, seg);
-            self.update_send_window(seg.seq, seg.ack, wnd);
-            self.update_ts_recent(now, seg);
-            self.update_timers(now);
-            true
+            Prediction::Ack { wnd }
         } else {
+            // `HP_DATA`: nothing held out of order, no FIN waiting for the data before it.
             if seg.ack != self.snd_una
-                || self.recv_buf.has_out_of_order()
-                || self.peer_fin.is_some()
+                || self.hp_ready & HP_DATA == 0
                 || seg.payload.len() > self.recv_buf.window()
             {
-                return false;
+                return Prediction::Miss;
             }
-            let len = seg.payload.len();
-            self.stats.hp_data_hits += 1;
-            match seg.checksum {
-                SegmentChecksum::Pending { header_sum } if self.cfg.checksum_and_copy => {
-                    // Checksum-and-copy: one pass moves and sums the data; the bytes become
-                    // readable only if the sum verifies.
-                    let (n, sum) = self.recv_buf.stage_with_sum(seg.payload);
-                    debug_assert_eq!(n, len);
-                    if checksum::add(header_sum, sum) != 0xffff {
-                        self.stats.bad_checksum += 1;
-                        return true;
-                    }
-                    self.recv_buf.commit(n);
-                }
-                SegmentChecksum::Pending { header_sum } => {
-                    if checksum::add(header_sum, checksum::sum(seg.payload)) != 0xffff {
-                        self.stats.bad_checksum += 1;
-                        return true;
-                    }
-                    let _ = self.recv_buf.insert(0, seg.payload);
-                }
-                SegmentChecksum::Verified => {
-                    let _ = self.recv_buf.insert(0, seg.payload);
-                }
-            }
-            self.stats.data_segs_in += 1;
-            self.rec.on_other_ack();
-            self.update_send_window(seg.seq, seg.ack, wnd);
-            self.update_ts_recent(now, seg);
-            self.advance_rcv_nxt(len as u32);
-            self.stats.bytes_received += len as u64;
-            self.ack_policy_on_data(now, len);
-            self.update_timers(now);
-            true
+            Prediction::Data { wnd }
         }
+    }
+
+    /// Header prediction's pure ACK for new data: what `input_ack` would do for it.
+    #[inline(never)]
+    fn predicted_ack(&mut self, now: Instant, seg: &Segment<'_>, wnd: u32) {
+        self.stats.segs_in += 1;
+        // A predicted segment counts as a hit even if its checksum then fails.
+        self.stats.hp_ack_hits += 1;
+        if let SegmentChecksum::Pending { header_sum } = seg.checksum {
+            if header_sum != 0xffff {
+                self.stats.bad_checksum += 1;
+                return;
+            }
+        }
+        self.process_new_ack(now, seg);
+        self.update_send_window(seg.seq, seg.ack, wnd);
+        self.update_ts_recent(now, seg);
+        self.update_timers(now);
+    }
+
+    /// Header prediction's in-order data: the seed's "pure in-sequence data packet" case.
+    /// The caller has checked that the ACK acknowledges nothing new, nothing is held out of
+    /// order, and the data fits the window.
+    #[inline(never)]
+    fn predicted_data(&mut self, now: Instant, seg: &Segment<'_>, wnd: u32) {
+        let len = seg.payload.len();
+        self.stats.segs_in += 1;
+        self.stats.hp_data_hits += 1;
+        match seg.checksum {
+            SegmentChecksum::Pending { header_sum } if self.cfg.checksum_and_copy => {
+                // Checksum-and-copy: one pass moves and sums the data; the bytes become
+                // readable only if the sum verifies.
+                // (`stage_with_sum` without its tests: the caller made them.)
+                let sum = self.recv_buf.stage_fitting_with_sum(seg.payload);
+                if checksum::add(header_sum, sum) != 0xffff {
+                    self.stats.bad_checksum += 1;
+                    return;
+                }
+                self.recv_buf.commit_fitting(len);
+            }
+            SegmentChecksum::Pending { header_sum } => {
+                if checksum::add(header_sum, checksum::sum(seg.payload)) != 0xffff {
+                    self.stats.bad_checksum += 1;
+                    return;
+                }
+                let _ = self.recv_buf.insert(0, seg.payload);
+            }
+            SegmentChecksum::Verified => {
+                let _ = self.recv_buf.insert(0, seg.payload);
+            }
+        }
+        self.stats.data_segs_in += 1;
+        self.rec.on_other_ack_quiet();
+        self.update_send_window(seg.seq, seg.ack, wnd);
+        self.update_ts_recent(now, seg);
+        self.advance_rcv_nxt(len as u32);
+        self.stats.bytes_received += len as u64;
+        self.ack_policy_on_data(now, len);
+        self.update_timers_open(now, false);
     }
 
     fn input_syn_sent(&mut self, now: Instant, seg: &Segment<'_>) {
@@ -916,7 +1038,7 @@ impl Connection {
             .min(peer_mss)
             .saturating_sub(ts_len)
             .max(1);
-        self.rcv_mss = u32::from(self.cfg.mss).saturating_sub(ts_len).max(1);
+        self.set_rcv_mss(u32::from(self.cfg.mss).saturating_sub(ts_len).max(1));
         // Before the handshake completes the controller was built for the configured MSS;
         // rebuild it for the one negotiated.
         self.cc = make_cc(&self.cfg, self.snd_mss);
@@ -1120,6 +1242,7 @@ impl Connection {
     }
 
     /// Window update (RFC 9293 §3.10.7.4): only from segments newer than the last update.
+    #[inline(always)]
     fn update_send_window(&mut self, seq: SeqNum, ack: SeqNum, wnd: u32) {
         if self.snd_wl1 < seq || (self.snd_wl1 == seq && self.snd_wl2 <= ack) {
             if wnd > self.snd_wnd {
@@ -1311,21 +1434,16 @@ impl Connection {
     /// The ACK policy for in-order data: ACK every N full-sized segments (N = 2 by default,
     /// RFC 5681 §4.2 and seed 000 Oct 1988; up to 32 as HP-UX's tcp_deferred_ack_max, seed
     /// 002), otherwise within the delayed-ACK time.
+    #[inline(always)]
     fn ack_policy_on_data(&mut self, now: Instant, len: usize) {
-        let p = self.cfg.ack;
         if len >= self.rcv_mss as usize {
             self.unacked_segs += 1;
         }
         self.unacked_bytes = self.unacked_bytes.saturating_add(len as u32);
-        let n = p.segments_per_ack.clamp(1, 64);
-        if p.quickack
-            || p.delayed_ack == Duration::ZERO
-            || self.unacked_segs >= n
-            || self.unacked_bytes >= n.saturating_mul(self.rcv_mss)
-        {
+        if self.unacked_segs >= self.ack_every_segs || self.unacked_bytes >= self.ack_every_bytes {
             self.ack_now = true;
         } else if self.delack_at.is_none() {
-            self.delack_at = Some(now + p.delayed_ack);
+            self.delack_at = Some(now + self.cfg.ack.delayed_ack);
         }
     }
 
@@ -1514,6 +1632,12 @@ impl Connection {
             let rw = self.cfg.initial_window.bytes(mss).min(self.cc.cwnd());
             self.cc.set_cwnd(rw);
         }
+        // Nothing unsent, no probe due and no FIN queued: below, `len` would be 0 and
+        // nothing sent. Return before the congestion window is asked (a virtual call), as
+        // happens on most calls (every ACK a receiver sends is followed by one).
+        if data_end == self.snd_nxt && !self.probe_now && !self.fin_queued {
+            return None;
+        }
         let cwnd = self.cc.cwnd().saturating_add(self.rec.extra_window());
         let wnd = self.snd_wnd.min(cwnd);
         let flight = self.flight();
@@ -1524,6 +1648,7 @@ impl Connection {
         let mut override_sws = false;
         if self.probe_now {
             self.probe_now = false;
+            self.refresh_prediction();
             if self.snd_wnd == 0 && unsent > 0 && len == 0 {
                 // Zero-window probe: one byte past the window (RFC 9293 §3.8.6.1).
                 len = 1;
@@ -1568,6 +1693,7 @@ impl Connection {
             // sent normally once the window opens (BSD pulls snd_nxt back the same way),
             // but SND.MAX covers it so the peer may acknowledge it.
             self.snd_max = self.snd_max.max(seq + advance);
+            self.refresh_prediction();
         } else {
             if !retransmitting && self.rtt_timed.is_none() && !self.ts_ok && advance > 0 {
                 // Time this segment (4.3BSD times one segment per round trip).
@@ -1575,6 +1701,10 @@ impl Connection {
             }
             self.snd_nxt = seq + advance;
             self.snd_max = self.snd_max.max(self.snd_nxt);
+            if retransmitting {
+                // SND.NXT may have caught up with SND.MAX (it always equals it otherwise).
+                self.refresh_prediction();
+            }
             if self.rto_at.is_none() && advance > 0 {
                 self.rto_at = Some(now + self.rtt.rto());
             }
@@ -1648,6 +1778,74 @@ impl Connection {
         flags: TcpFlags,
         retransmit: bool,
     ) -> Option<Transmit> {
+        let has_ack = flags.contains(TcpFlags::ACK);
+        let n = if flags.contains(TcpFlags::SYN)
+            || (self.sack_ok && has_ack && self.recv_buf.has_out_of_order())
+        {
+            self.write_headers_general(now, buf, seq, len, flags)?
+        } else {
+            // Every other segment carries at most the timestamps option: written from the
+            // template (`fill_sack_blocks` would add nothing without out-of-order data).
+            let ts = self.ts_ok.then(|| (self.ts_now(now), self.ts_recent));
+            let window = self.advertise_window(false);
+            let ack = if has_ack { self.rcv_nxt.get() } else { 0 };
+            let data = if len > 0 {
+                let off = seq.since(self.buf_seq) as usize;
+                self.send_buf.slices(off, len as usize)
+            } else {
+                (&[][..], &[][..])
+            };
+            self.template
+                .write(buf, seq.get(), ack, flags, window, ts, self.ip_id, data)
+                .ok()?
+        };
+        self.ip_id = self.ip_id.wrapping_add(1);
+        self.stats.segs_out += 1;
+        if len > 0 {
+            self.stats.data_segs_out += 1;
+            self.stats.bytes_sent += u64::from(len);
+            if retransmit {
+                self.stats.retransmitted_segs += 1;
+                self.stats.bytes_retransmitted += u64::from(len);
+            }
+        }
+        if has_ack {
+            // Any segment carrying an ACK satisfies the ACK policy.
+            self.ack_now = false;
+            self.delack_at = None;
+            self.unacked_segs = 0;
+            self.unacked_bytes = 0;
+            self.last_ack_sent = self.rcv_nxt;
+        }
+        if len > 0 || flags.intersects(TcpFlags::SYN.union(TcpFlags::FIN)) {
+            self.emit(
+                now,
+                TraceKind::Send {
+                    seq,
+                    len,
+                    retransmit,
+                },
+            );
+        }
+        Some(Transmit {
+            len: n,
+            seq,
+            payload_len: len,
+            flags,
+            retransmit,
+        })
+    }
+
+    /// The headers of a SYN, or of an ACK with SACK blocks, built field by field.
+    #[inline(never)]
+    fn write_headers_general(
+        &mut self,
+        now: Instant,
+        buf: &mut [u8],
+        seq: SeqNum,
+        len: u32,
+        flags: TcpFlags,
+    ) -> Option<usize> {
         let syn = flags.contains(TcpFlags::SYN);
         let mut options = TcpOptions::NONE;
         if syn {
@@ -1698,41 +1896,7 @@ impl Connection {
             (&[][..], &[][..])
         };
         let n = packet::write_ipv4_tcp_vectored(buf, &ip, &header, &[a, b]).ok()?;
-        self.ip_id = self.ip_id.wrapping_add(1);
-        self.stats.segs_out += 1;
-        if len > 0 {
-            self.stats.data_segs_out += 1;
-            self.stats.bytes_sent += u64::from(len);
-            if retransmit {
-                self.stats.retransmitted_segs += 1;
-                self.stats.bytes_retransmitted += u64::from(len);
-            }
-        }
-        if has_ack {
-            // Any segment carrying an ACK satisfies the ACK policy.
-            self.ack_now = false;
-            self.delack_at = None;
-            self.unacked_segs = 0;
-            self.unacked_bytes = 0;
-            self.last_ack_sent = self.rcv_nxt;
-        }
-        if len > 0 || flags.intersects(TcpFlags::SYN.union(TcpFlags::FIN)) {
-            self.emit(
-                now,
-                TraceKind::Send {
-                    seq,
-                    len,
-                    retransmit,
-                },
-            );
-        }
-        Some(Transmit {
-            len: n,
-            seq,
-            payload_len: len,
-            flags,
-            retransmit,
-        })
+        Some(n)
     }
 
     fn write_rst(&mut self, now: Instant, buf: &mut [u8], r: RstRequest) -> Option<Transmit> {
@@ -1831,19 +1995,21 @@ impl Connection {
         let growth = win.saturating_sub(adv);
         // 4.3BSD announces growth of two segments, which is also what made it "deliver one
         // ack for every two data packets"; with ACK avoidance (N > 2) the threshold grows
-        // with N so the window update does not undo the policy.
-        let segs = self.cfg.ack.segments_per_ack.clamp(2, 64);
-        growth >= segs * self.rcv_mss || growth >= self.recv_buf.capacity() as u32 / 2
+        // with N so the window update does not undo the policy. Or half the buffer: the
+        // smaller of the two is precomputed in `set_rcv_mss`.
+        growth >= self.wnd_update_growth
     }
 
     /// Re-arms the RTO and persist timers after input or output changed what is
     /// outstanding.
+    #[inline(always)]
     fn update_timers(&mut self, now: Instant) {
         self.update_timers_after(now, false);
     }
 
     /// Re-arms the timers. `quiescent` means the output path just found nothing it may
     /// send, so data still waiting with nothing in flight is held back by the window.
+    #[inline(always)]
     fn update_timers_after(&mut self, now: Instant, quiescent: bool) {
         if self.state == State::Closed {
             self.rto_at = None;
@@ -1851,36 +2017,47 @@ impl Connection {
             self.delack_at = None;
             return;
         }
+        self.update_timers_open(now, quiescent);
+    }
+
+    /// [`update_timers_after`](Self::update_timers_after) in a state other than CLOSED
+    /// (header prediction runs in ESTABLISHED only).
+    #[inline(always)]
+    fn update_timers_open(&mut self, now: Instant, quiescent: bool) {
+        debug_assert!(self.state != State::Closed);
         let outstanding = self.snd_max > self.snd_una;
         let data_end = self.buf_seq + self.send_buf.len();
-        let unsent = data_end.since(self.snd_nxt) > 0;
-        if self.snd_wnd == 0 && unsent && self.snd_nxt == self.snd_una {
-            // Zero window with data waiting: the persist timer replaces the RTO.
-            self.rto_at = None;
-            if self.persist_at.is_none() && !self.probe_now {
-                let base = self
-                    .rtt
-                    .rto()
-                    .saturating_mul(1u64 << self.persist_shift.min(16));
-                let t = base.max(self.cfg.persist_min).min(self.cfg.persist_max);
-                self.persist_at = Some(now + t);
+        // Both special cases need data waiting to be sent; test that first, since a
+        // receiver (the header-prediction data path) usually has none.
+        if data_end.since(self.snd_nxt) > 0 {
+            if self.snd_wnd == 0 && self.snd_nxt == self.snd_una {
+                // Zero window with data waiting: the persist timer replaces the RTO.
+                self.rto_at = None;
+                if self.persist_at.is_none() && !self.probe_now {
+                    let base = self
+                        .rtt
+                        .rto()
+                        .saturating_mul(1u64 << self.persist_shift.min(16));
+                    let t = base.max(self.cfg.persist_min).min(self.cfg.persist_max);
+                    self.persist_at = Some(now + t);
+                }
+                return;
             }
-            return;
-        }
-        if unsent && !outstanding && self.snd_wnd > 0 {
-            // Sender SWS avoidance is holding back data and nothing in flight will bring an
-            // ACK: RFC 9293 §3.8.6.2.1 (4)'s override timeout (0.1 to 1 s) sends it anyway,
-            // as 4.3BSD's persist timer did for a small window.
-            if quiescent && self.persist_at.is_none() && !self.probe_now {
-                let t = self
-                    .rtt
-                    .rto()
-                    .max(Duration::from_millis(100))
-                    .min(Duration::from_secs(1));
-                self.persist_at = Some(now + t);
+            if !outstanding && self.snd_wnd > 0 {
+                // Sender SWS avoidance is holding back data and nothing in flight will
+                // bring an ACK: RFC 9293 §3.8.6.2.1 (4)'s override timeout (0.1 to 1 s)
+                // sends it anyway, as 4.3BSD's persist timer did for a small window.
+                if quiescent && self.persist_at.is_none() && !self.probe_now {
+                    let t = self
+                        .rtt
+                        .rto()
+                        .max(Duration::from_millis(100))
+                        .min(Duration::from_secs(1));
+                    self.persist_at = Some(now + t);
+                }
+                self.rto_at = None;
+                return;
             }
-            self.rto_at = None;
-            return;
         }
         self.persist_at = None;
         if !outstanding {
@@ -1905,11 +2082,13 @@ impl Connection {
         self.ack_now = false;
         self.syn_pending = false;
         self.state = State::Closed;
+        self.hp_ready = 0;
     }
 
     fn set_state(&mut self, now: Instant, to: State) {
         if self.state != to || to == State::Closed {
             self.state = to;
+            self.refresh_prediction();
             self.emit(now, TraceKind::StateChange { to });
         }
     }
@@ -2007,7 +2186,18 @@ impl Connection {
         }
     }
 
+    /// Records a trace event if tracing is on. The test is inlined at every call site (on
+    /// every segment sent and ACK processed) and the recording kept out of line.
+    #[inline(always)]
     fn emit(&mut self, now: Instant, kind: TraceKind) {
+        if self.trace.is_some() {
+            self.record(now, kind);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record(&mut self, now: Instant, kind: TraceKind) {
         if let Some(t) = self.trace.as_mut() {
             t.push(TraceEvent {
                 time: now,

@@ -108,11 +108,36 @@ struct PendingRst {
     with_ack: bool,
 }
 
+/// A connection's 4-tuple packed into one integer: (local address, local port, remote
+/// address, remote port), 96 bits. Hashing it is one 16-byte write instead of six writes for
+/// a pair of `SocketAddrV4`s, and comparing it is two word compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct ConnKey(u128);
+
+impl ConnKey {
+    #[inline]
+    fn new(local: SocketAddrV4, remote: SocketAddrV4) -> Self {
+        ConnKey(
+            u128::from(local.ip().to_bits()) << 64
+                | u128::from(local.port()) << 48
+                | u128::from(remote.ip().to_bits()) << 16
+                | u128::from(remote.port()),
+        )
+    }
+}
+
 pub struct Endpoint {
     cfg: EndpointConfig,
     slots: Vec<Slot>,
     free: Vec<u32>,
-    map: HashMap<(SocketAddrV4, SocketAddrV4), ConnId>,
+    map: HashMap<ConnKey, ConnId>,
+    /// The connection the last segment was for: 4.3BSD's one-entry `tcp_last_inpcb` cache,
+    /// checked before the hash table (a bulk flow hits it on nearly every segment, as the
+    /// seed's header prediction assumed). Cleared when that connection is removed.
+    last: Option<(ConnKey, ConnId)>,
+    /// A connection may have become removable (closed, or released); `reap` runs on the
+    /// next idle `poll_transmit` only then instead of scanning every slot each time.
+    reap_due: bool,
     listeners: HashMap<u16, Listener>,
     rsts: VecDeque<PendingRst>,
     next_port: u16,
@@ -131,6 +156,8 @@ impl Endpoint {
             slots: Vec::new(),
             free: Vec::new(),
             map: HashMap::new(),
+            last: None,
+            reap_due: false,
             listeners: HashMap::new(),
             rsts: VecDeque::new(),
             next_port,
@@ -196,7 +223,9 @@ impl Endpoint {
             let port = self.next_port;
             self.next_port = if port >= hi { lo } else { port + 1 };
             let local = SocketAddrV4::new(self.cfg.addr, port);
-            if self.map.contains_key(&(local, remote)) || self.listeners.contains_key(&port) {
+            if self.map.contains_key(&ConnKey::new(local, remote))
+                || self.listeners.contains_key(&port)
+            {
                 continue;
             }
             return Ok(self.connect_from(now, local, remote, cfg));
@@ -213,7 +242,7 @@ impl Endpoint {
         cfg: TcpConfig,
     ) -> Result<ConnId, TcpError> {
         let local = SocketAddrV4::new(self.cfg.addr, local_port);
-        if self.map.contains_key(&(local, remote)) {
+        if self.map.contains_key(&ConnKey::new(local, remote)) {
             return Err(TcpError::AddrInUse);
         }
         Ok(self.connect_from(now, local, remote, cfg))
@@ -233,7 +262,7 @@ impl Endpoint {
     }
 
     fn insert(&mut self, conn: Connection, listener: Option<u16>) -> ConnId {
-        let key = (conn.local(), conn.remote());
+        let key = ConnKey::new(conn.local(), conn.remote());
         let id = if let Some(index) = self.free.pop() {
             let slot = &mut self.slots[index as usize];
             slot.generation = slot.generation.wrapping_add(1);
@@ -286,6 +315,8 @@ impl Endpoint {
         if s.generation != id.generation {
             return None;
         }
+        // The caller may close or abort it.
+        self.reap_due = true;
         s.conn.as_mut()
     }
 
@@ -315,6 +346,7 @@ impl Endpoint {
         let c = self.conn_mut(id).ok_or(TcpError::NoSuchConnection)?;
         let r = c.close();
         self.slots[id.index()].released = true;
+        self.reap_due = true;
         r
     }
 
@@ -323,6 +355,7 @@ impl Endpoint {
         if let Some(c) = self.conn_mut(id) {
             c.abort();
             self.slots[id.index()].released = true;
+            self.reap_due = true;
         }
     }
 
@@ -341,7 +374,11 @@ impl Endpoint {
                 l.accept_queue.retain(|x| *x != id);
             }
         }
-        self.map.remove(&(conn.local(), conn.remote()));
+        let key = ConnKey::new(conn.local(), conn.remote());
+        self.map.remove(&key);
+        if self.last.is_some_and(|(k, _)| k == key) {
+            self.last = None;
+        }
         self.free.push(id.index);
         Some(conn)
     }
@@ -391,7 +428,18 @@ impl Endpoint {
 
     /// Processes a parsed segment (for drivers that parse themselves).
     pub fn handle_segment(&mut self, now: Instant, seg: &Segment<'_>) {
-        if let Some(&id) = self.map.get(&(seg.dst, seg.src)) {
+        let key = ConnKey::new(seg.dst, seg.src);
+        let found = match self.last {
+            Some((k, id)) if k == key => Some(id),
+            _ => {
+                let id = self.map.get(&key).copied();
+                if let Some(id) = id {
+                    self.last = Some((key, id));
+                }
+                id
+            }
+        };
+        if let Some(id) = found {
             let slot = &mut self.slots[id.index()];
             let Some(conn) = slot.conn.as_mut() else {
                 return;
@@ -399,6 +447,9 @@ impl Endpoint {
             let before = conn.state();
             conn.handle_segment(now, seg);
             let after = conn.state();
+            if after == State::Closed {
+                self.reap_due = true;
+            }
             if let Some(port) = slot.listener {
                 if before == State::SynReceived && after != State::SynReceived {
                     if let Some(l) = self.listeners.get_mut(&port) {
@@ -482,6 +533,39 @@ impl Endpoint {
     /// The next packet to send, from pending RSTs or any connection (round robin, so one
     /// busy connection cannot starve the others).
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        if !self.rsts.is_empty() {
+            if let Some(t) = self.send_rst(buf) {
+                return Some(t);
+            }
+        }
+        // Round robin from `round_robin`, wrapping with a compare rather than `%` (a 64-bit
+        // division per slot).
+        let n = self.slots.len();
+        let mut i = self.round_robin;
+        for _ in 0..n {
+            if i >= n {
+                i = 0;
+            }
+            if let Some(c) = self.slots[i].conn.as_mut() {
+                if let Some(t) = c.poll_transmit(now, buf) {
+                    self.round_robin = if i + 1 >= n { 0 } else { i + 1 };
+                    self.stats.packets_out += 1;
+                    return Some(t);
+                }
+            }
+            i += 1;
+        }
+        if self.reap_due {
+            self.reap();
+        }
+        None
+    }
+
+    /// The first pending RST, written into `buf` (out of line: its header building needs a
+    /// large stack frame that the common path should not pay for).
+    #[cold]
+    #[inline(never)]
+    fn send_rst(&mut self, buf: &mut [u8]) -> Option<Transmit> {
         if let Some(r) = self.rsts.pop_front() {
             let mut flags = TcpFlags::RST;
             if r.with_ack {
@@ -510,18 +594,6 @@ impl Endpoint {
                 });
             }
         }
-        let n = self.slots.len();
-        for k in 0..n {
-            let i = (self.round_robin + k) % n;
-            if let Some(c) = self.slots[i].conn.as_mut() {
-                if let Some(t) = c.poll_transmit(now, buf) {
-                    self.round_robin = (i + 1) % n;
-                    self.stats.packets_out += 1;
-                    return Some(t);
-                }
-            }
-        }
-        self.reap();
         None
     }
 
@@ -542,6 +614,9 @@ impl Endpoint {
             if c.poll_timeout().is_some_and(|t| t <= now) {
                 let before = c.state();
                 c.handle_timeout(now);
+                if c.is_closed() {
+                    self.reap_due = true;
+                }
                 if before == State::SynReceived && c.state() == State::Closed {
                     if let Some(port) = self.slots[i].listener {
                         if let Some(l) = self.listeners.get_mut(&port) {
@@ -556,7 +631,12 @@ impl Endpoint {
 
     /// Drops connections that are closed, released by the application (or never accepted)
     /// and have nothing left to send.
+    #[cold]
+    #[inline(never)]
     fn reap(&mut self) {
+        // Nothing becomes removable until a connection closes, is released, or is handed to
+        // the application (`conn_mut`), each of which sets `reap_due` again.
+        self.reap_due = false;
         for i in 0..self.slots.len() {
             let s = &self.slots[i];
             let Some(c) = s.conn.as_ref() else { continue };

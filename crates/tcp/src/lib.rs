@@ -28,6 +28,7 @@ pub use endpoint::{ConnId, Endpoint, EndpointConfig, EndpointStats};
 pub use seq::SeqNum;
 pub use stats::{Stats, TraceEvent, TraceKind};
 
+use ackclock_wire::tcp::Timestamps;
 use ackclock_wire::{packet::ParsedPacket, TcpFlags, TcpOptions, WireError};
 use core::net::SocketAddrV4;
 
@@ -130,21 +131,28 @@ pub struct Segment<'a> {
     pub checksum: SegmentChecksum,
     /// The IP header's ECN field (RFC 3168).
     pub ecn: u8,
+    /// `options` as parsed holds nothing but (possibly) timestamps: no MSS, window scale,
+    /// SACK-permitted or SACK. Header prediction's option test, made once by the parser
+    /// (which sees the common layouts directly) instead of four tests per segment.
+    only_timestamps: bool,
 }
 
 impl<'a> Segment<'a> {
     /// From a packet parsed by `ackclock_wire::parse_ipv4_tcp` (`verified = true`) or
     /// `parse_ipv4_tcp_deferred` (`verified = false`). Fails only on malformed options.
+    #[inline]
     pub fn from_packet(p: &ParsedPacket<'a>, verified: bool) -> Result<Self, WireError> {
         let t = &p.tcp;
-        Ok(Segment {
+        // Built in place with no options, which the common layouts then fill in directly
+        // (building the options apart and moving them in copies them twice).
+        let mut seg = Segment {
             src: SocketAddrV4::new(p.ip.src(), t.src_port()),
             dst: SocketAddrV4::new(p.ip.dst(), t.dst_port()),
             seq: SeqNum::new(t.seq()),
             ack: SeqNum::new(t.ack()),
             flags: t.flags(),
             window: t.window(),
-            options: t.options()?,
+            options: TcpOptions::NONE,
             payload: t.payload(),
             checksum: if verified {
                 SegmentChecksum::Verified
@@ -154,7 +162,43 @@ impl<'a> Segment<'a> {
                 }
             },
             ecn: p.ip.ecn(),
-        })
+            only_timestamps: true,
+        };
+        // The options area parsed as `TcpOptions::parse` does. The two layouts nearly every
+        // segment has, none (data offset 5) and RFC 7323 Appendix A's NOP, NOP, timestamps
+        // (what we and most stacks send), are recognised without walking the list.
+        match *t.options_bytes() {
+            [] => {}
+            [1, 1, 8, 10, v0, v1, v2, v3, e0, e1, e2, e3] => {
+                seg.options.timestamps = Some(Timestamps {
+                    tsval: u32::from_be_bytes([v0, v1, v2, v3]),
+                    tsecr: u32::from_be_bytes([e0, e1, e2, e3]),
+                });
+            }
+            ref raw => {
+                let o = TcpOptions::parse(raw)?;
+                seg.only_timestamps = o.mss.is_none()
+                    && o.window_scale.is_none()
+                    && !o.sack_permitted
+                    && o.sack.is_empty();
+                seg.options = o;
+            }
+        }
+        Ok(seg)
+    }
+
+    /// Whether the options carry nothing but (possibly) timestamps, as parsed.
+    #[inline]
+    pub fn only_timestamps(&self) -> bool {
+        debug_assert_eq!(
+            self.only_timestamps,
+            self.options.mss.is_none()
+                && self.options.window_scale.is_none()
+                && !self.options.sack_permitted
+                && self.options.sack.is_empty(),
+            "Segment::options changed after parsing"
+        );
+        self.only_timestamps
     }
 
     /// Sequence space the segment occupies (data, SYN and FIN).

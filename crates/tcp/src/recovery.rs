@@ -360,11 +360,21 @@ impl Recovery {
     /// A non-duplicate ACK that did not advance SND.UNA (it carried data or a window
     /// change): BSD clears the count ("else tp->t_dupacks = 0"); inside a NewReno episode
     /// the episode goes on.
+    #[inline]
     pub fn on_other_ack(&mut self) {
         if !self.in_recovery {
             self.dupacks = 0;
             self.limited_extra = 0;
         }
+    }
+
+    /// [`on_other_ack`](Self::on_other_ack) when the caller knows there is no episode and
+    /// no duplicate ACK counted (header prediction): only the limited-transmit allowance
+    /// can be left to clear.
+    #[inline(always)]
+    pub(crate) fn on_other_ack_quiet(&mut self) {
+        debug_assert!(!self.in_recovery && self.dupacks == 0);
+        self.limited_extra = 0;
     }
 
     /// The retransmission timer expired: the episode, the count and any inflation end

@@ -32,11 +32,23 @@ impl SendBuffer {
     pub fn free(&self) -> usize {
         self.ring.len() - self.len
     }
+    /// `(a + b) % capacity` for `a < capacity` and `b <= capacity`, with a compare instead
+    /// of a 64-bit division (as `RecvBuffer` does).
+    #[inline]
+    fn wrap_add(&self, a: usize, b: usize) -> usize {
+        let room = self.ring.len() - b;
+        if a >= room {
+            a - room
+        } else {
+            a + b
+        }
+    }
+
     /// Appends as much of `data` as fits; returns the count.
     pub fn write(&mut self, data: &[u8]) -> usize {
         let n = data.len().min(self.free());
         let cap = self.ring.len();
-        let tail = (self.head + self.len) % cap;
+        let tail = self.wrap_add(self.head, self.len);
         let first = n.min(cap - tail);
         self.ring[tail..tail + first].copy_from_slice(&data[..first]);
         self.ring[..n - first].copy_from_slice(&data[first..n]);
@@ -45,20 +57,22 @@ impl SendBuffer {
     }
     /// Up to `len` bytes starting `offset` bytes after SND.UNA, as at most two slices (the
     /// ring may wrap). Shorter if the buffer holds less.
+    #[inline]
     pub fn slices(&self, offset: usize, len: usize) -> (&[u8], &[u8]) {
         if offset >= self.len {
             return (&[], &[]);
         }
         let len = len.min(self.len - offset);
         let cap = self.ring.len();
-        let start = (self.head + offset) % cap;
+        let start = self.wrap_add(self.head, offset);
         let first = len.min(cap - start);
         (&self.ring[start..start + first], &self.ring[..len - first])
     }
     /// Frees `n` acknowledged bytes from the front.
+    #[inline]
     pub fn consume(&mut self, n: usize) {
         let n = n.min(self.len);
-        self.head = (self.head + n) % self.ring.len();
+        self.head = self.wrap_add(self.head, n);
         self.len -= n;
         if self.len == 0 {
             // Keep segments contiguous in the common case of a drained buffer.

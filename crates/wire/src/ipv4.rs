@@ -15,17 +15,37 @@ const FRAG_OFFSET_MASK: u16 = 0x1fff;
 
 /// A validated view over an IPv4 packet. The slice it holds is exactly `total_len` bytes:
 /// trailing bytes of the buffer (link-layer padding) are outside the view.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Ipv4Packet<'a> {
     buf: &'a [u8],
+    /// The fixed header, `buf[..20]`, as an array: the field accessors then need no bounds
+    /// checks (they run on every packet).
+    hdr: &'a [u8; HEADER_LEN],
+}
+
+impl core::fmt::Debug for Ipv4Packet<'_> {
+    // As derived before `hdr` existed: `hdr` repeats the start of `buf`.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Ipv4Packet")
+            .field("buf", &self.buf)
+            .finish()
+    }
 }
 
 impl<'a> Ipv4Packet<'a> {
     /// Validates version, IHL >= 5, total length within the buffer and covering the header,
     /// and the header checksum.
+    #[inline]
     pub fn parse(buf: &'a [u8]) -> Result<Self, WireError> {
         let p = Self::parse_unverified(buf)?;
-        if checksum::sum(p.header()) != 0xffff {
+        // Without options (nearly always) the header is the fixed 20 bytes: a sum of known
+        // length, which the compiler unrolls.
+        let sum = if p.hdr[0] == 0x45 {
+            checksum::sum(p.hdr)
+        } else {
+            checksum::sum(p.header())
+        };
+        if sum != 0xffff {
             return Err(WireError::BadIpChecksum);
         }
         Ok(p)
@@ -33,13 +53,14 @@ impl<'a> Ipv4Packet<'a> {
 
     /// As [`parse`](Self::parse) but without verifying the header checksum (for drivers
     /// whose device has verified it already).
+    #[inline]
     pub fn parse_unverified(buf: &'a [u8]) -> Result<Self, WireError> {
-        if buf.len() < HEADER_LEN {
+        let Some(hdr) = buf.first_chunk::<HEADER_LEN>() else {
             return Err(WireError::Truncated {
                 need: HEADER_LEN,
                 have: buf.len(),
             });
-        }
+        };
         let version = buf[0] >> 4;
         if version != 4 {
             return Err(WireError::BadVersion(version));
@@ -65,6 +86,7 @@ impl<'a> Ipv4Packet<'a> {
         }
         Ok(Ipv4Packet {
             buf: &buf[..usize::from(total)],
+            hdr,
         })
     }
 
@@ -75,7 +97,7 @@ impl<'a> Ipv4Packet<'a> {
     }
     #[inline]
     pub fn header_len(&self) -> usize {
-        usize::from(self.buf[0] & 0x0f) * 4
+        usize::from(self.hdr[0] & 0x0f) * 4
     }
     /// The header including options.
     #[inline]
@@ -94,23 +116,23 @@ impl<'a> Ipv4Packet<'a> {
     /// Type of service byte: DSCP in the top six bits, ECN in the bottom two (RFC 3168).
     #[inline]
     pub fn tos(&self) -> u8 {
-        self.buf[1]
+        self.hdr[1]
     }
     #[inline]
     pub fn ecn(&self) -> u8 {
-        self.buf[1] & 0x03
+        self.hdr[1] & 0x03
     }
     #[inline]
     pub fn total_len(&self) -> u16 {
-        u16::from_be_bytes([self.buf[2], self.buf[3]])
+        u16::from_be_bytes([self.hdr[2], self.hdr[3]])
     }
     #[inline]
     pub fn identification(&self) -> u16 {
-        u16::from_be_bytes([self.buf[4], self.buf[5]])
+        u16::from_be_bytes([self.hdr[4], self.hdr[5]])
     }
     #[inline]
     fn flags_frag(&self) -> u16 {
-        u16::from_be_bytes([self.buf[6], self.buf[7]])
+        u16::from_be_bytes([self.hdr[6], self.hdr[7]])
     }
     #[inline]
     pub fn dont_fragment(&self) -> bool {
@@ -132,23 +154,23 @@ impl<'a> Ipv4Packet<'a> {
     }
     #[inline]
     pub fn ttl(&self) -> u8 {
-        self.buf[8]
+        self.hdr[8]
     }
     #[inline]
     pub fn protocol(&self) -> u8 {
-        self.buf[9]
+        self.hdr[9]
     }
     #[inline]
     pub fn header_checksum(&self) -> u16 {
-        u16::from_be_bytes([self.buf[10], self.buf[11]])
+        u16::from_be_bytes([self.hdr[10], self.hdr[11]])
     }
     #[inline]
     pub fn src(&self) -> Ipv4Addr {
-        Ipv4Addr::new(self.buf[12], self.buf[13], self.buf[14], self.buf[15])
+        Ipv4Addr::new(self.hdr[12], self.hdr[13], self.hdr[14], self.hdr[15])
     }
     #[inline]
     pub fn dst(&self) -> Ipv4Addr {
-        Ipv4Addr::new(self.buf[16], self.buf[17], self.buf[18], self.buf[19])
+        Ipv4Addr::new(self.hdr[16], self.hdr[17], self.hdr[18], self.hdr[19])
     }
 }
 

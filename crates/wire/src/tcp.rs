@@ -455,29 +455,48 @@ impl TcpOptions {
 /// A view over a TCP segment (header, options, data) with a validated data offset. The
 /// checksum is verified by [`verify_checksum`](Self::verify_checksum) or by
 /// [`crate::parse_ipv4_tcp`], which knows the addresses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct TcpSegment<'a> {
     buf: &'a [u8],
+    /// The fixed header, `buf[..20]`, as an array: the field accessors then need no bounds
+    /// checks (they run on every segment).
+    hdr: &'a [u8; HEADER_LEN],
+}
+
+impl fmt::Debug for TcpSegment<'_> {
+    // As derived before `hdr` existed: `hdr` repeats the start of `buf`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TcpSegment")
+            .field("buf", &self.buf)
+            .finish()
+    }
 }
 
 impl<'a> TcpSegment<'a> {
     /// Checks that the buffer holds a fixed header and that the data offset is at least 5
     /// words and within the buffer. Options are not parsed here.
+    #[inline]
     pub fn parse(buf: &'a [u8]) -> Result<Self, WireError> {
-        if buf.len() < HEADER_LEN {
+        let Some(hdr) = buf.first_chunk::<HEADER_LEN>() else {
             return Err(WireError::Truncated {
                 need: HEADER_LEN,
                 have: buf.len(),
             });
-        }
-        let offset = buf[12] >> 4;
+        };
+        let offset = hdr[12] >> 4;
         if offset < 5 || usize::from(offset) * 4 > buf.len() {
             return Err(WireError::BadDataOffset {
                 offset,
                 len: buf.len(),
             });
         }
-        Ok(TcpSegment { buf })
+        Ok(TcpSegment { buf, hdr })
+    }
+
+    /// The fixed 20-byte header (options excluded).
+    #[inline]
+    pub fn fixed_header(&self) -> &'a [u8; HEADER_LEN] {
+        self.hdr
     }
 
     #[inline]
@@ -486,45 +505,45 @@ impl<'a> TcpSegment<'a> {
     }
     #[inline]
     pub fn src_port(&self) -> u16 {
-        u16::from_be_bytes([self.buf[0], self.buf[1]])
+        u16::from_be_bytes([self.hdr[0], self.hdr[1]])
     }
     #[inline]
     pub fn dst_port(&self) -> u16 {
-        u16::from_be_bytes([self.buf[2], self.buf[3]])
+        u16::from_be_bytes([self.hdr[2], self.hdr[3]])
     }
     #[inline]
     pub fn seq(&self) -> u32 {
-        u32::from_be_bytes([self.buf[4], self.buf[5], self.buf[6], self.buf[7]])
+        u32::from_be_bytes([self.hdr[4], self.hdr[5], self.hdr[6], self.hdr[7]])
     }
     #[inline]
     pub fn ack(&self) -> u32 {
-        u32::from_be_bytes([self.buf[8], self.buf[9], self.buf[10], self.buf[11]])
+        u32::from_be_bytes([self.hdr[8], self.hdr[9], self.hdr[10], self.hdr[11]])
     }
     /// Header length in bytes (data offset * 4).
     #[inline]
     pub fn header_len(&self) -> usize {
-        usize::from(self.buf[12] >> 4) * 4
+        usize::from(self.hdr[12] >> 4) * 4
     }
     /// The three reserved bits (RFC 9293: must be zero when sent, ignored when received).
     #[inline]
     pub fn reserved(&self) -> u8 {
-        (self.buf[12] >> 1) & 0x07
+        (self.hdr[12] >> 1) & 0x07
     }
     #[inline]
     pub fn flags(&self) -> TcpFlags {
-        TcpFlags::from_bits((u16::from(self.buf[12] & 1) << 8) | u16::from(self.buf[13]))
+        TcpFlags::from_bits((u16::from(self.hdr[12] & 1) << 8) | u16::from(self.hdr[13]))
     }
     #[inline]
     pub fn window(&self) -> u16 {
-        u16::from_be_bytes([self.buf[14], self.buf[15]])
+        u16::from_be_bytes([self.hdr[14], self.hdr[15]])
     }
     #[inline]
     pub fn checksum(&self) -> u16 {
-        u16::from_be_bytes([self.buf[16], self.buf[17]])
+        u16::from_be_bytes([self.hdr[16], self.hdr[17]])
     }
     #[inline]
     pub fn urgent(&self) -> u16 {
-        u16::from_be_bytes([self.buf[18], self.buf[19]])
+        u16::from_be_bytes([self.hdr[18], self.hdr[19]])
     }
     /// The raw options area.
     #[inline]
