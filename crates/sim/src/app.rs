@@ -10,6 +10,28 @@ use core::net::SocketAddrV4;
 pub struct AppCtx<'a> {
     pub now: Instant,
     pub ep: &'a mut Endpoint,
+    /// The host's CPU charges application writes (copyin, seed 000 Jul 1988): instead of
+    /// writing to the socket directly, the application asks with
+    /// [`request_write`](Self::request_write) and writes in [`App::write_done`] once the CPU
+    /// has spent the copy's time.
+    pub charged_writes: bool,
+    pub(crate) write_request: Option<usize>,
+}
+
+impl<'a> AppCtx<'a> {
+    pub fn new(now: Instant, ep: &'a mut Endpoint, charged_writes: bool) -> Self {
+        AppCtx {
+            now,
+            ep,
+            charged_writes,
+            write_request: None,
+        }
+    }
+    /// Asks the host's CPU to copy `bytes` into the socket (one write call); the host calls
+    /// [`App::write_done`] when the copy is done.
+    pub fn request_write(&mut self, bytes: usize) {
+        self.write_request = Some(bytes);
+    }
 }
 
 pub trait App: Send {
@@ -28,6 +50,9 @@ pub trait App: Send {
     fn finished_at(&self) -> Option<Instant> {
         None
     }
+    /// The write of `bytes` asked for with [`AppCtx::request_write`] has been copied (its
+    /// CPU time spent): hand the bytes to TCP now.
+    fn write_done(&mut self, _ctx: &mut AppCtx<'_>, _bytes: usize) {}
 }
 
 /// How much a bulk sender sends.
@@ -40,6 +65,12 @@ pub enum Amount {
 
 /// chargen: opens a connection at `start` and writes as fast as the socket takes data, in
 /// chunks of `chunk` bytes per write call, then closes.
+///
+/// When the host charges writes ([`AppCtx::charged_writes`]), each write call is one unit of
+/// work: it waits until the socket buffer has room for the whole chunk (at most the buffer),
+/// then the CPU copies it in one piece and TCP sees it only when the copy is done, as the
+/// pre-1988 sosend did ("copy from user space to socket, call the protocol send routine";
+/// seed 000, Jul 1988).
 pub struct BulkSender {
     remote: SocketAddrV4,
     cfg: Option<TcpConfig>,
@@ -51,6 +82,8 @@ pub struct BulkSender {
     closed: bool,
     pattern: Vec<u8>,
     finished: Option<Instant>,
+    /// Bytes of a charged write the CPU is copying.
+    copying: Option<usize>,
 }
 
 impl BulkSender {
@@ -74,6 +107,7 @@ impl BulkSender {
             // chargen's rotating printable pattern, so captures are recognisable.
             pattern: (0..chunk + 95).map(|i| b' ' + (i % 95) as u8).collect(),
             finished: None,
+            copying: None,
         }
     }
 }
@@ -94,13 +128,27 @@ impl App for BulkSender {
             Amount::Until(t) if ctx.now >= t => self.written,
             _ => u64::MAX,
         };
-        while self.written < limit && !self.closed {
-            let want = (limit - self.written).min(self.chunk as u64) as usize;
-            let off = (self.written % 95) as usize;
-            match c.send(&self.pattern[off..off + want]) {
-                Ok(0) => break,
-                Ok(n) => self.written += n as u64,
-                Err(_) => break,
+        if ctx.charged_writes {
+            if self.copying.is_none() && self.written < limit && !self.closed && c.send(&[]).is_ok()
+            {
+                let room = c.send_capacity();
+                let want = (limit - self.written)
+                    .min(self.chunk as u64)
+                    .min((c.send_queued() + room) as u64) as usize;
+                if want > 0 && room >= want {
+                    self.copying = Some(want);
+                    ctx.write_request = Some(want);
+                }
+            }
+        } else {
+            while self.written < limit && !self.closed {
+                let want = (limit - self.written).min(self.chunk as u64) as usize;
+                let off = (self.written % 95) as usize;
+                match c.send(&self.pattern[off..off + want]) {
+                    Ok(0) => break,
+                    Ok(n) => self.written += n as u64,
+                    Err(_) => break,
+                }
             }
         }
         if self.written >= limit && !self.closed && c.is_established() {
@@ -127,6 +175,17 @@ impl App for BulkSender {
     }
     fn finished_at(&self) -> Option<Instant> {
         self.finished
+    }
+    fn write_done(&mut self, ctx: &mut AppCtx<'_>, bytes: usize) {
+        self.copying = None;
+        let Some(c) = self.conn.and_then(|id| ctx.ep.conn_mut(id)) else {
+            return;
+        };
+        let off = (self.written % 95) as usize;
+        // The room was there when the write started and only ACKs touched the buffer since.
+        if let Ok(n) = c.send(&self.pattern[off..off + bytes]) {
+            self.written += n as u64;
+        }
     }
 }
 

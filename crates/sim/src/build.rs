@@ -203,6 +203,8 @@ fn cpu_model(c: &CpuSpec) -> CpuModel {
         rx_per_byte_ns: c.rx_byte_ns,
         tx_per_packet: Duration::from_secs_f64(c.tx_packet_us / 1e6),
         tx_per_byte_ns: c.tx_byte_ns,
+        write_per_call: Duration::from_secs_f64(c.write_call_us / 1e6),
+        write_per_byte_ns: c.write_byte_ns,
     }
 }
 

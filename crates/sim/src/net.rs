@@ -18,13 +18,21 @@ pub type NodeId = usize;
 pub type PortId = usize;
 
 /// Host processing costs (seed 000, Jul 1988: the per-packet budget of copy, checksum and
-/// fixed protocol/interrupt costs), served by the host's one CPU in FIFO order.
+/// fixed protocol/interrupt costs), served by the host's one CPU, one job at a time: arriving
+/// packets in arrival order; the packets that processing a job makes TCP send run right after
+/// it, before further queued input (tcp_input calls tcp_output inline, so an ACK or the data
+/// an ACK releases leaves before the next queued packet is taken in); application writes
+/// (process context) queue behind everything already waiting.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CpuModel {
     pub rx_per_packet: Duration,
     pub rx_per_byte_ns: f64,
     pub tx_per_packet: Duration,
     pub tx_per_byte_ns: f64,
+    /// Fixed cost of one application write call (system call, sosend, the call into TCP).
+    pub write_per_call: Duration,
+    /// Cost of copying one byte from the application into the socket (copyin).
+    pub write_per_byte_ns: f64,
 }
 
 impl CpuModel {
@@ -34,6 +42,13 @@ impl CpuModel {
     fn tx_cost(&self, len: usize) -> Duration {
         self.tx_per_packet + Duration::from_nanos((self.tx_per_byte_ns * len as f64) as u64)
     }
+    fn write_cost(&self, len: usize) -> Duration {
+        self.write_per_call + Duration::from_nanos((self.write_per_byte_ns * len as f64) as u64)
+    }
+    /// Whether application writes cost CPU time (then they run as [`CpuJob::AppWrite`]).
+    pub fn charges_writes(&self) -> bool {
+        self.write_per_call > Duration::ZERO || self.write_per_byte_ns > 0.0
+    }
 }
 
 enum CpuJob {
@@ -41,6 +56,9 @@ enum CpuJob {
     Rx(SimPacket),
     /// A packet built by TCP output: handed to the interface when the job completes.
     Tx(SimPacket),
+    /// An application's write call copying `bytes` into the socket (seed 000, Jul 1988, on
+    /// sosend): the data reaches TCP, and TCP output for it runs, when the copy completes.
+    AppWrite { app: usize, bytes: usize },
 }
 
 pub struct Host {
@@ -49,12 +67,20 @@ pub struct Host {
     wake_at: Option<Instant>,
     cpu: Option<CpuModel>,
     cpu_queue: VecDeque<CpuJob>,
-    cpu_busy: bool,
+    /// The job the CPU is working on.
+    cpu_running: Option<CpuJob>,
     /// Total CPU time spent, for service-demand figures.
     pub cpu_busy_ns: u64,
     /// Packets that reached this host but were not TCP (cross traffic sinks here).
     pub non_tcp_in: u64,
     pub non_tcp_bytes_in: u64,
+}
+
+impl Host {
+    /// The host's processing-cost model, if it has one.
+    pub fn cpu(&self) -> Option<&CpuModel> {
+        self.cpu.as_ref()
+    }
 }
 
 pub struct Node {
@@ -265,7 +291,7 @@ impl Network {
                 wake_at: None,
                 cpu,
                 cpu_queue: VecDeque::new(),
-                cpu_busy: false,
+                cpu_running: None,
                 cpu_busy_ns: 0,
                 non_tcp_in: 0,
                 non_tcp_bytes_in: 0,
@@ -622,18 +648,23 @@ impl Network {
     fn host_run(&mut self, node: NodeId) {
         let now = self.now;
         let mut out: Vec<SimPacket> = Vec::new();
+        let mut writes: Vec<CpuJob> = Vec::new();
         let cpu;
         let next_wake;
         {
             let h = self.nodes[node].host.as_mut().expect("host");
             let mut app_wake: Option<Instant> = None;
+            let charged_writes = h.cpu.is_some_and(|m| m.charges_writes());
             // Apps, then output, until quiet: an app's write may let TCP send, and TCP's
             // progress may let an app write more.
             for _round in 0..4 {
-                for app in h.apps.iter_mut() {
-                    let mut ctx = AppCtx { now, ep: &mut h.ep };
+                for (i, app) in h.apps.iter_mut().enumerate() {
+                    let mut ctx = AppCtx::new(now, &mut h.ep, charged_writes);
                     if let Some(t) = app.poll(&mut ctx) {
                         app_wake = Some(app_wake.map_or(t, |w: Instant| w.min(t)));
+                    }
+                    if let Some(bytes) = ctx.write_request {
+                        writes.push(CpuJob::AppWrite { app: i, bytes });
                     }
                 }
                 let mut sent = false;
@@ -649,13 +680,22 @@ impl Network {
             let tcp_wake = h.ep.poll_timeout();
             next_wake = [app_wake, tcp_wake].into_iter().flatten().min();
         }
-        for pkt in out {
-            if cpu {
-                let h = self.nodes[node].host.as_mut().expect("host");
-                h.cpu_queue.push_back(CpuJob::Tx(pkt));
-            } else {
+        if cpu {
+            // Output runs next, in order, ahead of input still waiting.
+            let h = self.nodes[node].host.as_mut().expect("host");
+            for pkt in out.into_iter().rev() {
+                h.cpu_queue.push_front(CpuJob::Tx(pkt));
+            }
+        } else {
+            for pkt in out {
                 self.forward(node, pkt);
             }
+        }
+        // An application's next write queues behind the output of what it already wrote
+        // (sosend returns from the protocol's send routine before the next copy).
+        if !writes.is_empty() {
+            let h = self.nodes[node].host.as_mut().expect("host");
+            h.cpu_queue.extend(writes);
         }
         if cpu {
             self.cpu_kick(node);
@@ -674,29 +714,35 @@ impl Network {
     fn cpu_kick(&mut self, node: NodeId) {
         let now = self.now;
         let h = self.nodes[node].host.as_mut().expect("host");
-        if h.cpu_busy {
+        if h.cpu_running.is_some() {
             return;
         }
-        let Some(job) = h.cpu_queue.front() else {
+        let Some(job) = h.cpu_queue.pop_front() else {
             return;
         };
         let model = h.cpu.expect("cpu model");
-        let cost = match job {
+        let cost = match &job {
             CpuJob::Rx(p) => model.rx_cost(p.buf.len()),
             CpuJob::Tx(p) => model.tx_cost(p.buf.len()),
+            CpuJob::AppWrite { bytes, .. } => model.write_cost(*bytes),
         };
-        h.cpu_busy = true;
+        h.cpu_running = Some(job);
         h.cpu_busy_ns += cost.as_nanos();
         self.schedule(now + cost, Event::CpuDone { node });
     }
 
     fn cpu_done(&mut self, node: NodeId) {
         let h = self.nodes[node].host.as_mut().expect("host");
-        h.cpu_busy = false;
-        let job = h.cpu_queue.pop_front();
-        match job {
+        match h.cpu_running.take() {
             Some(CpuJob::Rx(p)) => self.host_input(node, p),
             Some(CpuJob::Tx(p)) => self.forward(node, p),
+            Some(CpuJob::AppWrite { app, bytes }) => {
+                let now = self.now;
+                let mut ctx = AppCtx::new(now, &mut h.ep, true);
+                h.apps[app].write_done(&mut ctx, bytes);
+                // TCP output for the copied data, then the application carries on.
+                self.host_run(node);
+            }
             None => {}
         }
         self.cpu_kick(node);
@@ -806,4 +852,118 @@ fn dst_addr(buf: &[u8]) -> Option<Ipv4Addr> {
 /// Flushes a pcap writer (used when a run ends early).
 pub fn flush_pcap<W: Write>(w: &mut PcapWriter<W>) {
     let _ = w.flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{build, RunResult, Scenario};
+    use ackclock_tcp::TraceKind;
+    use ackclock_wire::Instant;
+    use std::path::Path;
+
+    /// 10000 bytes in `chunk`-byte write calls from a to b over a fast, short link, with CPU
+    /// models `cpu_a` and `cpu_b` (node-table lines, or empty); every segment is ACKed.
+    fn run(cpu_a: &str, cpu_b: &str, chunk: usize) -> RunResult {
+        let text = format!(
+            r#"
+duration_s = 1
+[[node]]
+name = "a"
+{cpu_a}
+[[node]]
+name = "b"
+{cpu_b}
+[[link]]
+a = "a"
+b = "b"
+rate_bps = 1e9
+delay_ms = 0.01
+[[flow]]
+from = "a"
+to = "b"
+tcp = "newreno"
+tcp_overrides = {{ initial_window_segments = 10, nagle = false, ack_every = 1 }}
+app = {{ kind = "bulk", bytes = 10000, chunk_bytes = {chunk} }}
+"#
+        );
+        let s = Scenario::from_str_named(&text, Path::new("t.toml")).unwrap();
+        let r = build(&s, None).unwrap().run(|_| {});
+        assert_eq!(r.summary.flows[0].bytes_delivered, 10000);
+        r
+    }
+
+    /// The sender's data segments: (time, offset from the first).
+    fn sends(r: &RunResult) -> Vec<(Instant, u32)> {
+        let mut isn = None;
+        r.traces[0]
+            .iter()
+            .filter_map(|e| match e.kind {
+                TraceKind::Send { seq, len, .. } if len > 0 => {
+                    let base = *isn.get_or_insert(seq);
+                    Some((e.time, seq.since(base)))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn busy(r: &RunResult) -> f64 {
+        r.summary.hosts.iter().map(|h| h.cpu_busy_s).sum()
+    }
+
+    fn ms(t: Instant) -> f64 {
+        t.as_nanos() as f64 / 1e6
+    }
+
+    #[test]
+    fn app_writes_cost_cpu_and_tcp_waits_for_the_copy() {
+        // Free writes: the data leaves as soon as the handshake completes (well under 1 ms).
+        let r = run("", "", 5000);
+        assert!(ms(sends(&r)[0].0) < 0.5, "{:?}", sends(&r));
+        assert!(r.summary.hosts.is_empty());
+
+        // 1 ms per call + 100 ns per byte: each 5000-byte write takes 1.5 ms of CPU, during
+        // which nothing else runs and TCP does not see its data.
+        let cpu = "cpu = { write_call_us = 1000, write_byte_ns = 100 }";
+        let r = run(cpu, "", 5000);
+        let s = sends(&r);
+        assert!((ms(s[0].0) - 1.5).abs() < 1e-6, "{s:?}");
+        // Bytes of the second write go out only after the second copy (at 3 ms).
+        for &(t, off) in &s {
+            assert_eq!(off >= 5000, ms(t) >= 3.0 - 1e-6, "{s:?}");
+        }
+        assert!((busy(&r) - 3e-3).abs() < 1e-9, "{}", busy(&r));
+
+        // One 10000-byte write: one fixed cost, so 2 ms in all, and nothing before then.
+        let r = run(cpu, "", 10000);
+        assert!((ms(sends(&r)[0].0) - 2.0).abs() < 1e-6, "{:?}", sends(&r));
+        assert!((busy(&r) - 2e-3).abs() < 1e-9, "{}", busy(&r));
+    }
+
+    #[test]
+    fn output_runs_before_queued_input() {
+        // The receiver takes 1 ms per packet in and out. Seven data segments reach it almost
+        // at once; the ACK of the first leaves right after the first is taken in (tcp_input
+        // calls tcp_output), not behind the six still queued.
+        let cpu = "cpu = { rx_packet_us = 1000, tx_packet_us = 1000 }";
+        let r = run("", cpu, 10000);
+        let s = sends(&r);
+        assert_eq!(s.len(), 7, "{s:?}");
+        let t0 = s[0].0;
+        let first_ack = r.traces[0]
+            .iter()
+            .find(|e| e.time > t0 && matches!(e.kind, TraceKind::Ack { .. }))
+            .unwrap()
+            .time;
+        // The first segment (which completes the handshake) in, 1 ms, its ACK out, 1 ms;
+        // behind the queued input it would be 8 ms.
+        let d = ms(first_ack) - ms(t0);
+        assert!(
+            (2.0..2.1).contains(&d),
+            "first ACK {d} ms after the first segment"
+        );
+        // Seven segments and the handshake ACK in, a SYN-ACK, seven ACKs and a FIN-ACK out
+        // (at least): every job is charged.
+        assert!(busy(&r) >= 16e-3, "{}", busy(&r));
+    }
 }

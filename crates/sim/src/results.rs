@@ -64,6 +64,17 @@ pub struct LinkSummary {
     pub max_queue_pkts: u64,
 }
 
+/// CPU time of a host with a processing-cost model (seed 000, Jul 1988), for utilization and
+/// service-demand figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct HostSummary {
+    pub name: String,
+    /// CPU time spent on packets and application writes.
+    pub cpu_busy_s: f64,
+    /// cpu_busy_s over the run's duration.
+    pub cpu_utilization: f64,
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct RunSummary {
     pub scenario: Option<String>,
@@ -74,6 +85,9 @@ pub struct RunSummary {
     /// Jain's fairness index over the flows' goodputs (1 = equal shares).
     pub jain_fairness: Option<f64>,
     pub events: u64,
+    /// Hosts with a CPU model (none unless the scenario gives a node `cpu`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostSummary>,
 }
 
 /// Queue length samples: (time, packets, bytes).
@@ -208,6 +222,19 @@ impl RunResult {
                 queues.push((p.name.clone(), s));
             }
         }
+        let hosts = net
+            .nodes
+            .iter()
+            .filter_map(|n| {
+                let h = n.host.as_ref()?;
+                h.cpu()?;
+                Some(HostSummary {
+                    name: n.name.clone(),
+                    cpu_busy_s: h.cpu_busy_ns as f64 / 1e9,
+                    cpu_utilization: (h.cpu_busy_ns as f64 / dur).min(1.0),
+                })
+            })
+            .collect();
         let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_bps).collect();
         RunResult {
             summary: RunSummary {
@@ -218,6 +245,7 @@ impl RunResult {
                 flows,
                 links,
                 events: net.events_processed,
+                hosts,
             },
             wall_s: wall.as_secs_f64(),
             traces,
@@ -305,6 +333,7 @@ impl RunResult {
                     TraceKind::RttSample { .. } => ("rtt_sample", 0, 0),
                     TraceKind::StateChange { .. } => ("state", 0, 0),
                     TraceKind::SpuriousRetransmit => ("spurious", 0, 0),
+                    TraceKind::IdleRestart => ("idle_restart", 0, 0),
                 };
                 let _ = writeln!(
                     out,

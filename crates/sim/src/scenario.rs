@@ -154,6 +154,13 @@ pub struct CpuSpec {
     pub tx_packet_us: f64,
     #[serde(default)]
     pub tx_byte_ns: f64,
+    /// Fixed cost of an application write call; with `write_byte_ns`, writes are charged
+    /// as CPU jobs (the copy runs before TCP sees the data).
+    #[serde(default)]
+    pub write_call_us: f64,
+    /// Copy cost per byte written by the application (copyin).
+    #[serde(default)]
+    pub write_byte_ns: f64,
 }
 
 /// Link parameters shared by explicit links and generated ones.

@@ -745,7 +745,12 @@ impl Connection {
             }
             _ => {
                 let ev = self.congestion_event(now);
-                self.cc.on_rto(&ev, self.rto_count == 1);
+                // One response per congestion event: a timeout during a recovery episode
+                // keeps the ssthresh that episode set, rather than halving a FlightSize that
+                // grew while SACKs clocked out new data past the lost retransmission (as
+                // Linux does; RFC 5681 §3.1 already keeps ssthresh on a repeated timeout).
+                let first = self.rto_count == 1 && !self.rec.in_recovery();
+                self.cc.on_rto(&ev, first);
                 self.rec.on_rto(self.snd_max);
                 // Go back N: resend from the first unacknowledged byte (4.3BSD, RFC 5681
                 // §3.1 "retransmit from snd_una in slow start").
@@ -1355,10 +1360,15 @@ impl Connection {
         if grow {
             self.cc.on_ack(&ev);
         }
-        // RFC 6298 §5.2/5.3: stop the timer when all is acknowledged, else restart it.
+        // RFC 6298 §5.2/5.3: stop the timer when all is acknowledged, else restart it;
+        // except that NewReno's later partial ACKs do not (RFC 6582 §3.2 step 4, the
+        // "Impatient" variant): a recovery repairing one hole per round trip must not hold
+        // off the timer indefinitely.
+        let impatient = matches!(outcome, NewAckOutcome::PartialAck { first: false })
+            && self.cfg.recovery == crate::config::RecoveryAlgorithm::NewReno;
         if self.snd_una == self.snd_max {
             self.rto_at = None;
-        } else {
+        } else if !impatient || self.rto_at.is_none() {
             self.rto_at = Some(now + self.rtt.rto());
         }
         self.emit(now, TraceKind::Ack { ack });
@@ -1611,7 +1621,11 @@ impl Connection {
                     return self.retransmit(now, buf, seq, len);
                 }
                 Some(NextSeg::Rescue { seq, len }) => {
+                    // RFC 6675 rule 4: "HighRxt MUST NOT be updated" by the rescue, or every
+                    // hole found later would wait for the timer.
+                    let high_rxt = self.rec.sb.high_rxt;
                     let t = self.retransmit(now, buf, seq, len);
+                    self.rec.sb.high_rxt = high_rxt;
                     if t.is_some() {
                         // RFC 6675 rule 4: RescueRxt = RecoveryPoint; HighRxt unchanged.
                         self.rec.sb.rescue_rxt = Some(recover);
@@ -1631,6 +1645,7 @@ impl Connection {
             // initial window rather than bursting a stale cwnd.
             let rw = self.cfg.initial_window.bytes(mss).min(self.cc.cwnd());
             self.cc.set_cwnd(rw);
+            self.emit(now, TraceKind::IdleRestart);
         }
         // Nothing unsent, no probe due and no FIN queued: below, `len` would be 0 and
         // nothing sent. Return before the congestion window is asked (a virtual call), as

@@ -93,6 +93,8 @@ pub enum TraceKind {
         to: State,
     },
     SpuriousRetransmit,
+    /// RFC 5681 §4.1: cwnd cut to the restart window after an idle period.
+    IdleRestart,
 }
 
 /// One trace record: the event and the sender's state right after it.

@@ -349,3 +349,68 @@ fn one_to_four_drops_in_a_window() {
     }
     eprintln!("| recovery | drops | timeouts | RTTs | needless |\n|---|---|---|---|---|\n{table}");
 }
+
+/// A timeout during a recovery episode keeps the ssthresh the episode set (one response per
+/// congestion event). Before, the timeout halved a FlightSize that had grown while SACKs
+/// clocked out new data past the lost retransmission, leaving ssthresh far above the window.
+#[test]
+fn timeout_during_sack_recovery_keeps_the_episode_ssthresh() {
+    let w = 16;
+    let mut cfg = config(RecoveryAlgorithm::Sack, w, TcpConfig::sack());
+    cfg.congestion = CongestionAlgorithm::Aimd(AimdConfig::default());
+    // Drop one segment and its first retransmission: SACK recovery cannot repair it, the
+    // sender keeps sending new data on SACKs, and the timer fires.
+    let mut h = Harness::new(
+        1,
+        PipeConfig {
+            delay: Duration::from_millis(20),
+            rate_bps: 8_000_000,
+            ..PipeConfig::default()
+        },
+    );
+    let mut target = None;
+    let mut hits = 0;
+    h.set_filter(
+        Dir::AtoB,
+        Box::new(move |p| {
+            if p.data_index == Some(u64::from(4 * w)) && target.is_none() {
+                target = Some(p.seq);
+            }
+            if p.payload_len > 0 && Some(p.seq) == target && hits < 2 {
+                hits += 1;
+                return true;
+            }
+            false
+        }),
+    );
+    let ca = h.open(9, cfg.clone(), cfg);
+    h.a.conn_mut(ca).unwrap().set_tracing(true);
+    let data = vec![7u8; (20 * w * MSS) as usize];
+    let (mut sent, mut got, mut cb) = (0, 0, None);
+    assert!(h.run(Instant::ZERO + Duration::from_secs(120), |h| {
+        if let Some(c) = h.a.conn_mut(ca) {
+            sent += c.send(&data[sent..]).unwrap_or(0);
+        }
+        if cb.is_none() {
+            cb = h.b.accept(9);
+        }
+        if let Some(c) = cb.and_then(|id| h.b.conn_mut(id)) {
+            got += c.recv_discard(usize::MAX);
+        }
+        got == data.len()
+    }));
+    let mut t = Vec::new();
+    h.a.conn_mut(ca).unwrap().take_trace(&mut t);
+    let fr = t
+        .iter()
+        .find(|e| e.kind == TraceKind::FastRetransmit)
+        .expect("fast retransmit");
+    let to = t
+        .iter()
+        .find(|e| e.kind == TraceKind::Timeout)
+        .expect("a timeout");
+    assert!(to.time > fr.time);
+    assert_eq!(to.ssthresh, fr.ssthresh, "ssthresh after the timeout");
+    // One segment: the MSS less the 12 bytes of the timestamps option.
+    assert_eq!(to.cwnd, MSS - 12);
+}
