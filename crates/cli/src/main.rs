@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
 mod decode;
+mod live;
 mod plots;
 mod repro;
 mod sim_cmd;
@@ -81,6 +82,22 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Live (root): a netperf-style bulk test between ackclock on a TUN device and the
+    /// Linux kernel's TCP (--mode send: TCP_STREAM, recv: TCP_MAERTS); prints goodput,
+    /// retransmissions, srtt, cwnd and CPU service demand.
+    Stream(live::stream::StreamArgs),
+    /// Live (root): the RFC 863 discard service on a TUN device (for nc, socat, browsers).
+    Discard(live::services::ServiceArgs),
+    /// Live (root): the RFC 864 character generator on a TUN device.
+    Chargen(live::services::ServiceArgs),
+    /// Live (root): the RFC 862 echo service on a TUN device.
+    Echo(live::services::ServiceArgs),
+    /// Live (root): a real-time path emulator: two network namespaces joined through the
+    /// gateway models (rate, delay, loss, queue discipline), one set per direction.
+    Emulate(live::emulate::EmulateArgs),
+    /// Live (root): a namespace of its own, ackclock serving echo/discard/chargen in it, and
+    /// Linux's nc talking to it.
+    LiveDemo(live::demo::DemoArgs),
 }
 
 fn main() -> Result<()> {
@@ -133,5 +150,14 @@ fn main() -> Result<()> {
             seeds,
             out,
         } => sim_cmd::sweep(&scenario, &params, seeds, out),
+        Command::Stream(a) => live::stream::run(a),
+        Command::Discard(a) => live::services::run(ackclock_tun::Service::Discard, a),
+        Command::Chargen(a) => live::services::run(ackclock_tun::Service::Chargen, a),
+        Command::Echo(a) => live::services::run(ackclock_tun::Service::Echo, a),
+        Command::Emulate(a) => {
+            live::require_root("emulate")?;
+            live::emulate::run(a)
+        }
+        Command::LiveDemo(a) => live::demo::run(a),
     }
 }

@@ -1,1 +1,47 @@
-//! `ackclock-tun`: the live network on a Linux TUN device (see DESIGN.md). Not yet written.
+//! `ackclock-tun`: the real network (DESIGN.md). The same sans-IO TCP the simulator
+//! measures, driven on a Linux TUN device against the kernel's own TCP, and a real-time
+//! path emulator built from the simulator's gateway models.
+//!
+//! - [`sys`]: the TUN device (`/dev/net/tun`, IFF_TUN without packet information), epoll,
+//!   a timerfd, clocks: a few `libc` calls.
+//! - [`netcfg`]: addresses, routes and namespaces, by running `ip`.
+//! - [`clock`]: the wall clock, which enters only here; the engine sees only `now`.
+//! - [`host`]: a live host: device + [`ackclock_tcp::Endpoint`] + the poll loop.
+//! - [`apps`]: the bulk test (`ackclock stream`) and discard/chargen/echo.
+//! - [`emulator`]: two namespaces joined through the gateway models in real time
+//!   (`ackclock emulate`).
+//!
+//! Everything here needs root (or CAP_NET_ADMIN) at run time.
+
+pub mod apps;
+pub mod clock;
+pub mod emulator;
+pub mod host;
+pub mod netcfg;
+pub mod signals;
+pub mod sys;
+
+pub use apps::{
+    Limit, Service, ServiceOptions, ServicesApp, StreamApp, StreamDirection, StreamOptions,
+    StreamReport, StreamRole,
+};
+pub use clock::Clock;
+pub use emulator::{Emulator, EmulatorConfig, EmulatorReport, PathConfig, Topology};
+pub use host::{App, Control, Device, DeviceConfig, Host, RunEnd};
+
+/// What can go wrong in live mode; every message says what to do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{0}: {1}")]
+    Io(String, #[source] std::io::Error),
+    #[error("`{cmd}` failed: {msg}")]
+    Command { cmd: String, msg: String },
+    #[error("{0}")]
+    Config(String),
+}
+
+/// Whether this process may create TUN devices and namespaces (effective uid 0).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}

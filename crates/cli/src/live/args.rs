@@ -1,0 +1,524 @@
+//! Command-line flags shared by the live commands: every `TcpConfig` knob (through the
+//! engine's `Overrides`, plus the few fields `Overrides` does not cover), the TUN device's
+//! settings, and parsers for sizes, rates, times and probabilities.
+
+use ackclock_tcp::config::Overrides;
+use ackclock_tcp::TcpConfig;
+use ackclock_tun::DeviceConfig;
+use ackclock_wire::Duration;
+use anyhow::{bail, Result};
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
+
+/// Every knob of a connection. Flags left out keep the preset's value.
+#[derive(clap::Args, Debug, Clone, Default)]
+#[command(
+    next_help_heading = "TCP configuration (every TcpConfig knob; unset flags keep the preset)"
+)]
+pub struct TcpArgs {
+    /// Start from a preset: vanilla_4_3bsd, tahoe, reno, newreno, sack, cubic, modern.
+    #[arg(long, default_value = "newreno")]
+    pub preset: String,
+    /// Segment size we send and advertise (MTU - 40 is the usual choice).
+    #[arg(long)]
+    pub mss: Option<u16>,
+    /// Send buffer (bytes; K/M suffixes are binary).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size_usize)]
+    pub sndbuf: Option<usize>,
+    /// Receive buffer (bytes): bounds the advertised window.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size_usize)]
+    pub rcvbuf: Option<usize>,
+    /// Initial window in segments.
+    #[arg(long, value_name = "SEGMENTS")]
+    pub iw: Option<u32>,
+    /// Initial window by RFC: 3390 or 6928.
+    #[arg(long, value_name = "RFC")]
+    pub iw_rfc: Option<u32>,
+    /// Initial ssthresh in bytes.
+    #[arg(long, value_name = "BYTES", value_parser = parse_size_u32)]
+    pub ssthresh: Option<u32>,
+    /// RTT estimator: jacobson or rfc793.
+    #[arg(long, value_name = "NAME")]
+    pub rtt_estimator: Option<String>,
+    /// k in rto = srtt + k * rttvar (Jacobson's estimator).
+    #[arg(long)]
+    pub rto_k: Option<u32>,
+    /// RFC 793 smoothing gain alpha.
+    #[arg(long)]
+    pub rfc793_alpha: Option<f64>,
+    /// RFC 793 variance factor beta.
+    #[arg(long)]
+    pub rfc793_beta: Option<f64>,
+    #[arg(long, value_name = "MS")]
+    pub rto_min_ms: Option<f64>,
+    #[arg(long, value_name = "MS")]
+    pub rto_max_ms: Option<f64>,
+    #[arg(long, value_name = "MS")]
+    pub rto_initial_ms: Option<f64>,
+    /// Timer granularity G (RFC 6298).
+    #[arg(long, value_name = "MS")]
+    pub clock_granularity_ms: Option<f64>,
+    /// ACK at least every N full-sized segments (HP-UX's tcp_deferred_ack_max).
+    #[arg(long, value_name = "N")]
+    pub ack_every: Option<u32>,
+    /// Longest an ACK may be delayed (0 disables delayed ACKs).
+    #[arg(long, value_name = "MS")]
+    pub delack_ms: Option<f64>,
+    /// Acknowledge every segment at once (Linux's quick-ACK mode).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub quickack: Option<bool>,
+    /// Nagle's algorithm (--nagle=false to disable).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub nagle: Option<bool>,
+    /// Offer/accept SACK (RFC 2018).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub sack: Option<bool>,
+    /// Offer/accept timestamps (RFC 7323).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub timestamps: Option<bool>,
+    /// Offer/accept window scaling (RFC 7323).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub wscale: Option<bool>,
+    /// Loss recovery: timeout_only, tahoe, reno, newreno, sack.
+    #[arg(long, value_name = "NAME")]
+    pub recovery: Option<String>,
+    /// Congestion control: none, aimd (alias reno), cubic.
+    #[arg(long, value_name = "NAME")]
+    pub cc: Option<String>,
+    /// AIMD multiplicative decrease factor d.
+    #[arg(long)]
+    pub decrease: Option<f64>,
+    /// AIMD additive increase in segments per RTT.
+    #[arg(long)]
+    pub increase: Option<f64>,
+    /// Multiplicative increase per RTT instead of additive (seed 000's mistake).
+    #[arg(long)]
+    pub multiplicative_increase: Option<f64>,
+    /// RFC 3465 byte counting limit L in segments (0: off).
+    #[arg(long, value_name = "L")]
+    pub abc: Option<u32>,
+    /// ssthresh after a loss from "window" (the 1990 diff) or "flight" (RFC 5681).
+    #[arg(long, value_name = "BASE")]
+    pub ssthresh_base: Option<String>,
+    /// Duplicate ACKs that trigger fast retransmit.
+    #[arg(long, value_name = "N")]
+    pub dupack_threshold: Option<u32>,
+    /// RFC 3042 limited transmit.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub limited_transmit: Option<bool>,
+    /// Timeouts of one segment before the connection is aborted.
+    #[arg(long, value_name = "N")]
+    pub max_retransmits: Option<u32>,
+    /// TIME-WAIT duration.
+    #[arg(long, value_name = "MS")]
+    pub time_wait_ms: Option<f64>,
+    /// Header prediction (the fast path).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub header_prediction: Option<bool>,
+    /// Restart from the initial window after an idle period (RFC 5681 §4.1).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub idle_restart: Option<bool>,
+    /// Verify the checksum while copying data in (seed Jul 1988).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub checksum_and_copy: Option<bool>,
+    /// IP time to live of our packets.
+    #[arg(long)]
+    pub ttl: Option<u8>,
+    /// Persist timer bounds (zero-window probes).
+    #[arg(long, value_name = "MS")]
+    pub persist_min_ms: Option<f64>,
+    #[arg(long, value_name = "MS")]
+    pub persist_max_ms: Option<f64>,
+    /// SYN timeouts before an active open gives up.
+    #[arg(long, value_name = "N")]
+    pub max_syn_retransmits: Option<u32>,
+    /// RFC 5961 challenge ACKs per second per connection.
+    #[arg(long, value_name = "N")]
+    pub challenge_ack_limit: Option<u32>,
+}
+
+fn ms(v: f64) -> Duration {
+    Duration::from_secs_f64(v / 1000.0)
+}
+
+impl TcpArgs {
+    /// The flags as the engine's `Overrides`.
+    #[allow(clippy::needless_update)]
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            mss: self.mss,
+            send_buffer_bytes: self.sndbuf,
+            recv_buffer_bytes: self.rcvbuf,
+            initial_window_segments: self.iw,
+            initial_window_rfc: self.iw_rfc,
+            initial_ssthresh_bytes: self.ssthresh,
+            rtt_estimator: self.rtt_estimator.clone(),
+            rto_k: self.rto_k,
+            rfc793_alpha: self.rfc793_alpha,
+            rfc793_beta: self.rfc793_beta,
+            rto_min_ms: self.rto_min_ms,
+            rto_max_ms: self.rto_max_ms,
+            rto_initial_ms: self.rto_initial_ms,
+            clock_granularity_ms: self.clock_granularity_ms,
+            ack_every: self.ack_every,
+            delayed_ack_ms: self.delack_ms,
+            quickack: self.quickack,
+            nagle: self.nagle,
+            sack: self.sack,
+            timestamps: self.timestamps,
+            window_scale: self.wscale,
+            recovery: self.recovery.clone(),
+            cc: self.cc.clone(),
+            decrease: self.decrease,
+            increase: self.increase,
+            multiplicative_increase: self.multiplicative_increase,
+            abc: self.abc,
+            ssthresh_base: self.ssthresh_base.clone(),
+            dupack_threshold: self.dupack_threshold,
+            limited_transmit: self.limited_transmit,
+            max_retransmits: self.max_retransmits,
+            time_wait_ms: self.time_wait_ms,
+            header_prediction: self.header_prediction,
+            idle_restart: self.idle_restart,
+            // New engine knobs default to "keep the preset" until they get a flag (the
+            // test below fails until they do).
+            ..Overrides::default()
+        }
+    }
+
+    /// The preset with every given flag applied.
+    pub fn config(&self) -> Result<TcpConfig> {
+        let Some(mut c) = TcpConfig::preset(&self.preset) else {
+            bail!(
+                "--preset {:?}: unknown; choose one of {}",
+                self.preset,
+                TcpConfig::PRESETS.join(", ")
+            );
+        };
+        self.overrides()
+            .apply(&mut c)
+            .map_err(|e| anyhow::anyhow!("TCP flags: {e}"))?;
+        if let Some(v) = self.checksum_and_copy {
+            c.checksum_and_copy = v;
+        }
+        if let Some(v) = self.ttl {
+            c.ttl = v;
+        }
+        if let Some(v) = self.persist_min_ms {
+            c.persist_min = ms(v);
+        }
+        if let Some(v) = self.persist_max_ms {
+            c.persist_max = ms(v);
+        }
+        if let Some(v) = self.max_syn_retransmits {
+            c.max_syn_retransmits = v;
+        }
+        if let Some(v) = self.challenge_ack_limit {
+            c.challenge_ack_limit_per_sec = v;
+        }
+        Ok(c)
+    }
+}
+
+/// The TUN device and the addresses on either side of it.
+#[derive(clap::Args, Debug, Clone)]
+#[command(next_help_heading = "Device (the TUN interface; the kernel side is the Linux host)")]
+pub struct DevArgs {
+    /// Interface name (%d: the kernel picks a number).
+    #[arg(long, default_value = "ack%d")]
+    pub tun: String,
+    /// Interface MTU.
+    #[arg(long, default_value_t = 1500)]
+    pub mtu: u32,
+    /// ackclock's own address (default: the --listen address, else 198.18.0.2).
+    #[arg(long)]
+    pub addr: Option<Ipv4Addr>,
+    /// The Linux kernel's address on the interface (default 198.18.0.1).
+    #[arg(long)]
+    pub tun_addr: Option<Ipv4Addr>,
+    /// More prefixes the kernel routes into the device (repeatable), e.g. 198.18.4.0/24.
+    #[arg(long = "route", value_name = "PREFIX", value_parser = parse_prefix)]
+    pub routes: Vec<(Ipv4Addr, u8)>,
+    /// Move the interface into this existing network namespace (ip netns add NAME).
+    #[arg(long)]
+    pub netns: Option<String>,
+    /// Only create the device; addresses and routes are set up by hand.
+    #[arg(long)]
+    pub no_configure: bool,
+    /// Write every packet that crosses the device to this pcap file (tcpdump -r reads it).
+    #[arg(long, value_name = "FILE")]
+    pub pcap: Option<PathBuf>,
+}
+
+impl DevArgs {
+    /// The device configuration, given the address ackclock serves on (if the command names
+    /// one).
+    pub fn device(&self, our_hint: Option<Ipv4Addr>) -> Result<DeviceConfig> {
+        let our = self
+            .addr
+            .or(our_hint.filter(|a| !a.is_unspecified()))
+            .unwrap_or(Ipv4Addr::new(198, 18, 0, 2));
+        let kernel = self
+            .tun_addr
+            .unwrap_or(if our == Ipv4Addr::new(198, 18, 0, 1) {
+                Ipv4Addr::new(198, 18, 0, 2)
+            } else {
+                Ipv4Addr::new(198, 18, 0, 1)
+            });
+        if our == kernel {
+            bail!(
+                "ackclock's address and the kernel's (--tun-addr) are both {our}; they must differ"
+            );
+        }
+        if !(576..=65_535).contains(&self.mtu) {
+            bail!("--mtu {}: must be 576 to 65535", self.mtu);
+        }
+        Ok(DeviceConfig {
+            name: self.tun.clone(),
+            mtu: self.mtu,
+            netns: self.netns.clone(),
+            configure: !self.no_configure,
+            kernel_addr: kernel,
+            our_addr: our,
+            routes: self.routes.clone(),
+            pcap: self.pcap.clone(),
+        })
+    }
+}
+
+pub fn parse_prefix(s: &str) -> Result<(Ipv4Addr, u8), String> {
+    ackclock_tun::netcfg::parse_prefix(s)
+}
+
+/// Sizes: a number with an optional binary suffix K, M, G (KiB, MiB, GiB, KB... alike).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let lower = t.to_ascii_lowercase();
+    let (num, mult) = [
+        ("gib", 1u64 << 30),
+        ("mib", 1 << 20),
+        ("kib", 1 << 10),
+        ("gb", 1 << 30),
+        ("mb", 1 << 20),
+        ("kb", 1 << 10),
+        ("g", 1 << 30),
+        ("m", 1 << 20),
+        ("k", 1 << 10),
+        ("b", 1),
+    ]
+    .iter()
+    .find_map(|(suf, m)| lower.strip_suffix(suf).map(|n| (n.to_string(), *m)))
+    .unwrap_or((lower.clone(), 1));
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?}: expected a size such as 65536, 64K, 100M or 1G"))?;
+    if !(v >= 0.0 && v.is_finite()) {
+        return Err(format!("{s:?}: a size must not be negative"));
+    }
+    Ok((v * mult as f64).round() as u64)
+}
+
+fn parse_size_usize(s: &str) -> Result<usize, String> {
+    parse_size(s).map(|v| v as usize)
+}
+
+fn parse_size_u32(s: &str) -> Result<u32, String> {
+    parse_size(s).and_then(|v| u32::try_from(v).map_err(|_| format!("{s:?}: too large")))
+}
+
+/// Times: a number with unit ns, us, ms, s, m (minutes); a bare number is in `default_unit`.
+fn parse_time_with(s: &str, default_unit_ns: f64) -> Result<f64, String> {
+    let t = s.trim().to_ascii_lowercase();
+    let units: [(&str, f64); 6] = [
+        ("ns", 1.0),
+        ("us", 1e3),
+        ("ms", 1e6),
+        ("min", 60e9),
+        ("s", 1e9),
+        ("m", 60e9),
+    ];
+    let (num, mult) = units
+        .iter()
+        .find_map(|(u, m)| t.strip_suffix(u).map(|n| (n.to_string(), *m)))
+        .unwrap_or((t.clone(), default_unit_ns));
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?}: expected a time such as 25ms, 1.5s or 300us"))?;
+    if !(v >= 0.0 && v.is_finite()) {
+        return Err(format!("{s:?}: a time must not be negative"));
+    }
+    Ok(v * mult)
+}
+
+/// A duration; a bare number is seconds.
+pub fn parse_secs(s: &str) -> Result<std::time::Duration, String> {
+    parse_time_with(s, 1e9).map(|ns| std::time::Duration::from_nanos(ns.round() as u64))
+}
+
+/// A time in milliseconds (a bare number is milliseconds).
+pub fn parse_ms(s: &str) -> Result<f64, String> {
+    parse_time_with(s, 1e6).map(|ns| ns / 1e6)
+}
+
+/// Rates in bits per second, as tc writes them: 10mbit, 1.5gbit, 512kbit, 9600bit (or a bare
+/// number of bit/s; k/m/g alone mean kbit/mbit/gbit). "bps" is refused: tc reads it as
+/// bytes per second, which is easy to get wrong.
+pub fn parse_rate(s: &str) -> Result<u64, String> {
+    let t = s.trim().to_ascii_lowercase();
+    if t.ends_with("bps") {
+        return Err(format!(
+            "{s:?}: write the rate in bits per second, e.g. 10mbit (tc reads 'bps' as bytes/s)"
+        ));
+    }
+    let t = t
+        .strip_suffix("bit/s")
+        .or_else(|| t.strip_suffix("bit"))
+        .unwrap_or(&t);
+    let (num, mult) = match t.chars().last() {
+        Some('g') => (&t[..t.len() - 1], 1e9),
+        Some('m') => (&t[..t.len() - 1], 1e6),
+        Some('k') => (&t[..t.len() - 1], 1e3),
+        _ => (t, 1.0),
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?}: expected a rate such as 10mbit, 100mbit or 1gbit"))?;
+    if !(v > 0.0 && v.is_finite()) {
+        return Err(format!("{s:?}: a rate must be positive"));
+    }
+    Ok((v * mult).round() as u64)
+}
+
+/// A probability: 1% or 0.01.
+pub fn parse_prob(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let v = if let Some(p) = t.strip_suffix('%') {
+        p.trim().parse::<f64>().map(|v| v / 100.0)
+    } else {
+        t.parse::<f64>()
+    }
+    .map_err(|_| format!("{s:?}: expected a probability such as 1% or 0.01"))?;
+    if !(0.0..=1.0).contains(&v) {
+        return Err(format!(
+            "{s:?}: a probability must be between 0 and 1 (0% to 100%)"
+        ));
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{CommandFactory, Parser};
+
+    #[derive(Parser, Debug)]
+    struct T {
+        #[command(flatten)]
+        tcp: TcpArgs,
+    }
+
+    #[test]
+    fn every_override_field_has_a_flag() {
+        // The flag of each Overrides field, where it is not the field name in kebab case.
+        let renames = [
+            ("send_buffer_bytes", "sndbuf"),
+            ("recv_buffer_bytes", "rcvbuf"),
+            ("initial_window_segments", "iw"),
+            ("initial_window_rfc", "iw-rfc"),
+            ("initial_ssthresh_bytes", "ssthresh"),
+            ("delayed_ack_ms", "delack-ms"),
+            ("window_scale", "wscale"),
+        ];
+        let v = serde_json::to_value(Overrides::default()).unwrap();
+        let fields: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        assert!(fields.len() >= 30, "{fields:?}");
+        let cmd = T::command();
+        let longs: Vec<String> = cmd
+            .get_arguments()
+            .filter_map(|a| a.get_long().map(str::to_string))
+            .collect();
+        for f in fields {
+            let flag = renames
+                .iter()
+                .find(|(k, _)| *k == f)
+                .map(|(_, v)| v.to_string())
+                .unwrap_or_else(|| f.replace('_', "-"));
+            assert!(longs.contains(&flag), "Overrides::{f} has no --{flag} flag");
+        }
+    }
+
+    #[test]
+    fn flags_reach_the_config() {
+        let t = T::parse_from([
+            "x",
+            "--preset",
+            "tahoe",
+            "--sndbuf",
+            "256K",
+            "--ack-every",
+            "1",
+            "--delack-ms",
+            "0",
+            "--nagle=false",
+            "--sack",
+            "--cc",
+            "cubic",
+            "--ttl",
+            "9",
+            "--persist-min-ms",
+            "200",
+        ]);
+        let c = t.tcp.config().unwrap();
+        assert_eq!(c.send_buffer_bytes, 256 * 1024);
+        assert_eq!(c.ack.segments_per_ack, 1);
+        assert_eq!(c.ack.delayed_ack, Duration::ZERO);
+        assert!(!c.nagle);
+        assert!(c.sack);
+        assert!(matches!(
+            c.congestion,
+            ackclock_tcp::CongestionAlgorithm::Cubic(_)
+        ));
+        assert_eq!(c.ttl, 9);
+        assert_eq!(c.persist_min, Duration::from_millis(200));
+        assert_eq!(c.recovery, TcpConfig::tahoe().recovery);
+        let bad = T::parse_from(["x", "--preset", "bbr"]);
+        let e = bad.tcp.config().unwrap_err().to_string();
+        assert!(e.contains("tahoe") && e.contains("bbr"), "{e}");
+    }
+
+    #[test]
+    fn units() {
+        assert_eq!(parse_size("64K").unwrap(), 65536);
+        assert_eq!(parse_size("100M").unwrap(), 100 << 20);
+        assert_eq!(parse_size("1.5k").unwrap(), 1536);
+        assert_eq!(parse_size("12").unwrap(), 12);
+        assert!(parse_size("x").is_err());
+        assert_eq!(parse_rate("10mbit").unwrap(), 10_000_000);
+        assert_eq!(parse_rate("1.5gbit").unwrap(), 1_500_000_000);
+        assert_eq!(parse_rate("512kbit").unwrap(), 512_000);
+        assert_eq!(parse_rate("100M").unwrap(), 100_000_000);
+        assert_eq!(parse_rate("9600").unwrap(), 9600);
+        assert!(parse_rate("10mbps")
+            .unwrap_err()
+            .contains("bits per second"));
+        assert!(parse_rate("0").is_err());
+        assert_eq!(parse_ms("25ms").unwrap(), 25.0);
+        assert_eq!(parse_ms("25").unwrap(), 25.0);
+        assert_eq!(parse_ms("0.5s").unwrap(), 500.0);
+        assert_eq!(parse_ms("300us").unwrap(), 0.3);
+        assert_eq!(
+            parse_secs("10").unwrap(),
+            std::time::Duration::from_secs(10)
+        );
+        assert_eq!(
+            parse_secs("250ms").unwrap(),
+            std::time::Duration::from_millis(250)
+        );
+        assert_eq!(parse_prob("1%").unwrap(), 0.01);
+        assert_eq!(parse_prob("0.02").unwrap(), 0.02);
+        assert!(parse_prob("120%").is_err());
+    }
+}

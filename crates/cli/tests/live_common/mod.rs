@@ -1,0 +1,352 @@
+//! Helpers of the live tests: namespaces and processes that clean up after themselves
+//! (Drop guards, so a failing assertion still deletes the namespace and ends the processes,
+//! by PID), bounded waits, and clear SKIPs.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_ackclock")
+}
+
+/// True when the test can run; otherwise prints why not (SKIP: ...).
+pub fn can_run(test: &str, tools: &[&str]) -> bool {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        println!("SKIP: {test}: live tests need root (TUN devices, network namespaces)");
+        return false;
+    }
+    if !Path::new("/dev/net/tun").exists() {
+        println!("SKIP: {test}: /dev/net/tun is missing");
+        return false;
+    }
+    for t in ["ip"].iter().chain(tools) {
+        let found = std::env::var_os("PATH")
+            .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(t).is_file()));
+        if !found {
+            println!("SKIP: {test}: `{t}` is not installed (apt-get install iperf3 socat netcat-openbsd iproute2 iputils-ping)");
+            return false;
+        }
+    }
+    true
+}
+
+static COUNTER: AtomicU32 = AtomicU32::new(0);
+
+/// A unique short name: `<prefix><pid>x<n>`.
+pub fn unique(prefix: &str) -> String {
+    format!(
+        "{prefix}{}x{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// A network namespace, deleted on drop.
+pub struct Ns {
+    pub name: String,
+}
+
+impl Ns {
+    pub fn new(prefix: &str) -> Ns {
+        let name = unique(prefix);
+        let st = Command::new("ip")
+            .args(["netns", "add", &name])
+            .status()
+            .unwrap();
+        assert!(st.success(), "ip netns add {name}");
+        let ns = Ns { name };
+        ns.sh("ip link set lo up");
+        ns
+    }
+    /// A command run inside the namespace.
+    pub fn cmd(&self, prog: &str) -> Command {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &self.name, prog]);
+        c
+    }
+    /// `sh -c script` inside the namespace, waited for (at most 60 s); returns stdout.
+    pub fn sh(&self, script: &str) -> String {
+        let mut c = self.cmd("sh");
+        c.args(["-c", script]);
+        let o = output_within(c, Duration::from_secs(60));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+    /// `sh -c script` in the background.
+    pub fn spawn_sh(&self, script: &str) -> Proc {
+        let mut c = self.cmd("sh");
+        c.args(["-c", &format!("exec {script}")]);
+        Proc::spawn(c)
+    }
+    /// The ackclock binary inside the namespace, in the background.
+    pub fn spawn_ackclock(&self, args: &[&str]) -> Proc {
+        let mut c = self.cmd(bin());
+        c.args(args);
+        Proc::spawn(c)
+    }
+}
+
+impl Drop for Ns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.name])
+            .status();
+    }
+}
+
+/// A background process: ended (SIGKILL, by PID) and reaped on drop. Its stdout is read
+/// line by line on a thread so the pipe never fills.
+pub struct Proc {
+    pub child: Child,
+    lines: mpsc::Receiver<String>,
+    pub out: Vec<String>,
+    err: Option<std::thread::JoinHandle<String>>,
+}
+
+impl Proc {
+    pub fn spawn(mut c: Command) -> Proc {
+        c.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().expect("spawn");
+        let (tx, rx) = mpsc::channel();
+        let so = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for l in BufReader::new(so).lines() {
+                let Ok(l) = l else { break };
+                if tx.send(l).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut se = child.stderr.take().unwrap();
+        let err = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = se.read_to_string(&mut s);
+            s
+        });
+        Proc {
+            child,
+            lines: rx,
+            out: Vec::new(),
+            err: Some(err),
+        }
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// Waits (bounded) for a stdout line containing `pat`.
+    pub fn wait_line(&mut self, pat: &str, within: Duration) -> Option<String> {
+        let end = Instant::now() + within;
+        if let Some(l) = self.out.iter().find(|l| l.contains(pat)) {
+            return Some(l.clone());
+        }
+        while let Some(left) = end.checked_duration_since(Instant::now()) {
+            match self.lines.recv_timeout(left) {
+                Ok(l) => {
+                    self.out.push(l.clone());
+                    if l.contains(pat) {
+                        return Some(l);
+                    }
+                }
+                Err(_) => return None,
+            }
+        }
+        None
+    }
+
+    /// Sends a signal to this process (by PID).
+    pub fn signal(&self, sig: i32) {
+        // SAFETY: kill(2) on our own child's PID.
+        unsafe {
+            libc::kill(self.pid(), sig);
+        }
+    }
+
+    /// Waits (bounded) for the exit; on timeout the process is killed. Returns the exit
+    /// code (None if killed) and the whole stdout and stderr.
+    pub fn finish(mut self, within: Duration) -> (Option<i32>, String, String) {
+        let end = Instant::now() + within;
+        let code = loop {
+            match self.child.try_wait() {
+                Ok(Some(s)) => break s.code(),
+                Ok(None) if Instant::now() < end => std::thread::sleep(Duration::from_millis(20)),
+                _ => {
+                    let _ = self.child.kill();
+                    let _ = self.child.wait();
+                    break None;
+                }
+            }
+        };
+        while let Ok(l) = self.lines.recv_timeout(Duration::from_millis(200)) {
+            self.out.push(l);
+        }
+        let err = self
+            .err
+            .take()
+            .map(|h| h.join().unwrap_or_default())
+            .unwrap_or_default();
+        (code, self.out.join("\n"), err)
+    }
+}
+
+impl Drop for Proc {
+    /// SIGTERM first (ackclock then removes what it created), SIGKILL after 3 s.
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            self.signal(libc::SIGTERM);
+            let end = Instant::now() + Duration::from_secs(3);
+            while Instant::now() < end {
+                if let Ok(Some(_)) = self.child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Namespaces someone else (ackclock emulate) creates: deleted on drop if still there.
+pub struct NsNames(pub Vec<String>);
+
+impl Drop for NsNames {
+    fn drop(&mut self) {
+        for n in &self.0 {
+            if Path::new("/run/netns").join(n).exists() {
+                let _ = Command::new("ip").args(["netns", "del", n]).status();
+            }
+        }
+    }
+}
+
+/// `sh -c script` in an existing namespace (by name), waited for (at most 60 s).
+pub fn sh_in(ns: &str, script: &str) -> String {
+    let mut c = Command::new("ip");
+    c.args(["netns", "exec", ns, "sh", "-c", script]);
+    let o = output_within(c, Duration::from_secs(60));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A background command in an existing namespace.
+pub fn spawn_in(ns: &str, prog: &str, args: &[&str]) -> Proc {
+    let mut c = Command::new("ip");
+    c.args(["netns", "exec", ns, prog]);
+    c.args(args);
+    Proc::spawn(c)
+}
+
+/// Runs a command to completion, killing it (by PID) after `within`.
+pub fn output_within(mut c: Command, within: Duration) -> Output {
+    c.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().expect("spawn");
+    let end = Instant::now() + within;
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if Instant::now() < end => std::thread::sleep(Duration::from_millis(10)),
+            _ => {
+                let _ = child.kill();
+                break;
+            }
+        }
+    }
+    child.wait_with_output().expect("wait")
+}
+
+/// A temporary directory removed on drop.
+pub struct TmpDir(pub PathBuf);
+
+impl TmpDir {
+    pub fn new(name: &str) -> TmpDir {
+        let d = std::env::temp_dir().join(unique(&format!("ackclock-live-{name}-")));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        TmpDir(d)
+    }
+    pub fn path(&self, f: &str) -> PathBuf {
+        self.0.join(f)
+    }
+}
+
+impl Drop for TmpDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Deterministic pseudo-random bytes (xorshift64*), so a file's content is reproducible.
+pub fn write_random_file(path: &Path, len: usize, seed: u64) {
+    let mut x = seed | 1;
+    let mut v = Vec::with_capacity(len + 8);
+    while v.len() < len {
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        v.extend_from_slice(&x.wrapping_mul(0x2545_f491_4f6c_dd1d).to_le_bytes());
+    }
+    v.truncate(len);
+    std::fs::write(path, v).unwrap();
+}
+
+/// Whether two files have the same bytes (and says where they differ if not).
+pub fn same_file(a: &Path, b: &Path) -> Result<(), String> {
+    let x = std::fs::read(a).map_err(|e| format!("{}: {e}", a.display()))?;
+    let y = std::fs::read(b).map_err(|e| format!("{}: {e}", b.display()))?;
+    if x.len() != y.len() {
+        return Err(format!("lengths differ: {} vs {}", x.len(), y.len()));
+    }
+    match x.iter().zip(&y).position(|(p, q)| p != q) {
+        None => Ok(()),
+        Some(i) => Err(format!("first difference at byte {i}")),
+    }
+}
+
+/// The size of the byte-exact transfers: 100 MiB, or ACKCLOCK_LIVE_BYTES.
+pub fn transfer_bytes() -> usize {
+    match std::env::var("ACKCLOCK_LIVE_BYTES") {
+        Ok(v) => v.parse().expect("ACKCLOCK_LIVE_BYTES: a byte count"),
+        Err(_) => 100 << 20,
+    }
+}
+
+/// The TCP packets of a pcap file: (source port, destination port, flags, window, options,
+/// payload length).
+pub struct Seg {
+    pub sport: u16,
+    pub dport: u16,
+    pub flags: ackclock_wire::TcpFlags,
+    pub window: u16,
+    pub options: ackclock_wire::TcpOptions,
+    pub len: usize,
+}
+
+pub fn read_pcap(path: &Path) -> Vec<Seg> {
+    let f = std::fs::File::open(path).expect("pcap exists");
+    let mut r = ackclock_wire::pcap::PcapReader::new(std::io::BufReader::new(f)).unwrap();
+    let mut v = Vec::new();
+    while let Some(rec) = r.next_record() {
+        let rec = rec.unwrap();
+        if let Ok(p) = ackclock_wire::parse_ipv4_tcp(rec.data) {
+            v.push(Seg {
+                sport: p.tcp.src_port(),
+                dport: p.tcp.dst_port(),
+                flags: p.tcp.flags(),
+                window: p.tcp.window(),
+                options: p.tcp.options().unwrap_or_default(),
+                len: p.tcp.payload().len(),
+            });
+        }
+    }
+    v
+}

@@ -1,0 +1,512 @@
+//! ackclock against the Linux kernel's TCP over a TUN device (root only; SKIP otherwise).
+//!
+//! Each test makes its own network namespace (removed on drop, even on failure), runs
+//! `ackclock` inside it (the TUN device is created there: the kernel side 198.18.0.1,
+//! ackclock 198.18.0.2) and talks to it with socat or nc in the same namespace. Every wait
+//! is bounded; every process is ended by its PID.
+//!
+//! The byte-exact transfers move 100 MiB (about half a second each on a 2-core VM);
+//! ACKCLOCK_LIVE_BYTES=N changes the size.
+
+mod live_common;
+
+use live_common::*;
+use std::time::Duration;
+
+const SECS: Duration = Duration::from_secs(120);
+
+fn ok(code: Option<i32>, out: &str, err: &str) {
+    assert_eq!(
+        code,
+        Some(0),
+        "exit {code:?}\nstdout:\n{out}\nstderr:\n{err}"
+    );
+}
+
+/// Linux listens (socat to a file); ackclock connects and sends a file.
+#[test]
+fn ackclock_client_sends_to_linux_byte_exact() {
+    if !can_run("ackclock_client_sends_to_linux_byte_exact", &["socat"]) {
+        return;
+    }
+    let d = TmpDir::new("c2l");
+    let (src, dst) = (d.path("in"), d.path("out"));
+    write_random_file(&src, transfer_bytes(), 1);
+    let ns = Ns::new("ackc2l");
+    let srv = ns.spawn_sh(&format!(
+        "socat -u TCP-LISTEN:5001,reuseaddr CREATE:{}",
+        dst.display()
+    ));
+    std::thread::sleep(Duration::from_millis(200));
+    let ack = ns.spawn_ackclock(&[
+        "stream",
+        "--connect",
+        "198.18.0.1:5001",
+        "--file",
+        src.to_str().unwrap(),
+        "--preset",
+        "sack",
+        "--json",
+    ]);
+    let (code, out, err) = ack.finish(SECS);
+    ok(code, &out, &err);
+    let (scode, _, serr) = srv.finish(Duration::from_secs(10));
+    assert_eq!(scode, Some(0), "socat: {serr}");
+    same_file(&src, &dst).unwrap();
+    assert!(out.contains("sack on, timestamps on"), "{out}");
+    println!(
+        "{}",
+        out.lines().find(|l| l.starts_with("goodput")).unwrap()
+    );
+}
+
+/// Linux connects and sends a file; ackclock listens and writes what it receives.
+#[test]
+fn linux_client_sends_to_ackclock_byte_exact() {
+    if !can_run("linux_client_sends_to_ackclock_byte_exact", &["socat"]) {
+        return;
+    }
+    let d = TmpDir::new("l2c");
+    let (src, dst) = (d.path("in"), d.path("out"));
+    write_random_file(&src, transfer_bytes(), 2);
+    let ns = Ns::new("ackl2c");
+    let mut ack = ns.spawn_ackclock(&[
+        "stream",
+        "--listen",
+        "198.18.0.2:5001",
+        "--out",
+        dst.to_str().unwrap(),
+        "--preset",
+        "cubic",
+        "--rcvbuf",
+        "1M",
+    ]);
+    assert!(ack
+        .wait_line("listening", Duration::from_secs(10))
+        .is_some());
+    let cli = ns.spawn_sh(&format!(
+        "socat -u OPEN:{} TCP:198.18.0.2:5001",
+        src.display()
+    ));
+    let (ccode, _, cerr) = cli.finish(SECS);
+    assert_eq!(ccode, Some(0), "socat: {cerr}");
+    let (code, out, err) = ack.finish(Duration::from_secs(20));
+    ok(code, &out, &err);
+    same_file(&src, &dst).unwrap();
+    assert!(
+        out.contains("end                CLOSED (completed)")
+            || out.contains("TIME-WAIT (completed)"),
+        "{out}"
+    );
+}
+
+/// ackclock listens and sends a file to the Linux client that connects.
+#[test]
+fn ackclock_server_sends_to_linux_client_byte_exact() {
+    if !can_run(
+        "ackclock_server_sends_to_linux_client_byte_exact",
+        &["socat"],
+    ) {
+        return;
+    }
+    let d = TmpDir::new("s2l");
+    let (src, dst) = (d.path("in"), d.path("out"));
+    write_random_file(&src, transfer_bytes(), 3);
+    let ns = Ns::new("acks2l");
+    let mut ack = ns.spawn_ackclock(&[
+        "stream",
+        "--listen",
+        "198.18.0.2:5001",
+        "--mode",
+        "send",
+        "--file",
+        src.to_str().unwrap(),
+        "--preset",
+        "modern",
+        "--sndbuf",
+        "512K",
+    ]);
+    assert!(ack
+        .wait_line("listening", Duration::from_secs(10))
+        .is_some());
+    let cli = ns.spawn_sh(&format!(
+        "socat -u TCP:198.18.0.2:5001 CREATE:{}",
+        dst.display()
+    ));
+    let (code, out, err) = ack.finish(SECS);
+    ok(code, &out, &err);
+    let (ccode, _, cerr) = cli.finish(Duration::from_secs(20));
+    assert_eq!(ccode, Some(0), "socat: {cerr}");
+    same_file(&src, &dst).unwrap();
+}
+
+/// ackclock connects to a Linux server that sends a file (TCP_MAERTS).
+#[test]
+fn ackclock_client_receives_from_linux_server_byte_exact() {
+    if !can_run(
+        "ackclock_client_receives_from_linux_server_byte_exact",
+        &["socat"],
+    ) {
+        return;
+    }
+    let d = TmpDir::new("l2cr");
+    let (src, dst) = (d.path("in"), d.path("out"));
+    write_random_file(&src, transfer_bytes(), 4);
+    let ns = Ns::new("ackmaerts");
+    let srv = ns.spawn_sh(&format!(
+        "socat -u OPEN:{} TCP-LISTEN:5001,reuseaddr",
+        src.display()
+    ));
+    std::thread::sleep(Duration::from_millis(200));
+    let ack = ns.spawn_ackclock(&[
+        "stream",
+        "--connect",
+        "198.18.0.1:5001",
+        "--mode",
+        "recv",
+        "--out",
+        dst.to_str().unwrap(),
+        "--preset",
+        "reno",
+        "--wscale",
+        "--rcvbuf",
+        "2M",
+    ]);
+    let (code, out, err) = ack.finish(SECS);
+    ok(code, &out, &err);
+    let _ = srv.finish(Duration::from_secs(10));
+    same_file(&src, &dst).unwrap();
+    assert!(out.contains("TCP_MAERTS"), "{out}");
+}
+
+/// The handshake carries Linux's options (MSS, window scale, SACK-permitted, timestamps),
+/// ackclock's SYN-ACK answers with its own, and a close is FIN both ways without a RST.
+/// With options off, ackclock neither offers nor accepts them.
+#[test]
+fn handshake_options_and_graceful_close() {
+    if !can_run("handshake_options_and_graceful_close", &["socat"]) {
+        return;
+    }
+    let d = TmpDir::new("hs");
+    for (preset, expect_opts) in [("sack", true), ("newreno", false)] {
+        let ns = Ns::new("ackhs");
+        let pcap = d.path(&format!("{preset}.pcap"));
+        let mut ack = ns.spawn_ackclock(&[
+            "stream",
+            "--listen",
+            "198.18.0.2:5001",
+            "--preset",
+            preset,
+            "--pcap",
+            pcap.to_str().unwrap(),
+        ]);
+        assert!(ack
+            .wait_line("listening", Duration::from_secs(10))
+            .is_some());
+        let cli = ns.spawn_sh("head -c 200000 /dev/zero | socat -u STDIN TCP:198.18.0.2:5001");
+        let (ccode, _, cerr) = cli.finish(Duration::from_secs(30));
+        assert_eq!(ccode, Some(0), "{cerr}");
+        let (code, out, err) = ack.finish(Duration::from_secs(30));
+        ok(code, &out, &err);
+        let segs = read_pcap(&pcap);
+        use ackclock_wire::TcpFlags;
+        let syn = segs
+            .iter()
+            .find(|s| s.flags.contains(TcpFlags::SYN) && !s.flags.contains(TcpFlags::ACK))
+            .expect("Linux's SYN");
+        assert_eq!(syn.dport, 5001);
+        assert_eq!(
+            syn.options.mss,
+            Some(1460),
+            "Linux offers MSS 1460 at MTU 1500"
+        );
+        assert!(
+            syn.options.window_scale.is_some(),
+            "Linux offers window scaling"
+        );
+        assert!(syn.options.sack_permitted, "Linux offers SACK");
+        assert!(syn.options.timestamps.is_some(), "Linux offers timestamps");
+        let synack = segs
+            .iter()
+            .find(|s| s.flags.contains(TcpFlags::SYN) && s.flags.contains(TcpFlags::ACK))
+            .expect("our SYN-ACK");
+        assert_eq!(synack.options.mss, Some(1460));
+        assert_eq!(synack.options.sack_permitted, expect_opts, "{preset}");
+        assert_eq!(synack.options.timestamps.is_some(), expect_opts, "{preset}");
+        let on = if expect_opts { "on" } else { "off" };
+        assert!(
+            out.contains(&format!("sack {on}, timestamps {on}")),
+            "{preset}: {out}"
+        );
+        // Graceful close: a FIN each way, no RST.
+        let fin_in = segs
+            .iter()
+            .any(|s| s.dport == 5001 && s.flags.contains(TcpFlags::FIN));
+        let fin_out = segs
+            .iter()
+            .any(|s| s.sport == 5001 && s.flags.contains(TcpFlags::FIN));
+        assert!(fin_in && fin_out, "FINs both ways");
+        assert!(
+            !segs.iter().any(|s| s.flags.contains(TcpFlags::RST)),
+            "no RST on a graceful close"
+        );
+        let data: usize = segs.iter().filter(|s| s.dport == 5001).map(|s| s.len).sum();
+        assert_eq!(data, 200_000);
+        // tcpdump reads the capture too, when it is installed.
+        if can_run("tcpdump reads the capture", &["tcpdump"]) {
+            let o = std::process::Command::new("tcpdump")
+                .args(["-nr", pcap.to_str().unwrap()])
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let t = String::from_utf8_lossy(&o.stdout);
+            assert!(
+                t.contains("198.18.0.1") && t.contains("198.18.0.2.5001"),
+                "{t}"
+            );
+        }
+    }
+}
+
+/// RST paths: nothing listening (both ways), a Linux abort, and an ackclock abort on SIGTERM.
+#[test]
+fn resets_and_refusals() {
+    if !can_run("resets_and_refusals", &["socat", "nc"]) {
+        return;
+    }
+    let d = TmpDir::new("rst");
+    // ackclock connects to a port where Linux listens on nothing: refused.
+    let ns = Ns::new("ackrst");
+    let ack = ns.spawn_ackclock(&["stream", "--connect", "198.18.0.1:5999"]);
+    let (code, out, err) = ack.finish(Duration::from_secs(20));
+    assert_eq!(code, Some(1), "{out}\n{err}");
+    assert!(err.contains("connection refused"), "{err}");
+    drop(ns);
+
+    // Linux connects to a port where ackclock listens on nothing: our RST refuses it.
+    let ns = Ns::new("ackrst");
+    let mut ack = ns.spawn_ackclock(&["discard"]);
+    assert!(ack
+        .wait_line("listening", Duration::from_secs(10))
+        .is_some());
+    let o = ns.sh("nc -z -w 2 198.18.0.2 5999; echo exit=$?");
+    assert!(o.contains("exit=1"), "nc should be refused: {o}");
+    ack.signal(libc::SIGTERM);
+    let (code, out, err) = ack.finish(Duration::from_secs(10));
+    ok(code, &out, &err);
+    assert!(
+        out.contains("RSTs sent") && !out.contains(" 0 RSTs sent"),
+        "{out}"
+    );
+    drop(ns);
+
+    // Linux aborts (SO_LINGER 0): ackclock sees "connection reset by peer".
+    let ns = Ns::new("ackrst");
+    let mut ack = ns.spawn_ackclock(&["stream", "--listen", "198.18.0.2:5001"]);
+    assert!(ack
+        .wait_line("listening", Duration::from_secs(10))
+        .is_some());
+    let cli = ns.spawn_sh("socat -u OPEN:/dev/zero TCP:198.18.0.2:5001,linger=0");
+    std::thread::sleep(Duration::from_millis(500));
+    cli.signal(libc::SIGKILL);
+    let _ = cli.finish(Duration::from_secs(5));
+    let (code, out, err) = ack.finish(Duration::from_secs(10));
+    assert_eq!(code, Some(1), "{out}\n{err}");
+    assert!(err.contains("connection reset by peer"), "{err}");
+    drop(ns);
+
+    // ackclock is interrupted mid-transfer: it resets, prints its counters, and Linux's
+    // reader sees the reset.
+    let ns = Ns::new("ackrst");
+    let pcap = d.path("abort.pcap");
+    let srv = ns.spawn_sh("socat -u TCP-LISTEN:5001,reuseaddr OPEN:/dev/null");
+    std::thread::sleep(Duration::from_millis(200));
+    let mut ack = ns.spawn_ackclock(&[
+        "stream",
+        "--connect",
+        "198.18.0.1:5001",
+        "--time",
+        "30",
+        "--pcap",
+        pcap.to_str().unwrap(),
+    ]);
+    assert!(ack
+        .wait_line("TCP_STREAM", Duration::from_secs(10))
+        .is_some());
+    std::thread::sleep(Duration::from_millis(700));
+    ack.signal(libc::SIGTERM);
+    let (code, out, err) = ack.finish(Duration::from_secs(10));
+    assert_eq!(code, Some(1), "{out}\n{err}");
+    assert!(
+        out.contains("interrupted") && out.contains("goodput"),
+        "{out}"
+    );
+    // socat treats the reset like an end of stream and exits: it must not hang.
+    let (scode, _, serr) = srv.finish(Duration::from_secs(10));
+    assert!(scode.is_some(), "socat still running after our RST: {serr}");
+    let segs = read_pcap(&pcap);
+    assert!(
+        segs.iter()
+            .any(|s| s.dport == 5001 && s.flags.contains(ackclock_wire::TcpFlags::RST)),
+        "our RST is in the capture"
+    );
+}
+
+/// A slow Linux reader closes its window; ackclock waits (probing the zero window when the
+/// update is slow) and finishes byte-exact once the reader catches up.
+#[test]
+fn zero_window_from_a_slow_linux_reader() {
+    if !can_run("zero_window_from_a_slow_linux_reader", &["socat"]) {
+        return;
+    }
+    let d = TmpDir::new("zw");
+    let (src, dst, pcap) = (d.path("in"), d.path("out"), d.path("zw.pcap"));
+    write_random_file(&src, 4 << 20, 5);
+    let ns = Ns::new("ackzw");
+    let srv = ns.spawn_sh(&format!(
+        "socat -u TCP-LISTEN:5001,reuseaddr,rcvbuf=16384 SYSTEM:'sleep 2; cat > {}'",
+        dst.display()
+    ));
+    std::thread::sleep(Duration::from_millis(200));
+    let ack = ns.spawn_ackclock(&[
+        "stream",
+        "--connect",
+        "198.18.0.1:5001",
+        "--file",
+        src.to_str().unwrap(),
+        "--persist-min-ms",
+        "200",
+        "--pcap",
+        pcap.to_str().unwrap(),
+    ]);
+    let (code, out, err) = ack.finish(SECS);
+    ok(code, &out, &err);
+    let _ = srv.finish(Duration::from_secs(20));
+    same_file(&src, &dst).unwrap();
+    let segs = read_pcap(&pcap);
+    let from_linux: Vec<&Seg> = segs.iter().filter(|s| s.sport == 5001).collect();
+    let zero = from_linux.iter().position(|s| s.window == 0);
+    let z = zero.expect("Linux advertised a zero window");
+    assert!(
+        from_linux[z..].iter().any(|s| s.window > 0),
+        "and opened it again"
+    );
+}
+
+/// ackclock is the slow reader: its window closes, Linux probes, ackclock's window update
+/// reopens the transfer.
+#[test]
+fn zero_window_from_a_slow_ackclock_reader() {
+    if !can_run("zero_window_from_a_slow_ackclock_reader", &["socat"]) {
+        return;
+    }
+    let d = TmpDir::new("zw2");
+    let (src, dst, pcap) = (d.path("in"), d.path("out"), d.path("zw2.pcap"));
+    write_random_file(&src, 2 << 20, 6);
+    let ns = Ns::new("ackzw2");
+    let mut ack = ns.spawn_ackclock(&[
+        "stream",
+        "--listen",
+        "198.18.0.2:5001",
+        "--out",
+        dst.to_str().unwrap(),
+        "--rcvbuf",
+        "16K",
+        "--recv-stall",
+        "1.5s",
+        "--pcap",
+        pcap.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(ack
+        .wait_line("listening", Duration::from_secs(10))
+        .is_some());
+    let cli = ns.spawn_sh(&format!(
+        "socat -u OPEN:{} TCP:198.18.0.2:5001",
+        src.display()
+    ));
+    let (ccode, _, cerr) = cli.finish(SECS);
+    assert_eq!(ccode, Some(0), "{cerr}");
+    let (code, out, err) = ack.finish(Duration::from_secs(20));
+    ok(code, &out, &err);
+    same_file(&src, &dst).unwrap();
+    let segs = read_pcap(&pcap);
+    let ours: Vec<&Seg> = segs.iter().filter(|s| s.sport == 5001).collect();
+    let z = ours
+        .iter()
+        .position(|s| s.window == 0)
+        .expect("we advertised a zero window");
+    assert!(
+        ours[z..].iter().any(|s| s.window > 0),
+        "and a window update"
+    );
+    let json: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert!(json["window_updates_out"].as_u64().unwrap() >= 1, "{json}");
+}
+
+/// discard, chargen and echo answer nc and socat; SIGTERM stops a server cleanly.
+#[test]
+fn classic_services_talk_to_nc_and_socat() {
+    if !can_run("classic_services_talk_to_nc_and_socat", &["socat", "nc"]) {
+        return;
+    }
+    let ns = Ns::new("acksvc");
+    let mut echo = ns.spawn_ackclock(&["echo", "--count", "2"]);
+    assert!(echo
+        .wait_line("listening", Duration::from_secs(10))
+        .is_some());
+    let o = ns.sh("printf 'one\\ntwo\\n' | nc -N -w 5 198.18.0.2 7");
+    assert_eq!(o, "one\ntwo\n");
+    // A larger echo through socat, byte-exact.
+    let o = ns.sh("head -c 300000 /dev/urandom > /tmp/ack-echo-$$ && socat -t 5 - TCP:198.18.0.2:7 < /tmp/ack-echo-$$ | cmp - /tmp/ack-echo-$$ && echo same; rm -f /tmp/ack-echo-$$");
+    assert!(o.contains("same"), "{o}");
+    let (code, out, err) = echo.finish(Duration::from_secs(10));
+    ok(code, &out, &err);
+    assert!(out.contains("2 connections served"), "{out}");
+    drop(ns);
+
+    let ns = Ns::new("acksvc");
+    let mut srv = ns.spawn_ackclock(&["chargen", "--bytes", "7400"]);
+    assert!(srv
+        .wait_line("listening", Duration::from_secs(10))
+        .is_some());
+    let o = ns.sh("nc -d -w 5 198.18.0.2 19");
+    assert_eq!(o.len(), 7400);
+    assert_eq!(o.lines().count(), 100);
+    assert!(o.starts_with(" !\"#$%&'()*+,-./0123456789"), "{}", &o[..80]);
+    srv.signal(libc::SIGTERM);
+    let (code, out, err) = srv.finish(Duration::from_secs(10));
+    ok(code, &out, &err);
+    drop(ns);
+
+    let ns = Ns::new("acksvc");
+    let mut srv = ns.spawn_ackclock(&["discard", "--listen", "198.18.0.2:9999", "--count", "1"]);
+    assert!(srv
+        .wait_line("listening", Duration::from_secs(10))
+        .is_some());
+    ns.sh("head -c 5000000 /dev/zero | nc -N -w 5 198.18.0.2 9999");
+    let (code, out, err) = srv.finish(Duration::from_secs(10));
+    ok(code, &out, &err);
+    assert!(out.contains("5000000 bytes in"), "{out}");
+}
+
+/// The README's demo runs from start to end.
+#[test]
+fn live_demo_runs() {
+    if !can_run("live_demo_runs", &["nc", "ss"]) {
+        return;
+    }
+    let mut c = std::process::Command::new(bin());
+    c.arg("live-demo");
+    let o = output_within(c, Duration::from_secs(60));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.contains("hello from the Linux kernel TCP"), "{out}");
+    assert!(out.contains("sent 1000000 bytes"), "{out}");
+    assert!(out.contains(" !\"#$%&'()*+,-./"), "{out}");
+    assert!(out.contains("discard 198.18.0.1:"), "{out}");
+}

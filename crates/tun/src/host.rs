@@ -1,0 +1,385 @@
+//! A live host: one ackclock [`Endpoint`] behind a TUN device, driven by a single-threaded
+//! poll loop with the wall clock.
+//!
+//! Each turn of the loop: read the packets the kernel routed into the device (at most
+//! [`RX_BATCH`] per turn) into the endpoint, draining `poll_transmit` after each one, run
+//! due timers, let the application move data, drain `poll_transmit` into the device again, and sleep in `epoll_wait` until the device is
+//! readable, a signal arrives, or the earliest of the endpoint's and the application's
+//! deadlines (a timerfd, so deadlines are kept to the nanosecond rather than rounded to
+//! milliseconds). The clock is read once per turn, here and nowhere else.
+
+use crate::clock::Clock;
+use crate::netcfg::{self, IfConfig};
+use crate::signals::Signals;
+use crate::sys::{self, Epoll, Timer, Tun};
+use crate::Error;
+use ackclock_tcp::{Endpoint, EndpointConfig};
+use ackclock_wire::pcap::PcapWriter;
+use ackclock_wire::{Duration, Instant};
+use std::fs::File;
+use std::io::BufWriter;
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
+
+/// Packets read per turn before the endpoint's output is drained: enough to take a whole
+/// window of ACKs in one go, few enough to keep the latency of our own output bounded.
+pub const RX_BATCH: usize = 64;
+
+const TOKEN_TUN: u64 = 1;
+const TOKEN_TIMER: u64 = 2;
+const TOKEN_SIGNAL: u64 = 3;
+
+/// How the device of a live host is created and configured.
+#[derive(Clone, Debug)]
+pub struct DeviceConfig {
+    /// Interface name; `%d` lets the kernel number it.
+    pub name: String,
+    pub mtu: u32,
+    /// Move the interface into this existing network namespace before configuring it.
+    pub netns: Option<String>,
+    /// Configure addresses and routes (false: the user does it; we only open the device).
+    pub configure: bool,
+    /// The kernel's address on the interface.
+    pub kernel_addr: Ipv4Addr,
+    /// Our (ackclock's) address: the kernel routes it into the device.
+    pub our_addr: Ipv4Addr,
+    /// More prefixes the kernel routes into the device.
+    pub routes: Vec<(Ipv4Addr, u8)>,
+    /// Write every packet that crosses the device here.
+    pub pcap: Option<PathBuf>,
+}
+
+impl Default for DeviceConfig {
+    fn default() -> Self {
+        DeviceConfig {
+            name: "ack%d".into(),
+            mtu: 1500,
+            netns: None,
+            configure: true,
+            kernel_addr: Ipv4Addr::new(198, 18, 0, 1),
+            our_addr: Ipv4Addr::new(198, 18, 0, 2),
+            routes: Vec::new(),
+            pcap: None,
+        }
+    }
+}
+
+/// Counters of the device side of a host.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeviceCounters {
+    pub packets_in: u64,
+    pub bytes_in: u64,
+    pub packets_out: u64,
+    pub bytes_out: u64,
+    /// Packets the kernel refused (no buffers).
+    pub dropped_out: u64,
+    /// Turns of the loop and how many of them slept.
+    pub turns: u64,
+    pub sleeps: u64,
+}
+
+/// What the application tells the loop after each turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Control {
+    Continue,
+    /// Finished: the loop drains the endpoint's output once more and returns.
+    Done,
+}
+
+/// Why [`Host::run`] returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunEnd {
+    /// The application finished.
+    Done,
+    /// A signal asked us to stop and the application wound down (or the grace period ran
+    /// out).
+    Interrupted,
+}
+
+/// The application side of a live host: it owns its connections' handles and moves data
+/// through the endpoint. Called once per turn of the loop.
+pub trait App {
+    fn poll(&mut self, now: Instant, ep: &mut Endpoint) -> Control;
+    /// The first SIGINT/SIGTERM: close or reset what is open; the loop then runs until
+    /// `poll` says `Done` or the grace period ends.
+    fn shutdown(&mut self, now: Instant, ep: &mut Endpoint);
+    /// A time the application wants to be woken at (e.g. the end of a timed test).
+    fn deadline(&self) -> Option<Instant> {
+        None
+    }
+}
+
+/// A TUN device whose kernel side is configured: the Linux host we talk to.
+pub struct Device {
+    pub tun: Tun,
+    /// The interface name (after any rename).
+    pub name: String,
+    pub netns: Option<String>,
+}
+
+impl Device {
+    /// Creates the device, moves it into `cfg.netns`, sets MTU, addresses and routes, and
+    /// waits until the kernel will really hand it packets.
+    pub fn open(cfg: &DeviceConfig) -> Result<Device, Error> {
+        let tun =
+            Tun::open(&cfg.name).map_err(|e| Error::Io("opening the TUN device".into(), e))?;
+        let mut name = tun.name().to_string();
+        if cfg.configure {
+            name = netcfg::configure(
+                &name,
+                &IfConfig {
+                    netns: cfg.netns.clone(),
+                    rename: None,
+                    mtu: cfg.mtu,
+                    local: cfg.kernel_addr,
+                    peer: cfg.our_addr,
+                    routes: cfg.routes.clone(),
+                    txqueuelen: Some(1000),
+                },
+            )?;
+            netcfg::wait_up(
+                cfg.netns.as_deref(),
+                &name,
+                std::time::Duration::from_secs(3),
+            )?;
+        } else if let Some(ns) = cfg.netns.as_deref() {
+            netcfg::ip(None, &["link", "set", "dev", &name, "netns", ns])?;
+        }
+        Ok(Device {
+            tun,
+            name,
+            netns: cfg.netns.clone(),
+        })
+    }
+}
+
+/// A pcap file being written, timestamps in Unix time.
+pub struct Capture {
+    w: PcapWriter<BufWriter<File>>,
+    path: PathBuf,
+    failed: bool,
+}
+
+impl Capture {
+    pub fn create(path: &std::path::Path, clock: &Clock) -> Result<Capture, Error> {
+        let f = File::create(path)
+            .map_err(|e| Error::Io(format!("cannot create pcap file {}", path.display()), e))?;
+        let mut w = PcapWriter::new(BufWriter::with_capacity(1 << 20, f))
+            .map_err(|e| Error::Io(format!("writing {}", path.display()), e))?;
+        w.set_epoch_offset_ns(clock.epoch_unix_ns());
+        Ok(Capture {
+            w,
+            path: path.to_path_buf(),
+            failed: false,
+        })
+    }
+
+    #[inline]
+    pub fn write(&mut self, now: Instant, pkt: &[u8]) {
+        if !self.failed && self.w.write_packet(now, pkt).is_err() {
+            eprintln!(
+                "warning: writing {} failed; capture stopped",
+                self.path.display()
+            );
+            self.failed = true;
+        }
+    }
+
+    pub fn flush(&mut self) {
+        let _ = self.w.flush();
+    }
+}
+
+impl Drop for Capture {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+/// A live host: the device, the endpoint, the clock and the loop.
+pub struct Host {
+    pub device: Device,
+    pub ep: Endpoint,
+    pub clock: Clock,
+    pub counters: DeviceCounters,
+    capture: Option<Capture>,
+    epoll: Epoll,
+    timer: Timer,
+    signals: Signals,
+    rx: Vec<u8>,
+    tx: Vec<u8>,
+    /// Time allowed after a signal for connections to close before we give up on them.
+    pub grace: Duration,
+    cpu_start_ns: u64,
+}
+
+impl Host {
+    /// Opens and configures the device and creates an endpoint with our address and a
+    /// random ISN key.
+    pub fn new(cfg: &DeviceConfig) -> Result<Host, Error> {
+        let clock = Clock::new();
+        let device = Device::open(cfg)?;
+        Self::with_device(device, cfg.our_addr, cfg.mtu, cfg.pcap.as_deref(), clock)
+    }
+
+    pub fn with_device(
+        device: Device,
+        our_addr: Ipv4Addr,
+        mtu: u32,
+        pcap: Option<&std::path::Path>,
+        clock: Clock,
+    ) -> Result<Host, Error> {
+        let mut key = [0u8; 16];
+        sys::random_bytes(&mut key).map_err(|e| Error::Io("getrandom".into(), e))?;
+        let ep = Endpoint::new(EndpointConfig::new(our_addr, key));
+        let epoll = Epoll::new().map_err(|e| Error::Io("epoll_create".into(), e))?;
+        let timer = Timer::new().map_err(|e| Error::Io("timerfd_create".into(), e))?;
+        let signals =
+            Signals::new().map_err(|e| Error::Io("installing signal handlers".into(), e))?;
+        epoll
+            .add(std::os::fd::AsRawFd::as_raw_fd(&device.tun), TOKEN_TUN)
+            .and_then(|_| epoll.add(std::os::fd::AsRawFd::as_raw_fd(&timer), TOKEN_TIMER))
+            .and_then(|_| epoll.add(signals.fd(), TOKEN_SIGNAL))
+            .map_err(|e| Error::Io("epoll_ctl".into(), e))?;
+        let capture = match pcap {
+            Some(p) => Some(Capture::create(p, &clock)?),
+            None => None,
+        };
+        // Room for the largest packet the device can carry (MTU up to 64 KiB).
+        let buf_len = (mtu as usize).max(1500) + 64;
+        Ok(Host {
+            device,
+            ep,
+            clock,
+            counters: DeviceCounters::default(),
+            capture,
+            epoll,
+            timer,
+            signals,
+            rx: vec![0; buf_len.max(65_536)],
+            tx: vec![0; buf_len],
+            grace: Duration::from_secs(3),
+            cpu_start_ns: sys::process_cpu_ns(),
+        })
+    }
+
+    /// CPU time (user + system) the process used since the host was created.
+    pub fn cpu_time(&self) -> Duration {
+        Duration::from_nanos(sys::process_cpu_ns().saturating_sub(self.cpu_start_ns))
+    }
+
+    /// Sends everything the endpoint has to send.
+    fn flush(&mut self, now: Instant) -> Result<(), Error> {
+        while let Some(t) = self.ep.poll_transmit(now, &mut self.tx) {
+            let pkt = &self.tx[..t.len];
+            if let Some(c) = self.capture.as_mut() {
+                c.write(now, pkt);
+            }
+            let ok = self
+                .device
+                .tun
+                .send(pkt)
+                .map_err(|e| Error::Io(format!("writing to {}", self.device.name), e))?;
+            if ok {
+                self.counters.packets_out += 1;
+                self.counters.bytes_out += t.len as u64;
+            } else {
+                self.counters.dropped_out += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the loop until the application is done or a signal stops it.
+    pub fn run(&mut self, app: &mut dyn App) -> Result<RunEnd, Error> {
+        let mut stopping_until: Option<Instant> = None;
+        loop {
+            self.counters.turns += 1;
+            let now = self.clock.now();
+            let mut n = 0;
+            while n < RX_BATCH {
+                match self.device.tun.recv(&mut self.rx) {
+                    Ok(Some(len)) => {
+                        let pkt = &self.rx[..len];
+                        if let Some(c) = self.capture.as_mut() {
+                            c.write(now, pkt);
+                        }
+                        self.counters.packets_in += 1;
+                        self.counters.bytes_in += len as u64;
+                        self.ep.handle_packet(now, pkt);
+                        n += 1;
+                        // Answer each packet before reading the next, as a BSD tcp_input
+                        // does: ACK-every-N and the sender's ACK clock then see the
+                        // segments one by one, not in batches of whatever the device held.
+                        self.flush(now)?;
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        return Err(Error::Io(format!("reading from {}", self.device.name), e))
+                    }
+                }
+            }
+            if self.ep.poll_timeout().is_some_and(|t| t <= now) {
+                self.ep.handle_timeout(now);
+            }
+            let ctl = app.poll(now, &mut self.ep);
+            self.flush(now)?;
+            if ctl == Control::Done {
+                return Ok(if stopping_until.is_some() {
+                    RunEnd::Interrupted
+                } else {
+                    RunEnd::Done
+                });
+            }
+            if let Some(t) = stopping_until {
+                if now >= t {
+                    return Ok(RunEnd::Interrupted);
+                }
+            }
+            if n == RX_BATCH {
+                continue; // more input is probably waiting: no sleep
+            }
+            let deadline = [self.ep.poll_timeout(), app.deadline(), stopping_until]
+                .into_iter()
+                .flatten()
+                .min();
+            self.timer
+                .set(deadline.map(|t| self.clock.to_monotonic_ns(t)))
+                .map_err(|e| Error::Io("timerfd_settime".into(), e))?;
+            self.counters.sleeps += 1;
+            let mut signalled = false;
+            let mut timer_fired = false;
+            self.epoll
+                .wait(-1, |tok| match tok {
+                    TOKEN_SIGNAL => signalled = true,
+                    TOKEN_TIMER => timer_fired = true,
+                    _ => {}
+                })
+                .map_err(|e| Error::Io("epoll_wait".into(), e))?;
+            if timer_fired {
+                self.timer.clear();
+            }
+            if signalled && self.signals.take() > 0 {
+                let now = self.clock.now();
+                if stopping_until.is_some() {
+                    // A second signal: stop now.
+                    return Ok(RunEnd::Interrupted);
+                }
+                eprintln!("signal received: closing connections (again to stop at once)");
+                app.shutdown(now, &mut self.ep);
+                self.flush(now)?;
+                stopping_until = Some(now + self.grace);
+            }
+        }
+    }
+
+    /// Sends what is left to send (e.g. RSTs after aborts) and flushes the capture.
+    pub fn finish(&mut self) -> Result<(), Error> {
+        let now = self.clock.now();
+        self.flush(now)?;
+        if let Some(c) = self.capture.as_mut() {
+            c.flush();
+        }
+        Ok(())
+    }
+}
