@@ -111,7 +111,11 @@ fn emulator_delay_and_rate_accuracy() {
             j["left_to_right"]["lateness_mean_us"], j["left_to_right"]["lateness_p99_us"]
         );
         // Functional bounds: the rate is enforced (no more than the setting, not far below).
-        assert!((-0.5..=0.05).contains(&rel), "{rate}: rate off by {:.2}%", rel * 100.0);
+        assert!(
+            (-0.5..=0.05).contains(&rel),
+            "{rate}: rate off by {:.2}%",
+            rel * 100.0
+        );
     }
 }
 

@@ -16,10 +16,19 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 mod e01_startup;
+mod e02_rto_timer;
+mod e03_overload;
+mod e04_four_conversations;
+mod e05_satnet;
+mod e06_satnet_trace;
 mod e07_fast_recovery;
-// group A modules
-// group B modules
-// group C modules
+mod e08_fat_pipes;
+mod e09_ethernet;
+mod e10_ack_avoidance;
+mod e11_aimd_fairness;
+mod e12_gateways;
+mod e13_buffer_sizing;
+mod e14_units_of_work;
 mod report;
 
 /// The outcome of checking one claim.
@@ -127,11 +136,6 @@ impl Ctx {
     pub fn run_one(&self, s: &Scenario) -> Result<RunResult> {
         Ok(self.run_all(vec![s.clone()])?.remove(0))
     }
-
-    /// Adds runs to the progress bar's total (experiments that decide their run count late).
-    pub fn expect_runs(&self, n: u64) {
-        self.progress.bar.inc_length(n);
-    }
 }
 
 /// An experiment of the repro suite.
@@ -151,9 +155,18 @@ pub fn experiments() -> Vec<Box<dyn Experiment>> {
         Box::new(e01_startup::Startup),
         Box::new(e07_fast_recovery::FastRecovery),
     ];
-    // group A experiments
-    // group B experiments
-    // group C experiments
+    v.push(Box::new(e02_rto_timer::RtoTimer));
+    v.push(Box::new(e03_overload::Overload));
+    v.push(Box::new(e04_four_conversations::FourConversations));
+    v.push(Box::new(e11_aimd_fairness::AimdFairness));
+    v.push(Box::new(e05_satnet::Satnet));
+    v.push(Box::new(e06_satnet_trace::SatnetTrace));
+    v.push(Box::new(e08_fat_pipes::FatPipes));
+    v.push(Box::new(e13_buffer_sizing::BufferSizing));
+    v.push(Box::new(e09_ethernet::Ethernet));
+    v.push(Box::new(e10_ack_avoidance::AckAvoidance));
+    v.push(Box::new(e12_gateways::Gateways));
+    v.push(Box::new(e14_units_of_work::UnitsOfWork));
     v.sort_by_key(|e| {
         e.title()
             .split('.')
@@ -251,6 +264,8 @@ pub fn run(opts: Options) -> Result<()> {
                 out,
                 progress: progress.clone(),
             };
+            // The scenario as embedded, so a reader can rerun or vary it with `ackclock sim`.
+            std::fs::write(ctx.out.join("scenario.toml"), e.scenario())?;
             let mut s = e
                 .run(&ctx)
                 .with_context(|| format!("experiment {}", e.name()))?;

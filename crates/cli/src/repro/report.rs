@@ -23,7 +23,7 @@ pub fn text_table(sections: &[Section]) -> String {
     for s in sections {
         for c in &s.claims {
             rows.push([
-                s.name.clone(),
+                c.experiment.clone(),
                 c.spec.claim.clone(),
                 c.spec.published.clone(),
                 c.ours.clone(),
