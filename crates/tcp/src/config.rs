@@ -321,6 +321,8 @@ pub struct Overrides {
     pub rto_max_ms: Option<f64>,
     pub rto_initial_ms: Option<f64>,
     pub clock_granularity_ms: Option<f64>,
+    /// Karn's algorithm on (true) or off (4.3BSD as released in 1986).
+    pub karn: Option<bool>,
     /// ACK every N full-sized segments.
     pub ack_every: Option<u32>,
     pub delayed_ack_ms: Option<f64>,
@@ -437,6 +439,9 @@ impl Overrides {
         }
         if let Some(v) = self.clock_granularity_ms {
             c.rtt.granularity = ms(v);
+        }
+        if let Some(v) = self.karn {
+            c.rtt.karn = v;
         }
         if let Some(v) = self.ack_every {
             if !(1..=64).contains(&v) {

@@ -738,7 +738,10 @@ impl Connection {
         }
         self.rtt.on_timeout();
         // Karn: the timed segment is being resent, so its sample would be ambiguous.
-        self.rtt_timed = None;
+        // (4.3BSD before Karn kept timing it: `karn = false`.)
+        if self.rtt.config().karn {
+            self.rtt_timed = None;
+        }
         match self.state {
             State::SynSent | State::SynReceived => {
                 self.syn_pending = true;
@@ -1274,7 +1277,9 @@ impl Connection {
             self.stats.recoveries += u64::from(self.rec.in_recovery());
             // Karn: the retransmission makes the timed segment's sample ambiguous
             // (the diff's "tp->t_rtt = 0").
-            self.rtt_timed = None;
+            if self.rtt.config().karn {
+                self.rtt_timed = None;
+            }
             self.emit(now, TraceKind::FastRetransmit);
             if self.rec.in_recovery() {
                 self.emit(now, TraceKind::RecoveryEnter);
@@ -1315,6 +1320,10 @@ impl Connection {
         }
         if let Some(rtt) = sample {
             self.take_rtt_sample(now, rtt);
+        } else if !self.rtt.config().karn {
+            // 4.3BSD (1986) tcp_input: an ACK of new data ends the backoff (`t_rxtshift =
+            // 0`) whether or not it carried a sample; Karn keeps it until a valid sample.
+            self.rtt.reset_backoff();
         }
         self.rto_count = 0;
 
@@ -1335,7 +1344,9 @@ impl Connection {
         match outcome {
             NewAckOutcome::Exit => self.emit(now, TraceKind::RecoveryExit),
             NewAckOutcome::PartialAck { .. } => {
-                self.rtt_timed = None;
+                if self.rtt.config().karn {
+                    self.rtt_timed = None;
+                }
                 self.emit(now, TraceKind::PartialAck);
             }
             NewAckOutcome::Normal => {}
@@ -1753,7 +1764,7 @@ impl Connection {
         let t = self.write_segment(now, buf, seq, len, flags, true)?;
         self.rec.on_retransmit_sent(seq, len + u32::from(fin));
         // Karn: a resent segment's timing would be ambiguous.
-        if let Some((end, _)) = self.rtt_timed {
+        if let (Some((end, _)), true) = (self.rtt_timed, self.rtt.config().karn) {
             if seq < end {
                 self.rtt_timed = None;
             }

@@ -35,6 +35,14 @@ pub struct RttConfig {
     pub min_rto: Duration,
     /// Upper bound, also the cap of backoff (RFC 6298 §2.5: at least 60 s).
     pub max_rto: Duration,
+    /// Karn's algorithm (Karn and Partridge, SIGCOMM 1987; RFC 6298 §3 and §5.5): no sample
+    /// from a segment that was retransmitted, and the backed-off RTO is kept until a valid
+    /// sample arrives. `false` is 4.3BSD as released in 1986, before Karn: a timeout does not
+    /// stop the timing of the segment in flight (the sample then runs from its first
+    /// transmission to the ACK of whichever copy arrived), and any ACK of new data ends the
+    /// backoff (`t_rxtshift = 0` in tcp_input), so the timer is back at beta x SRTT while
+    /// the go-back-N resend is still queued.
+    pub karn: bool,
 }
 
 impl RttConfig {
@@ -46,6 +54,7 @@ impl RttConfig {
             initial_rto: Duration::from_secs(1),
             min_rto: Duration::from_secs(1),
             max_rto: Duration::from_secs(60),
+            karn: true,
         }
     }
     /// The 15 Jun 1987 message: k = 2.
@@ -256,6 +265,7 @@ mod tests {
             initial_rto: Duration::from_secs(1),
             min_rto: Duration::from_nanos(1),
             max_rto: Duration::from_secs(60),
+            karn: true,
         }
     }
 

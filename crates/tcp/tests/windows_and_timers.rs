@@ -512,6 +512,48 @@ fn rfc6298_3_karn_no_rtt_sample_from_a_retransmitted_segment() {
 }
 
 #[test]
+fn karn_off_times_through_the_retransmission_and_ends_the_backoff_on_a_new_ack() {
+    // 4.3BSD as released in 1986 (before Karn): the same loss as above, but the segment
+    // stays timed through its retransmission, so the ACK of the resend yields a sample from
+    // the first transmission (1010 ms); and an ACK of new data that carries no sample still
+    // ends the backoff.
+    let mut c = cfg_unlimited();
+    c.rtt.karn = false;
+    let (mut p, _) = Peer::connect(c);
+    p.now += ms(100);
+    p.send_synack(syn_opts(Some(1460), None, false, false));
+    let out = p.app_send(&data(500));
+    let out2 = p.advance(ms(1010));
+    assert_eq!(out2.len(), 1, "one retransmission: {out2:?}");
+    assert_eq!(p.conn().rtt_estimator().backoff_shift(), 1);
+    p.absorb(&out);
+    p.send_ack();
+    let after = p.conn().rtt_estimator();
+    assert_eq!(after.latest(), ms(1010), "the ambiguous sample is taken");
+    assert_eq!(after.backoff_shift(), 0);
+
+    // The no-sample path: a second segment sent while the first is timed is not timed
+    // itself; when it times out twice, its ACK carries no sample but ends the backoff.
+    let a = p.app_send(&data(100));
+    p.now += ms(10);
+    let b = p.app_send(&data(100));
+    assert_eq!((a.len(), b.len()), (1, 1));
+    // The first is acknowledged (a sample), the second is lost: two timeouts back off.
+    p.absorb(&a);
+    p.send_ack();
+    let rto = p.conn().stats().rto;
+    let re = p.advance(rto + rto + rto + ms(1));
+    assert_eq!(re.len(), 2, "two retransmissions of the second: {re:?}");
+    assert_eq!(p.conn().rtt_estimator().backoff_shift(), 2);
+    // Its ACK carries no sample (the segment was never timed) but ends the backoff.
+    let latest = p.conn().rtt_estimator().latest();
+    p.absorb(&b);
+    p.send_ack();
+    assert_eq!(p.conn().rtt_estimator().latest(), latest, "no sample");
+    assert_eq!(p.conn().rtt_estimator().backoff_shift(), 0, "backoff kept");
+}
+
+#[test]
 fn rfc6298_3_karn_no_sample_from_a_retransmitted_syn_ack() {
     let mut p = Peer::new();
     p.syn_to_listener(cfg_unlimited(), syn_opts(Some(1460), None, false, false));

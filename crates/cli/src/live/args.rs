@@ -58,6 +58,10 @@ pub struct TcpArgs {
     /// Timer granularity G (RFC 6298).
     #[arg(long, value_name = "MS")]
     pub clock_granularity_ms: Option<f64>,
+    /// Karn's algorithm (--karn=false: 4.3BSD before 1988 timed through retransmissions and
+    /// ended the backoff on any new ACK).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub karn: Option<bool>,
     /// ACK at least every N full-sized segments (HP-UX's tcp_deferred_ack_max).
     #[arg(long, value_name = "N")]
     pub ack_every: Option<u32>,
@@ -160,6 +164,7 @@ impl TcpArgs {
             rto_max_ms: self.rto_max_ms,
             rto_initial_ms: self.rto_initial_ms,
             clock_granularity_ms: self.clock_granularity_ms,
+            karn: self.karn,
             ack_every: self.ack_every,
             delayed_ack_ms: self.delack_ms,
             quickack: self.quickack,
