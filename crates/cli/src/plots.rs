@@ -29,6 +29,59 @@ fn secs(t: ackclock_wire::Instant) -> f64 {
     t.as_nanos() as f64 / 1e9
 }
 
+/// Horizontal resolution the thinning keeps: one bucket per pixel column of the plot.
+const COLUMNS: usize = W as usize;
+
+/// Thins a line (points in time order) to what the plot can show: per column of `x`,
+/// the first, lowest, highest and last point, in their original order. The drawn line keeps
+/// its envelope and every step; a long run's millions of trace events stay a few thousand
+/// SVG path points instead of tens of megabytes of report.
+fn thin_line(v: Vec<(f64, f64)>, x0: f64, x1: f64) -> Vec<(f64, f64)> {
+    if v.len() <= 4 * COLUMNS || x1 <= x0 {
+        return v;
+    }
+    let scale = COLUMNS as f64 / (x1 - x0);
+    let mut out = Vec::with_capacity(4 * COLUMNS);
+    let mut i = 0;
+    while i < v.len() {
+        let col = ((v[i].0 - x0) * scale) as i64;
+        let start = i;
+        let (mut lo, mut hi) = (i, i);
+        while i < v.len() && ((v[i].0 - x0) * scale) as i64 == col {
+            if v[i].1 < v[lo].1 {
+                lo = i;
+            }
+            if v[i].1 > v[hi].1 {
+                hi = i;
+            }
+            i += 1;
+        }
+        let mut keep = [start, lo, hi, i - 1];
+        keep.sort_unstable();
+        let mut prev = usize::MAX;
+        for k in keep {
+            if k != prev {
+                out.push(v[k]);
+                prev = k;
+            }
+        }
+    }
+    out
+}
+
+/// Thins scattered dots to one per pixel of the plot area (a dot of radius 1 drawn twice on
+/// the same pixel is the same picture).
+fn thin_dots(v: Vec<(f64, f64)>, xmax: f64, ymax: f64) -> Vec<(f64, f64)> {
+    if xmax <= 0.0 || ymax <= 0.0 {
+        return v;
+    }
+    let (sx, sy) = (f64::from(W) / xmax, f64::from(H) / ymax);
+    let mut seen = std::collections::HashSet::with_capacity(v.len().min(1 << 20));
+    v.into_iter()
+        .filter(|p| seen.insert(((p.0 * sx) as i64, (p.1 * sy) as i64)))
+        .collect()
+}
+
 /// Time-sequence diagram per flow: each data segment sent is a dot at (time, sequence
 /// offset in KB); retransmissions are red crosses.
 pub fn time_sequence(r: &RunResult, flow: usize, path: &Path) -> Result<()> {
@@ -88,6 +141,9 @@ pub fn time_sequence_titled(
         .map(|p| p.1)
         .fold(1.0f64, f64::max)
         * 1.05;
+    let acks = thin_dots(acks, xmax, ymax);
+    let sends = thin_dots(sends, xmax, ymax);
+    let rexmits = thin_dots(rexmits, xmax, ymax);
     let root = SVGBackend::new(path, (W, H)).into_drawing_area();
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&root)
@@ -165,6 +221,8 @@ pub fn cwnd(r: &RunResult, path: &Path) -> Result<()> {
         .y_desc("KB")
         .draw()?;
     for (i, (c, s)) in series.into_iter().enumerate() {
+        let c = thin_line(c, 0.0, xmax);
+        let s = thin_dots(s, xmax, ymax);
         let col = palette(i);
         let name = r.summary.flows[i].name.clone();
         chart
@@ -217,7 +275,11 @@ pub fn queues(r: &RunResult, path: &Path) -> Result<bool> {
         let col = palette(i);
         chart
             .draw_series(LineSeries::new(
-                s.iter().map(|x| (secs(x.0), f64::from(x.1))),
+                thin_line(
+                    s.iter().map(|x| (secs(x.0), f64::from(x.1))).collect(),
+                    0.0,
+                    xmax,
+                ),
                 col,
             ))?
             .label(name.clone())
@@ -354,11 +416,15 @@ pub fn lines(
                 .draw()?;
             for (i, (name, v)) in series.iter().enumerate() {
                 let col = palette(i);
+                let v = thin_line(v.clone(), x0, x1);
                 chart
                     .draw_series(LineSeries::new(v.iter().copied(), col.stroke_width(2)))?
                     .label(name.clone())
                     .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], col));
-                chart.draw_series(v.iter().map(|p| Circle::new(*p, 3, col.filled())))?;
+                // Markers only where they can be told apart (sweeps, not time series).
+                if v.len() <= 200 {
+                    chart.draw_series(v.iter().map(|p| Circle::new(*p, 3, col.filled())))?;
+                }
             }
             chart
                 .configure_series_labels()
@@ -374,4 +440,44 @@ pub fn lines(
     }
     root.present()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thin_line_keeps_short_series_and_the_envelope_of_long_ones() {
+        let short: Vec<(f64, f64)> = (0..100).map(|i| (f64::from(i), 1.0)).collect();
+        assert_eq!(thin_line(short.clone(), 0.0, 100.0), short);
+        // A sawtooth of 200,000 points over 10 s: the thinned line has at most four points
+        // per column and the same extremes, in time order.
+        let n = 200_000;
+        let v: Vec<(f64, f64)> = (0..n)
+            .map(|i| {
+                let t = f64::from(i) * 10.0 / f64::from(n);
+                (t, f64::from(i % 977))
+            })
+            .collect();
+        let th = thin_line(v.clone(), 0.0, 10.0);
+        assert!(th.len() <= 4 * (COLUMNS + 1), "{}", th.len());
+        assert!(th.windows(2).all(|w| w[0].0 <= w[1].0));
+        let ext = |v: &[(f64, f64)]| {
+            v.iter()
+                .fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.1), b.max(p.1)))
+        };
+        assert_eq!(ext(&th), ext(&v));
+        assert_eq!(th.first(), v.first());
+        assert_eq!(th.last(), v.last());
+    }
+
+    #[test]
+    fn thin_dots_keeps_one_dot_per_pixel() {
+        let v: Vec<(f64, f64)> = (0..100_000)
+            .map(|i| (f64::from(i % 1000) / 1000.0, f64::from(i / 1000) / 100.0))
+            .collect();
+        let th = thin_dots(v, 1.0, 1.0);
+        assert!(th.len() <= (W as usize + 1) * (H as usize + 1));
+        assert!(th.len() >= 50_000, "distinct pixels lost: {}", th.len());
+    }
 }
