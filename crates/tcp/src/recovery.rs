@@ -163,7 +163,8 @@ impl Recovery {
                 if self.dupacks == self.threshold {
                     // 4.3BSD-Tahoe: ssthresh from half the window, cwnd = 1 segment, resend
                     // the one segment and let the next real ACK slow-start the window.
-                    cc.on_congestion(ev);
+                    let ev = self.excluding_limited_transmit(cc, ev);
+                    cc.on_congestion(&ev);
                     cc.set_cwnd(mss);
                     self.limited_extra = 0;
                     self.pending = Some(RetransmitRequest {
@@ -177,7 +178,8 @@ impl Recovery {
             }
             RecoveryAlgorithm::Reno => {
                 if self.dupacks == self.threshold {
-                    cc.on_congestion(ev);
+                    let ev = self.excluding_limited_transmit(cc, ev);
+                    cc.on_congestion(&ev);
                     self.in_recovery = true;
                     // "tp->snd_cwnd = tp->snd_ssthresh + tp->t_maxseg * tp->t_dupacks"
                     self.inflation = mss.saturating_mul(self.dupacks);
@@ -208,7 +210,8 @@ impl Recovery {
                 if self.recover_valid && snd_una < self.recover {
                     return DupAckOutcome::Counted;
                 }
-                cc.on_congestion(ev);
+                let ev = self.excluding_limited_transmit(cc, ev);
+                cc.on_congestion(&ev);
                 self.in_recovery = true;
                 self.recover = snd_max;
                 self.recover_valid = true;
@@ -237,7 +240,8 @@ impl Recovery {
                 if self.recover_valid && snd_una <= self.recover {
                     return DupAckOutcome::Counted;
                 }
-                cc.on_congestion(ev);
+                let ev = self.excluding_limited_transmit(cc, ev);
+                cc.on_congestion(&ev);
                 self.in_recovery = true;
                 self.recover = snd_max;
                 self.recover_valid = true;
@@ -250,6 +254,24 @@ impl Recovery {
                 });
                 DupAckOutcome::FastRetransmit
             }
+        }
+    }
+
+    /// The congestion event with the segments limited transmit sent taken out of the
+    /// FlightSize: RFC 5681 §3.2 step 2, "When [RFC3042] is in use, additional data sent in
+    /// limited transmit MUST NOT be included in this calculation" (of ssthresh). What limited
+    /// transmit sent is what the flight exceeds cwnd by, up to its allowance.
+    fn excluding_limited_transmit(
+        &self,
+        cc: &dyn CongestionControl,
+        ev: &CongestionEvent,
+    ) -> CongestionEvent {
+        let sent = self
+            .limited_extra
+            .min(ev.flight_bytes.saturating_sub(cc.cwnd()));
+        CongestionEvent {
+            flight_bytes: ev.flight_bytes - sent,
+            ..*ev
         }
     }
 

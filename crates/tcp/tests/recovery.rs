@@ -414,3 +414,46 @@ fn timeout_during_sack_recovery_keeps_the_episode_ssthresh() {
     // One segment: the MSS less the 12 bytes of the timestamps option.
     assert_eq!(to.cwnd, MSS - 12);
 }
+
+/// RFC 5681 §3.2 step 2: "When [RFC3042] is in use, additional data sent in limited transmit
+/// MUST NOT be included in this calculation" (ssthresh = max(FlightSize / 2, 2*SMSS)). A
+/// window of 16 segments with one drop: the two segments limited transmit sends on the
+/// first two duplicate ACKs leave ssthresh at 8 segments, not 9.
+#[test]
+fn rfc5681_3_2_limited_transmit_segments_are_not_in_the_flightsize_for_ssthresh() {
+    let w = 16;
+    for (name, base) in [
+        ("newreno", TcpConfig::newreno()),
+        ("sack", TcpConfig::sack()),
+    ] {
+        let mut cfg = config(
+            if name == "sack" {
+                RecoveryAlgorithm::Sack
+            } else {
+                RecoveryAlgorithm::NewReno
+            },
+            w,
+            base,
+        );
+        cfg.limited_transmit = true;
+        cfg.timestamps = false;
+        let r = run(cfg, 8 * w, vec![u64::from(4 * w)]);
+        let fr = r
+            .trace
+            .iter()
+            .find(|e| e.kind == TraceKind::FastRetransmit)
+            .expect("fast retransmit");
+        // Limited transmit did send: the flight at the third duplicate ACK is W + 2.
+        assert_eq!(
+            fr.flight,
+            (w + 2) * MSS,
+            "{name}: limited transmit did not send"
+        );
+        assert_eq!(
+            fr.ssthresh,
+            w / 2 * MSS,
+            "{name}: ssthresh counts limited transmit"
+        );
+        assert_eq!(r.timeouts, 0, "{name}");
+    }
+}
