@@ -243,6 +243,38 @@ impl CongestionControl for NoCongestionControl {
     fn set_cwnd(&mut self, _cwnd: u32) {}
 }
 
+/// A congestion window fixed at one size: no slow start, no reduction on loss or timeout.
+/// Not a congestion control; a laboratory instrument for loss that is not congestion.
+#[derive(Clone, Debug)]
+pub struct FixedWindow {
+    cwnd: u32,
+}
+
+impl FixedWindow {
+    pub fn new(cwnd: u32) -> Self {
+        FixedWindow { cwnd: cwnd.max(1) }
+    }
+}
+
+impl CongestionControl for FixedWindow {
+    fn name(&self) -> &'static str {
+        "fixed"
+    }
+    fn cwnd(&self) -> u32 {
+        self.cwnd
+    }
+    fn ssthresh(&self) -> u32 {
+        self.cwnd
+    }
+    fn in_slow_start(&self) -> bool {
+        false
+    }
+    fn on_ack(&mut self, _ev: &AckEvent) {}
+    fn on_congestion(&mut self, _ev: &CongestionEvent) {}
+    fn on_rto(&mut self, _ev: &CongestionEvent, _first: bool) {}
+    fn set_cwnd(&mut self, _cwnd: u32) {}
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,6 +300,16 @@ mod tests {
             flight_bytes: flight,
             snd_wnd: wnd,
         }
+    }
+
+    #[test]
+    fn fixed_window_never_moves() {
+        let mut c = FixedWindow::new(10 * MSS);
+        c.on_ack(&ack(MSS));
+        c.on_congestion(&loss(10 * MSS, 20 * MSS));
+        c.on_rto(&loss(10 * MSS, 20 * MSS), true);
+        c.set_cwnd(MSS);
+        assert_eq!((c.cwnd(), c.ssthresh()), (10 * MSS, 10 * MSS));
     }
 
     #[test]

@@ -50,6 +50,10 @@ pub enum RecoveryAlgorithm {
 pub enum CongestionAlgorithm {
     /// Window = the receiver's window (pre-1988).
     None,
+    /// cwnd fixed at the initial window through every loss and timeout: loss taken as
+    /// non-congestive, the window "pinned at the bandwidth-delay product" of the 30 Apr 1990
+    /// SACK claim (REFERENCES S-e, e1), inside a receiver window that may be larger.
+    Fixed,
     /// Slow start and AIMD congestion avoidance (1988 onward).
     Aimd(AimdConfig),
     /// RFC 9438 CUBIC.
@@ -333,9 +337,9 @@ pub struct Overrides {
     pub window_scale: Option<bool>,
     /// "timeout_only", "tahoe", "reno", "newreno", "sack".
     pub recovery: Option<String>,
-    /// "none", "aimd" (alias "reno"), "cubic".
+    /// "none", "fixed" (cwnd = the initial window, always), "aimd" (alias "reno"), "cubic".
     pub cc: Option<String>,
-    /// AIMD multiplicative decrease d (0.5; Jain's 0.875).
+    /// AIMD multiplicative decrease d (0.5; Jain's 0.875; 1 = no reduction on loss).
     pub decrease: Option<f64>,
     /// AIMD additive increase u in segments per RTT.
     pub increase: Option<f64>,
@@ -486,6 +490,7 @@ impl Overrides {
         match self.cc.as_deref() {
             None => {}
             Some("none") => c.congestion = CongestionAlgorithm::None,
+            Some("fixed") => c.congestion = CongestionAlgorithm::Fixed,
             Some("aimd") | Some("reno")
                 if !matches!(c.congestion, CongestionAlgorithm::Aimd(_)) =>
             {
@@ -493,7 +498,11 @@ impl Overrides {
             }
             Some("aimd") | Some("reno") => {}
             Some("cubic") => c.congestion = CongestionAlgorithm::Cubic(CubicConfig::default()),
-            Some(v) => return Err(format!("cc = {v:?}: expected one of none, aimd, cubic")),
+            Some(v) => {
+                return Err(format!(
+                    "cc = {v:?}: expected one of none, fixed, aimd, cubic"
+                ))
+            }
         }
         let aimd_fields = self.decrease.is_some()
             || self.multiplicative_increase.is_some()
@@ -507,8 +516,10 @@ impl Overrides {
                 );
             };
             if let Some(v) = self.decrease {
-                if !(0.0..1.0).contains(&v) || v == 0.0 {
-                    return Err(format!("decrease = {v}: must be in (0, 1)"));
+                // d = 1 keeps the window through a loss: loss taken as non-congestive (the
+                // reading of the 30 Apr 1990 SACK claim in REFERENCES S-e, e1).
+                if !(v > 0.0 && v <= 1.0) {
+                    return Err(format!("decrease = {v}: must be in (0, 1]"));
                 }
                 a.decrease = v;
             }

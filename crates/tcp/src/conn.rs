@@ -11,7 +11,9 @@
 //! §4), the ACK (RFC 5961 §5 acceptability, then the send side: RTT, congestion control,
 //! recovery, window update), the data, and the FIN.
 
-use crate::cc::{AckEvent, Aimd, CongestionControl, CongestionEvent, NoCongestionControl};
+use crate::cc::{
+    AckEvent, Aimd, CongestionControl, CongestionEvent, FixedWindow, NoCongestionControl,
+};
 use crate::config::{CongestionAlgorithm, TcpConfig};
 use crate::cubic::Cubic;
 use crate::recovery::{DupAckOutcome, NewAckOutcome, Recovery};
@@ -211,6 +213,7 @@ impl core::fmt::Debug for Connection {
 fn make_cc(cfg: &TcpConfig, mss: u32) -> Box<dyn CongestionControl> {
     match cfg.congestion {
         CongestionAlgorithm::None => Box::new(NoCongestionControl),
+        CongestionAlgorithm::Fixed => Box::new(FixedWindow::new(cfg.initial_window.bytes(mss))),
         CongestionAlgorithm::Aimd(a) => Box::new(Aimd::new(
             a,
             cfg.initial_window.bytes(mss),
@@ -1019,8 +1022,11 @@ impl Connection {
         self.rto_at = None;
         // The first congestion window and, per RFC 5681 §3.1, ssthresh stay as configured.
         let mss = self.snd_mss;
-        if !matches!(self.cfg.congestion, CongestionAlgorithm::None) {
-            self.cc.set_cwnd(self.cfg.initial_window.bytes(mss));
+        match self.cfg.congestion {
+            CongestionAlgorithm::None => {}
+            // The fixed window is counted in segments of the negotiated MSS.
+            CongestionAlgorithm::Fixed => self.cc = make_cc(&self.cfg, mss),
+            _ => self.cc.set_cwnd(self.cfg.initial_window.bytes(mss)),
         }
     }
 
