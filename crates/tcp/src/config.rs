@@ -301,6 +301,31 @@ mod tests {
             CongestionAlgorithm::None
         );
     }
+
+    #[test]
+    fn overrides_fixed_window_decrease_and_karn() {
+        let mut c = TcpConfig::sack();
+        let o = Overrides {
+            cc: Some("fixed".into()),
+            karn: Some(false),
+            ..Overrides::default()
+        };
+        o.apply(&mut c).unwrap();
+        assert_eq!(c.congestion, CongestionAlgorithm::Fixed);
+        assert!(!c.rtt.karn);
+        // d = 1 (no reduction) is accepted; above 1 or 0 is not, and the error says why.
+        let mut c = TcpConfig::newreno();
+        let d = |v: f64| Overrides {
+            decrease: Some(v),
+            ..Overrides::default()
+        };
+        d(1.0).apply(&mut c).unwrap();
+        assert!(matches!(c.congestion, CongestionAlgorithm::Aimd(a) if a.decrease == 1.0));
+        for bad in [0.0, 1.5, f64::NAN] {
+            let e = d(bad).apply(&mut c).unwrap_err();
+            assert!(e.contains("must be in (0, 1]"), "{e}");
+        }
+    }
 }
 
 /// Field overrides on top of a preset, as scenario files and command-line flags spell them.
