@@ -160,4 +160,23 @@ fn repro_runs_one_experiment_and_writes_the_report() {
         html.contains("<svg") && html.contains("W/2-1"),
         "report lacks plots or claims"
     );
+    // The whole claims table, machine-readable.
+    let claims: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("claims.json")).unwrap()).unwrap();
+    let rows = claims.as_array().unwrap();
+    assert!(!rows.is_empty());
+    for r in rows {
+        assert_eq!(r["experiment"], "fast_recovery");
+        for k in [
+            "id",
+            "claim",
+            "published",
+            "ackclock",
+            "tolerance",
+            "verdict",
+            "source",
+        ] {
+            assert!(r[k].as_str().is_some_and(|v| !v.is_empty()), "{k} in {r}");
+        }
+    }
 }

@@ -286,6 +286,10 @@ pub fn run(opts: Options) -> Result<()> {
         report::html(&sections, opts.quick, started.elapsed()),
     )
     .with_context(|| format!("cannot write {}", index.display()))?;
+    // The claims table, whole and machine-readable (the printed table truncates columns).
+    let claims_json = opts.out.join("claims.json");
+    std::fs::write(&claims_json, claims_json_text(&sections)?)
+        .with_context(|| format!("cannot write {}", claims_json.display()))?;
     let fails = sections
         .iter()
         .flat_map(|s| &s.claims)
@@ -316,4 +320,28 @@ pub fn run(opts: Options) -> Result<()> {
         bail!("{fails} claim(s) failed (see the FAIL rows above and the report)");
     }
     Ok(())
+}
+
+/// Every claim of every section as a JSON array: experiment, the claim's fields from its
+/// scenario file, our number, the verdict word and the note.
+fn claims_json_text(sections: &[Section]) -> Result<String> {
+    let rows: Vec<serde_json::Value> = sections
+        .iter()
+        .flat_map(|s| &s.claims)
+        .map(|c| {
+            serde_json::json!({
+                "experiment": c.experiment,
+                "id": c.spec.id,
+                "claim": c.spec.claim,
+                "metric": c.spec.metric,
+                "published": c.spec.published,
+                "ackclock": c.ours,
+                "tolerance": c.spec.tolerance,
+                "verdict": c.verdict.word(),
+                "source": c.spec.source,
+                "note": c.note,
+            })
+        })
+        .collect();
+    Ok(serde_json::to_string_pretty(&rows)?)
 }
