@@ -72,6 +72,11 @@ pub struct AckPolicy {
     pub delayed_ack: Duration,
     /// Acknowledge every segment immediately (Linux's quick-ACK mode, always on).
     pub quickack: bool,
+    /// The delayed ACK goes out at the next tick of a clock that ticks every `delayed_ack`
+    /// (4.3BSD's tcp_fasttimo, every 200 ms: "TF_DELACK" turns into "TF_ACKNOW" at the tick),
+    /// so it waits 0 to `delayed_ack`, not `delayed_ack` from the first unacknowledged
+    /// segment. The clock's phase is per connection.
+    pub delayed_ack_clock: bool,
 }
 
 impl Default for AckPolicy {
@@ -80,6 +85,7 @@ impl Default for AckPolicy {
             segments_per_ack: 2,
             delayed_ack: Duration::from_millis(200),
             quickack: false,
+            delayed_ack_clock: false,
         }
     }
 }
@@ -356,6 +362,8 @@ pub struct Overrides {
     pub ack_every: Option<u32>,
     pub delayed_ack_ms: Option<f64>,
     pub quickack: Option<bool>,
+    /// Delayed ACKs at the ticks of a `delayed_ack_ms` clock (4.3BSD's tcp_fasttimo).
+    pub delayed_ack_clock: Option<bool>,
     pub nagle: Option<bool>,
     pub sack: Option<bool>,
     pub timestamps: Option<bool>,
@@ -480,6 +488,9 @@ impl Overrides {
         }
         if let Some(v) = self.delayed_ack_ms {
             c.ack.delayed_ack = ms(v);
+        }
+        if let Some(v) = self.delayed_ack_clock {
+            c.ack.delayed_ack_clock = v;
         }
         if let Some(v) = self.quickack {
             c.ack.quickack = v;

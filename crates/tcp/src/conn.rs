@@ -679,7 +679,7 @@ impl Connection {
         [
             self.rto_at,
             self.persist_at,
-            self.delack_at,
+            self.delack_deadline(),
             self.time_wait_at,
         ]
         .into_iter()
@@ -695,7 +695,7 @@ impl Connection {
             self.set_state(now, State::Closed);
             return;
         }
-        if self.delack_at.is_some_and(|t| t <= now) {
+        if self.delack_deadline().is_some_and(|t| t <= now) {
             self.delack_at = None;
             if self.unacked_segs > 0 || self.unacked_bytes > 0 {
                 self.ack_now = true;
@@ -1472,6 +1472,24 @@ impl Connection {
         } else if self.delack_at.is_none() {
             self.delack_at = Some(now + self.cfg.ack.delayed_ack);
         }
+    }
+
+    /// When the delayed ACK goes out. `delack_at` is `delayed_ack` after the first
+    /// unacknowledged segment; with `delayed_ack_clock` the ACK waits instead for the next
+    /// tick, after that segment, of the 4.3BSD fast timeout: a clock of period `delayed_ack`
+    /// whose phase comes from the connection's timestamp offset, so that connections do not
+    /// tick together. (Worked out here, off the per-segment path.)
+    #[inline]
+    fn delack_deadline(&self) -> Option<Instant> {
+        let t = self.delack_at?;
+        if !self.cfg.ack.delayed_ack_clock {
+            return Some(t);
+        }
+        let period = self.cfg.ack.delayed_ack.as_nanos().max(1);
+        let started = t.as_nanos().saturating_sub(period);
+        let phase = u64::from(self.ts_offset) * 1_000_000 % period;
+        let into = (started + phase) % period;
+        Some(Instant::from_nanos(started + (period - into)))
     }
 
     fn receive_fin(&mut self, now: Instant, fin_seq: SeqNum) {

@@ -197,3 +197,33 @@ fn rfc9293_3_10_7_4_data_is_acked_piggybacked_on_outgoing_data() {
         "no redundant delayed ACK: {later:?}"
     );
 }
+
+#[test]
+fn delayed_ack_clock_acks_at_the_next_tick_of_a_200_ms_clock() {
+    // 4.3BSD's tcp_fasttimo: the delayed ACK goes out at the next tick of a 200 ms clock,
+    // 0-200 ms after the segment, always on the same ticks (the clock does not restart).
+    let mut p = Peer::established(cfg_with(AckPolicy {
+        delayed_ack_clock: true,
+        ..AckPolicy::default()
+    }));
+    let (mut ticks, mut waits) = (Vec::new(), Vec::new());
+    for k in 0..6u64 {
+        // Segments arrive at times spread over the clock's period.
+        p.now += ms(137 + 61 * k);
+        let t0 = p.now;
+        assert!(p.send_data(b"x").is_empty());
+        let out = p.advance(secs(1));
+        assert_eq!(out.len(), 1, "{out:?}");
+        let (t, s) = &out[0];
+        assert!(s.is_pure_ack() && s.ack == p.snd_nxt);
+        let wait = *t - t0;
+        assert!(wait > ms(0) && wait <= ms(200), "waited {wait:?}");
+        ticks.push(*t);
+        waits.push(wait);
+    }
+    // Every ACK went out on the same 200 ms grid, and the waits differ.
+    for w in ticks.windows(2) {
+        assert_eq!((w[1] - w[0]).as_nanos() % ms(200).as_nanos(), 0);
+    }
+    assert!(waits.iter().any(|w| *w != waits[0]), "{waits:?}");
+}

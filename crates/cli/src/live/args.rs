@@ -68,6 +68,9 @@ pub struct TcpArgs {
     /// Longest an ACK may be delayed (0 disables delayed ACKs).
     #[arg(long, value_name = "MS")]
     pub delack_ms: Option<f64>,
+    /// Send delayed ACKs at the ticks of a --delack-ms clock, as 4.3BSD's tcp_fasttimo did.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub delack_clock: Option<bool>,
     /// Acknowledge every segment at once (Linux's quick-ACK mode).
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     pub quickack: Option<bool>,
@@ -168,6 +171,7 @@ impl TcpArgs {
             ack_every: self.ack_every,
             delayed_ack_ms: self.delack_ms,
             quickack: self.quickack,
+            delayed_ack_clock: self.delack_clock,
             nagle: self.nagle,
             sack: self.sack,
             timestamps: self.timestamps,
