@@ -439,6 +439,7 @@ mod tests {
             ("initial_window_rfc", "iw-rfc"),
             ("initial_ssthresh_bytes", "ssthresh"),
             ("delayed_ack_ms", "delack-ms"),
+            ("delayed_ack_clock", "delack-clock"),
             ("window_scale", "wscale"),
         ];
         let v = serde_json::to_value(Overrides::default()).unwrap();
