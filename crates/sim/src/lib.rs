@@ -3,6 +3,7 @@
 
 pub mod app;
 pub mod build;
+pub mod fuzzing;
 pub mod net;
 pub mod packet;
 pub mod results;

@@ -434,6 +434,30 @@ fn yes() -> bool {
     true
 }
 
+/// Where `key = ...` is written in the `[[...]]` table that holds `anchor` (the span of
+/// another of its values), for errors about fields that carry no span of their own; the
+/// anchor itself when the key is not found on a line of its own.
+fn key_in_table(text: &str, anchor: std::ops::Range<usize>, key: &str) -> std::ops::Range<usize> {
+    let at = anchor.start.min(text.len());
+    let start = text[..at].rfind("[[").unwrap_or(0);
+    let end = text[at..].find("\n[[").map_or(text.len(), |e| at + e);
+    let mut off = start;
+    for line in text[start..end].split_inclusive('\n') {
+        let t = line.trim_start();
+        if let Some(rest) = t.strip_prefix(key) {
+            if rest.trim_start().starts_with('=') {
+                let k = off + (line.len() - t.len());
+                return k..k + key.len();
+            }
+        }
+        off += line.len();
+    }
+    anchor
+}
+
+/// Most pairs, routers or hops a topology builder generates.
+pub const MAX_GENERATED: usize = 10_000;
+
 /// Line (1-based) of a byte offset in `text`.
 pub fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
@@ -475,6 +499,21 @@ impl Scenario {
                 field: Some(field),
                 message,
             };
+        // Generated nodes are allocated up front and numbered in 198.18.0.0/15: bound them so
+        // a typo is an error, not an allocation failure.
+        let (what, n) = match &self.topology {
+            Some(Topology::Dumbbell { pairs, .. }) => ("pairs", *pairs),
+            Some(Topology::Chain { routers, .. }) => ("routers", *routers),
+            Some(Topology::ParkingLot { hops, .. }) => ("hops", *hops),
+            None => ("", 0),
+        };
+        if n > MAX_GENERATED {
+            return Err(err(
+                None,
+                format!("topology.{what}"),
+                format!("{n} is more than {MAX_GENERATED}"),
+            ));
+        }
         if !(self.duration_s > 0.0 && self.duration_s.is_finite()) {
             return Err(err(
                 None,
@@ -547,12 +586,16 @@ impl Scenario {
                 ));
             }
             let mut c = TcpConfig::preset(f.tcp.get_ref()).expect("checked");
-            f.tcp_overrides
-                .apply(&mut c)
-                .map_err(|m| err(Some(f.tcp.span()), format!("flow[{i}].tcp_overrides"), m))?;
+            f.tcp_overrides.apply(&mut c).map_err(|m| {
+                err(
+                    Some(key_in_table(text, f.from.span(), "tcp_overrides")),
+                    format!("flow[{i}].tcp_overrides"),
+                    m,
+                )
+            })?;
             f.receiver_overrides.apply(&mut c).map_err(|m| {
                 err(
-                    Some(f.tcp.span()),
+                    Some(key_in_table(text, f.from.span(), "receiver_overrides")),
                     format!("flow[{i}].receiver_overrides"),
                     m,
                 )

@@ -84,6 +84,26 @@ fn bad_values_say_what_was_expected() {
 }
 
 #[test]
+fn sizes_out_of_reason_are_errors_not_allocation_failures() {
+    // Both aborted the process before: "memory allocation of 3221225472 bytes failed" for
+    // the pairs, of 100000000000000 bytes for the buffer.
+    let e = err("duration_s = 5\n[topology]\nkind = \"dumbbell\"\npairs = 4294967296\naccess = { rate_bps = 1e7 }\nbottleneck = { rate_bps = 1e6 }\n");
+    assert!(
+        e.contains("topology.pairs") && e.contains("more than 10000"),
+        "{e}"
+    );
+    let base = "[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\nrate_bps = 1e6\n";
+    let e = err(&format!(
+        "{base}[[flow]]\nfrom = \"a\"\nto = \"b\"\ntcp_overrides = {{ send_buffer_bytes = 100000000000000 }}\napp = {{ kind = \"bulk\" }}\n"
+    ));
+    assert!(e.starts_with("bad.toml:12"), "{e}");
+    assert!(
+        e.contains("flow[0].tcp_overrides") && e.contains("at most 1073741824"),
+        "{e}"
+    );
+}
+
+#[test]
 fn pcap_of_a_run_opens_in_tshark() {
     let found = std::process::Command::new("sh")
         .args(["-c", "command -v tshark"])

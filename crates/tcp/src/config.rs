@@ -406,10 +406,24 @@ impl Overrides {
             }
             c.mss = v;
         }
+        // Buffers are allocated when a connection opens: bound them so a typo in a scenario
+        // is an error, not an allocation failure. 1 GiB is the largest window RFC 7323 §2.3
+        // can advertise (shift 14).
+        const MAX_BUFFER: usize = 1 << 30;
         if let Some(v) = self.send_buffer_bytes {
+            if v > MAX_BUFFER {
+                return Err(format!(
+                    "send_buffer_bytes = {v}: at most {MAX_BUFFER} (1 GiB)"
+                ));
+            }
             c.send_buffer_bytes = v.max(1);
         }
         if let Some(v) = self.recv_buffer_bytes {
+            if v > MAX_BUFFER {
+                return Err(format!(
+                    "recv_buffer_bytes = {v}: at most {MAX_BUFFER} (1 GiB)"
+                ));
+            }
             c.recv_buffer_bytes = v.max(1);
         }
         if let Some(v) = self.initial_window_segments {
