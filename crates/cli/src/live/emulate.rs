@@ -557,3 +557,50 @@ mod tests {
         assert_eq!(c.left_to_right.impairments.loss_prob, Some(0.02));
     }
 }
+
+/// The command-line value parsers never panic, whatever the text: a value or an error that
+/// quotes it.
+#[cfg(test)]
+mod parser_properties {
+    use super::parse_queue;
+    use crate::live::args::{parse_ms, parse_prob, parse_rate, parse_secs, parse_size};
+    use proptest::prelude::*;
+
+    /// Text made mostly of the characters these parsers look at.
+    fn near_valid() -> impl Strategy<Value = String> {
+        proptest::string::string_regex(
+            "[-+0-9.eE%a-z:=,_ /\"\\n]{0,24}|(droptail|red|codel|fq-codel|drr|random-drop)(:[a-z_=0-9.,\"-]{0,30})?",
+        )
+        .unwrap()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+        #[test]
+        fn value_parsers_never_panic(s in prop_oneof![near_valid(), any::<String>()]) {
+            for r in [
+                parse_size(&s).map(|_| ()),
+                parse_rate(&s).map(|_| ()),
+                parse_ms(&s).map(|_| ()),
+                parse_secs(&s).map(|_| ()),
+                parse_prob(&s).map(|_| ()),
+            ] {
+                if let Err(e) = r {
+                    prop_assert!(e.contains(&format!("{s:?}")), "{e}");
+                }
+            }
+            if let Err(e) = parse_queue(&s) {
+                prop_assert!(e.to_string().starts_with("--queue"), "{e}");
+            }
+        }
+
+        #[test]
+        fn rates_and_sizes_read_back(v in 1u64..1_000_000, unit in 0usize..4) {
+            let (suffix, mult) = [("bit", 1), ("kbit", 1_000), ("mbit", 1_000_000), ("gbit", 1_000_000_000)][unit];
+            prop_assert_eq!(parse_rate(&format!("{v}{suffix}")).unwrap(), v * mult);
+            let (suffix, mult) = [("", 1), ("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30)][unit];
+            prop_assert_eq!(parse_size(&format!("{v}{suffix}")).unwrap(), v * mult);
+        }
+    }
+}
