@@ -483,3 +483,64 @@ fn fixed_window_holds_cwnd_through_recovery_and_timeout() {
     // receiver window of 4W it stays within 2W here.
     assert!(after_syn.iter().all(|e| e.flight <= 2 * w * MSS));
 }
+
+/// RFC 6675 §5 step (4.2): on entering loss recovery "ssthresh = cwnd = (FlightSize / 2)".
+#[test]
+fn rfc6675_5_step_4_2_entry_sets_cwnd_and_ssthresh_to_half_the_flightsize() {
+    let w = 16;
+    let mut cfg = config(RecoveryAlgorithm::Sack, w, TcpConfig::sack());
+    cfg.timestamps = false;
+    cfg.limited_transmit = false;
+    let r = run(cfg, 8 * w, vec![u64::from(4 * w)]);
+    let fr = r
+        .trace
+        .iter()
+        .find(|e| e.kind == TraceKind::FastRetransmit)
+        .expect("fast retransmit");
+    assert_eq!(fr.ssthresh, w / 2 * MSS);
+    assert_eq!(fr.cwnd, w / 2 * MSS);
+    assert_eq!(r.timeouts, 0);
+}
+
+/// RFC 6582 §3.2 step 3 (full acknowledgment): "Set cwnd to either (1) min (ssthresh,
+/// max(FlightSize, SMSS) + SMSS) or (2) ssthresh": never above ssthresh, no burst.
+#[test]
+fn rfc6582_3_2_full_ack_exit_leaves_cwnd_at_most_ssthresh() {
+    let w = 16;
+    let cfg = config(RecoveryAlgorithm::NewReno, w, TcpConfig::newreno());
+    let r = run(cfg, 8 * w, vec![u64::from(4 * w), u64::from(4 * w + 3)]);
+    let exit = r
+        .trace
+        .iter()
+        .find(|e| e.kind == TraceKind::RecoveryExit)
+        .expect("recovery exit");
+    assert_eq!(exit.ssthresh, w / 2 * MSS);
+    assert!(
+        exit.cwnd <= exit.ssthresh,
+        "cwnd {} > ssthresh {}",
+        exit.cwnd,
+        exit.ssthresh
+    );
+    assert!(exit.cwnd >= MSS);
+    assert_eq!(r.timeouts, 0);
+}
+
+/// RFC 5681 §3.1, equation (4) and "cwnd MUST be set to no more than the loss window, LW,
+/// which equals 1 full-sized segment" when the retransmission timer expires.
+#[test]
+fn rfc5681_3_1_timeout_sets_ssthresh_to_half_the_flightsize_and_cwnd_to_one_segment() {
+    let w = 16;
+    let mut cfg = config(RecoveryAlgorithm::TimeoutOnly, w, TcpConfig::newreno());
+    cfg.timestamps = false;
+    let r = run(cfg, 4 * w, vec![u64::from(2 * w)]);
+    let to = r
+        .trace
+        .iter()
+        .find(|e| e.kind == TraceKind::Timeout)
+        .expect("a timeout");
+    // FlightSize when the timer fired was the window of 16 segments (the trace event is
+    // recorded after SND.NXT went back to SND.UNA, so its own `flight` reads 0).
+    assert_eq!(to.ssthresh, w / 2 * MSS);
+    assert_eq!(to.cwnd, MSS);
+    assert_eq!(r.fast_retransmits, 0);
+}
