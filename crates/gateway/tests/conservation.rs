@@ -330,7 +330,7 @@ fn the_configurations_exercise_every_drop_path() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ackclock_testkit::proptest_config(256))]
 
     #[test]
     fn every_qdisc_conserves_packets(ops in prop::collection::vec(op(), 1..400), seed in any::<u64>()) {

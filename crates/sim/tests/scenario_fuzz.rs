@@ -62,7 +62,7 @@ const EXTREMES: [&str; 12] = [
 ];
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
+    #![proptest_config(ackclock_testkit::proptest_config(600))]
 
     #[test]
     fn mutated_scenarios_are_errors_or_scenarios_never_panics(

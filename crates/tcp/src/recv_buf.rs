@@ -1021,12 +1021,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig {
-            cases: 256,
-            // Only this file may change; report failures instead of writing a regressions file.
-            failure_persistence: None,
-            ..ProptestConfig::default()
-        })]
+        #![proptest_config(ackclock_testkit::proptest_config(256))]
 
         /// A whole transfer: a sender retransmits random, overlapping segments inside the
         /// advertised window (trimmed as the engine trims them, RFC 9293 §3.10.7.4) in random

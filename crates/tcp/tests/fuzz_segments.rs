@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+    #![proptest_config(ackclock_testkit::proptest_config(3000))]
 
     #[test]
     fn arbitrary_segments_keep_the_invariants(data in proptest::collection::vec(any::<u8>(), 0..600)) {

@@ -46,15 +46,8 @@ fn impairments() -> impl Strategy<Value = PipeConfig> {
         )
 }
 
-fn cases() -> u32 {
-    std::env::var("ACKCLOCK_PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(500)
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+    #![proptest_config(ackclock_testkit::proptest_config(500))]
 
     /// 1 MB moves byte-exact whatever the path does to the packets (both directions
     /// impaired), for every preset.
@@ -102,7 +95,7 @@ fn run_recorded(seed: u64, pipe: PipeConfig, mut cfg: TcpConfig, hp: bool) -> Re
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(ackclock_testkit::proptest_config(64))]
 
     /// The fast path changes nothing observable: the same packets at the same times, the
     /// same bytes delivered and the same counters, with it on and off.

@@ -1363,7 +1363,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+        #![proptest_config(ackclock_testkit::proptest_config(400))]
 
         #[test]
         fn prop_sum_equals_reference(data in bytes(5000), align in 0usize..64) {
@@ -1402,7 +1402,7 @@ mod tests {
 
     proptest! {
         // Fewer, longer buffers: several main-loop iterations and chunk flushes.
-        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+        #![proptest_config(ackclock_testkit::proptest_config(24))]
 
         #[test]
         fn prop_long_buffers(seed in any::<u32>(), len in 0usize..(1 << 21) + 100, align in 0usize..64) {

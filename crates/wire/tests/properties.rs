@@ -92,7 +92,7 @@ fn tcp_header() -> impl Strategy<Value = TcpHeader> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+    #![proptest_config(ackclock_testkit::proptest_config(2000))]
 
     #[test]
     fn parse_of_build_is_identity(

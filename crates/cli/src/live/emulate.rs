@@ -575,7 +575,7 @@ mod parser_properties {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+        #![proptest_config(ackclock_testkit::proptest_config(2000))]
 
         #[test]
         fn value_parsers_never_panic(s in prop_oneof![near_valid(), any::<String>()]) {
