@@ -590,14 +590,14 @@ impl Scenario {
                 err(
                     Some(key_in_table(text, f.from.span(), "tcp_overrides")),
                     format!("flow[{i}].tcp_overrides"),
-                    m,
+                    m.to_string(),
                 )
             })?;
             f.receiver_overrides.apply(&mut c).map_err(|m| {
                 err(
                     Some(key_in_table(text, f.from.span(), "receiver_overrides")),
                     format!("flow[{i}].receiver_overrides"),
-                    m,
+                    m.to_string(),
                 )
             })?;
             if f.start_s < 0.0 {

@@ -329,7 +329,62 @@ mod tests {
         assert!(matches!(c.congestion, CongestionAlgorithm::Aimd(a) if a.decrease == 1.0));
         for bad in [0.0, 1.5, f64::NAN] {
             let e = d(bad).apply(&mut c).unwrap_err();
-            assert!(e.contains("must be in (0, 1]"), "{e}");
+            assert_eq!(e.field, "decrease");
+            assert!(e.message.contains("must be in (0, 1]"), "{e}");
+        }
+    }
+    #[test]
+    fn overrides_out_of_range_are_errors_naming_the_field_never_clamped() {
+        let cases: Vec<(Overrides, &str, &str)> = vec![
+            (
+                Overrides { recv_buffer_bytes: Some(0), ..Overrides::default() },
+                "recv_buffer_bytes",
+                "recv_buffer_bytes = 0: expected 1 to 1073741824 bytes",
+            ),
+            (
+                Overrides { send_buffer_bytes: Some(0), ..Overrides::default() },
+                "send_buffer_bytes",
+                "send_buffer_bytes = 0: expected 1 to 1073741824 bytes",
+            ),
+            (
+                Overrides { rto_min_ms: Some(f64::NAN), ..Overrides::default() },
+                "rto_min_ms",
+                "rto_min_ms = NaN: expected 0.001 to 10000000 ms",
+            ),
+            (
+                Overrides { rto_min_ms: Some(0.0), ..Overrides::default() },
+                "rto_min_ms",
+                "rto_min_ms = 0: expected 0.001 to 10000000 ms",
+            ),
+            (
+                Overrides { delayed_ack_ms: Some(-200.0), ..Overrides::default() },
+                "delayed_ack_ms",
+                "delayed_ack_ms = -200: expected 0 to 10000000 ms",
+            ),
+            (
+                Overrides { rto_max_ms: Some(100.0), rto_min_ms: Some(200.0), ..Overrides::default() },
+                "rto_max_ms",
+                "rto_max_ms: the maximum RTO (100 ms) is below the minimum (200 ms)",
+            ),
+            (
+                Overrides { dupack_threshold: Some(0), ..Overrides::default() },
+                "dupack_threshold",
+                "dupack_threshold = 0: expected 1 to 65535 duplicate ACKs",
+            ),
+            (
+                Overrides { initial_window_segments: Some(0), ..Overrides::default() },
+                "initial_window_segments",
+                "initial_window_segments = 0: expected 1 to 65535 segments",
+            ),
+            (
+                Overrides { cc: Some("cubic".into()), abc: Some(2), ..Overrides::default() },
+                "abc",
+                "abc: applies to cc = \"aimd\" only (decrease, increase, abc, ssthresh_base, multiplicative_increase)",
+            ),
+        ];
+        for (o, field, message) in cases {
+            let e = o.apply(&mut TcpConfig::newreno()).unwrap_err();
+            assert_eq!((e.field, e.message.as_str()), (field, message));
         }
     }
 }
@@ -395,48 +450,89 @@ fn ms(v: f64) -> Duration {
     Duration::from_secs_f64(v / 1000.0)
 }
 
+/// An override that cannot be applied: the field, as spelled in scenario files (the
+/// command-line flag is the same name in kebab case), and a message that starts with
+/// `field = value` and says what is accepted.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OverrideError {
+    pub field: &'static str,
+    pub message: String,
+}
+
+impl core::fmt::Display for OverrideError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for OverrideError {}
+
+fn bad(field: &'static str, message: String) -> OverrideError {
+    OverrideError { field, message }
+}
+
+/// `Ok(v)` when `lo <= v <= hi` (NaN never is), else an error naming the range.
+fn within<T>(field: &'static str, v: T, lo: T, hi: T, unit: &str) -> Result<T, OverrideError>
+where
+    T: PartialOrd + Copy + core::fmt::Display,
+{
+    if v >= lo && v <= hi {
+        Ok(v)
+    } else {
+        let unit = if unit.is_empty() {
+            String::new()
+        } else {
+            format!(" {unit}")
+        };
+        Err(bad(
+            field,
+            format!("{field} = {v}: expected {lo} to {hi}{unit}"),
+        ))
+    }
+}
+
+/// The longest time any timer field may be set to (about 2.8 hours): longer is a typo, and
+/// nothing past it can be told apart in a run anyway.
+const MAX_TIMER_MS: f64 = 1e7;
+
 impl Overrides {
-    /// Applies the given fields; errors name the field and the values it accepts.
-    pub fn apply(&self, c: &mut TcpConfig) -> Result<(), String> {
+    /// Applies the given fields; errors name the field and the values it accepts. Every
+    /// numeric field has a range (in its doc and in `docs/SCENARIOS.md`); a value outside it
+    /// is an error, never clamped in silence.
+    pub fn apply(&self, c: &mut TcpConfig) -> Result<(), OverrideError> {
         use crate::cubic::CubicConfig;
         use crate::rtt::RttAlgorithm;
         if let Some(v) = self.mss {
-            if v < 64 {
-                return Err(format!("mss = {v}: must be at least 64"));
-            }
-            c.mss = v;
+            // An MSS must leave room for the 40 bytes of IPv4 and TCP headers in 65,535.
+            c.mss = within("mss", v, 64, 65495, "bytes")?;
         }
         // Buffers are allocated when a connection opens: bound them so a typo in a scenario
         // is an error, not an allocation failure. 1 GiB is the largest window RFC 7323 §2.3
         // can advertise (shift 14).
         const MAX_BUFFER: usize = 1 << 30;
         if let Some(v) = self.send_buffer_bytes {
-            if v > MAX_BUFFER {
-                return Err(format!(
-                    "send_buffer_bytes = {v}: at most {MAX_BUFFER} (1 GiB)"
-                ));
-            }
-            c.send_buffer_bytes = v.max(1);
+            c.send_buffer_bytes = within("send_buffer_bytes", v, 1, MAX_BUFFER, "bytes")?;
         }
         if let Some(v) = self.recv_buffer_bytes {
-            if v > MAX_BUFFER {
-                return Err(format!(
-                    "recv_buffer_bytes = {v}: at most {MAX_BUFFER} (1 GiB)"
-                ));
-            }
-            c.recv_buffer_bytes = v.max(1);
+            c.recv_buffer_bytes = within("recv_buffer_bytes", v, 1, MAX_BUFFER, "bytes")?;
         }
         if let Some(v) = self.initial_window_segments {
-            c.initial_window = InitialWindow::Segments(v.max(1));
+            let v = within("initial_window_segments", v, 1, 65535, "segments")?;
+            c.initial_window = InitialWindow::Segments(v);
         }
         match self.initial_window_rfc {
             None => {}
             Some(3390) => c.initial_window = InitialWindow::Rfc3390,
             Some(6928) => c.initial_window = InitialWindow::Rfc6928,
-            Some(v) => return Err(format!("initial_window_rfc = {v}: expected 3390 or 6928")),
+            Some(v) => {
+                return Err(bad(
+                    "initial_window_rfc",
+                    format!("initial_window_rfc = {v}: expected 3390 or 6928"),
+                ))
+            }
         }
         if let Some(v) = self.initial_ssthresh_bytes {
-            c.initial_ssthresh = v;
+            c.initial_ssthresh = within("initial_ssthresh_bytes", v, 1, u32::MAX, "bytes")?;
         }
         match self.rtt_estimator.as_deref() {
             None => {}
@@ -452,13 +548,16 @@ impl Overrides {
             }
             Some("rfc793") => {}
             Some(v) => {
-                return Err(format!(
-                    "rtt_estimator = {v:?}: expected \"jacobson\" or \"rfc793\""
+                return Err(bad(
+                    "rtt_estimator",
+                    format!("rtt_estimator = {v:?}: expected \"jacobson\" or \"rfc793\""),
                 ))
             }
         }
         if let Some(k) = self.rto_k {
-            c.rtt.algorithm = RttAlgorithm::Jacobson { k: k.max(1) };
+            c.rtt.algorithm = RttAlgorithm::Jacobson {
+                k: within("rto_k", k, 1, 64, "")?,
+            };
         }
         if self.rfc793_alpha.is_some() || self.rfc793_beta.is_some() {
             let (mut a, mut b) = match c.rtt.algorithm {
@@ -467,41 +566,54 @@ impl Overrides {
             };
             if let Some(v) = self.rfc793_alpha {
                 if !(0.0..1.0).contains(&v) {
-                    return Err(format!("rfc793_alpha = {v}: must be in [0, 1)"));
+                    return Err(bad(
+                        "rfc793_alpha",
+                        format!("rfc793_alpha = {v}: must be in [0, 1)"),
+                    ));
                 }
                 a = v;
             }
             if let Some(v) = self.rfc793_beta {
-                if v < 1.0 {
-                    return Err(format!("rfc793_beta = {v}: must be at least 1"));
-                }
-                b = v;
+                b = within("rfc793_beta", v, 1.0, 1000.0, "")?;
             }
             c.rtt.algorithm = RttAlgorithm::Rfc793 { alpha: a, beta: b };
         }
+        // A zero RTO would fire again at the instant it is armed: at least a microsecond.
         if let Some(v) = self.rto_min_ms {
-            c.rtt.min_rto = ms(v);
+            c.rtt.min_rto = ms(within("rto_min_ms", v, 0.001, MAX_TIMER_MS, "ms")?);
         }
         if let Some(v) = self.rto_max_ms {
-            c.rtt.max_rto = ms(v);
+            c.rtt.max_rto = ms(within("rto_max_ms", v, 0.001, MAX_TIMER_MS, "ms")?);
+        }
+        if c.rtt.max_rto < c.rtt.min_rto {
+            let field = if self.rto_max_ms.is_some() {
+                "rto_max_ms"
+            } else {
+                "rto_min_ms"
+            };
+            return Err(bad(
+                field,
+                format!(
+                    "{field}: the maximum RTO ({} ms) is below the minimum ({} ms)",
+                    c.rtt.max_rto.as_secs_f64() * 1e3,
+                    c.rtt.min_rto.as_secs_f64() * 1e3
+                ),
+            ));
         }
         if let Some(v) = self.rto_initial_ms {
-            c.rtt.initial_rto = ms(v);
+            c.rtt.initial_rto = ms(within("rto_initial_ms", v, 0.001, MAX_TIMER_MS, "ms")?);
         }
         if let Some(v) = self.clock_granularity_ms {
-            c.rtt.granularity = ms(v);
+            c.rtt.granularity = ms(within("clock_granularity_ms", v, 0.0, 1e4, "ms")?);
         }
         if let Some(v) = self.karn {
             c.rtt.karn = v;
         }
         if let Some(v) = self.ack_every {
-            if !(1..=64).contains(&v) {
-                return Err(format!("ack_every = {v}: expected 1..=64"));
-            }
-            c.ack.segments_per_ack = v;
+            c.ack.segments_per_ack = within("ack_every", v, 1, 64, "segments")?;
         }
         if let Some(v) = self.delayed_ack_ms {
-            c.ack.delayed_ack = ms(v);
+            c.ack.delayed_ack = ms(within("delayed_ack_ms", v, 0.0, MAX_TIMER_MS, "ms")?);
         }
         if let Some(v) = self.delayed_ack_clock {
             c.ack.delayed_ack_clock = v;
@@ -532,8 +644,11 @@ impl Overrides {
                 c.sack = true;
             }
             Some(v) => {
-                return Err(format!(
-                    "recovery = {v:?}: expected one of timeout_only, tahoe, reno, newreno, sack"
+                return Err(bad(
+                    "recovery",
+                    format!(
+                        "recovery = {v:?}: expected one of timeout_only, tahoe, reno, newreno, sack"
+                    ),
                 ))
             }
         }
@@ -549,43 +664,56 @@ impl Overrides {
             Some("aimd") | Some("reno") => {}
             Some("cubic") => c.congestion = CongestionAlgorithm::Cubic(CubicConfig::default()),
             Some(v) => {
-                return Err(format!(
-                    "cc = {v:?}: expected one of none, fixed, aimd, cubic"
+                return Err(bad(
+                    "cc",
+                    format!("cc = {v:?}: expected one of none, fixed, aimd, cubic"),
                 ))
             }
         }
-        let aimd_fields = self.decrease.is_some()
-            || self.multiplicative_increase.is_some()
-            || self.increase.is_some()
-            || self.abc.is_some()
-            || self.ssthresh_base.is_some();
-        if aimd_fields {
+        let aimd_field = [
+            (self.decrease.is_some(), "decrease"),
+            (self.increase.is_some(), "increase"),
+            (
+                self.multiplicative_increase.is_some(),
+                "multiplicative_increase",
+            ),
+            (self.abc.is_some(), "abc"),
+            (self.ssthresh_base.is_some(), "ssthresh_base"),
+        ]
+        .into_iter()
+        .find_map(|(set, name)| set.then_some(name));
+        if let Some(field) = aimd_field {
             let CongestionAlgorithm::Aimd(a) = &mut c.congestion else {
-                return Err(
-                    "decrease/increase/abc/ssthresh_base apply to cc = \"aimd\" only".into(),
-                );
+                return Err(bad(
+                    field,
+                    format!("{field}: applies to cc = \"aimd\" only (decrease, increase, abc, ssthresh_base, multiplicative_increase)"),
+                ));
             };
             if let Some(v) = self.decrease {
                 // d = 1 keeps the window through a loss: loss taken as non-congestive (the
                 // reading of the 30 Apr 1990 SACK claim in REFERENCES S-e, e1).
                 if !(v > 0.0 && v <= 1.0) {
-                    return Err(format!("decrease = {v}: must be in (0, 1]"));
+                    return Err(bad(
+                        "decrease",
+                        format!("decrease = {v}: must be in (0, 1]"),
+                    ));
                 }
                 a.decrease = v;
             }
             if let Some(v) = self.increase {
-                if v < 0.0 {
-                    return Err(format!("increase = {v}: must not be negative"));
-                }
-                a.increase_segments = v;
+                a.increase_segments = within("increase", v, 0.0, 1e6, "segments per RTT")?;
             }
             if let Some(v) = self.multiplicative_increase {
-                if v <= 1.0 {
-                    return Err(format!("multiplicative_increase = {v}: must be above 1"));
+                if !(v > 1.0 && v <= 1000.0) {
+                    return Err(bad(
+                        "multiplicative_increase",
+                        format!("multiplicative_increase = {v}: must be above 1, at most 1000"),
+                    ));
                 }
                 a.multiplicative_increase = Some(v);
             }
             if let Some(v) = self.abc {
+                let v = within("abc", v, 0, 65535, "segments")?;
                 a.abc_limit_segments = (v > 0).then_some(v);
             }
             match self.ssthresh_base.as_deref() {
@@ -593,23 +721,24 @@ impl Overrides {
                 Some("window") => a.ssthresh_base = SsthreshBase::Window,
                 Some("flight") => a.ssthresh_base = SsthreshBase::FlightSize,
                 Some(v) => {
-                    return Err(format!(
-                        "ssthresh_base = {v:?}: expected \"window\" or \"flight\""
+                    return Err(bad(
+                        "ssthresh_base",
+                        format!("ssthresh_base = {v:?}: expected \"window\" or \"flight\""),
                     ))
                 }
             }
         }
         if let Some(v) = self.dupack_threshold {
-            c.dupack_threshold = v.max(1);
+            c.dupack_threshold = within("dupack_threshold", v, 1, 65535, "duplicate ACKs")?;
         }
         if let Some(v) = self.limited_transmit {
             c.limited_transmit = v;
         }
         if let Some(v) = self.max_retransmits {
-            c.max_retransmits = v;
+            c.max_retransmits = within("max_retransmits", v, 0, 1_000_000, "")?;
         }
         if let Some(v) = self.time_wait_ms {
-            c.time_wait = ms(v);
+            c.time_wait = ms(within("time_wait_ms", v, 0.0, MAX_TIMER_MS, "ms")?);
         }
         if let Some(v) = self.header_prediction {
             c.header_prediction = v;

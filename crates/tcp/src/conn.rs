@@ -2004,6 +2004,15 @@ impl Connection {
 
     /// The window field for a segment, recording the right edge it advertises.
     fn advertise_window(&mut self, syn: bool) -> u16 {
+        let (field, right) = self.window_field(syn);
+        if right > self.rcv_adv {
+            self.rcv_adv = right;
+        }
+        field
+    }
+
+    /// The window field a segment would carry now, and the right edge it would offer.
+    fn window_field(&self, syn: bool) -> (u16, SeqNum) {
         let mut win = self.recv_buf.window() as u32;
         // Receiver SWS avoidance (RFC 9293 §3.8.6.2.2, as 4.3BSD): do not advertise a small
         // window; wait until it is a quarter of the buffer or a full segment.
@@ -2018,11 +2027,7 @@ impl Connection {
         let shift = if syn { 0 } else { self.rcv_wscale };
         let edge_field = edge.div_ceil(1u32 << shift);
         let field = (win >> shift).max(edge_field).min(65535);
-        let right = self.rcv_nxt + (field << shift);
-        if right > self.rcv_adv {
-            self.rcv_adv = right;
-        }
-        field as u16
+        (field as u16, self.rcv_nxt + (field << shift))
     }
 
     /// The largest window the 16-bit field can express with our scale.
@@ -2047,7 +2052,11 @@ impl Connection {
         // ack for every two data packets"; with ACK avoidance (N > 2) the threshold grows
         // with N so the window update does not undo the policy. Or half the buffer: the
         // smaller of the two is precomputed in `set_rcv_mss`.
-        growth >= self.wnd_update_growth
+        // The update must also move the right edge it advertises: with a tiny buffer the
+        // threshold is 0, and growth finer than the window-scale unit or than receiver SWS
+        // avoidance lets through cannot be announced (RFC 7323 §2.3, RFC 9293 §3.8.6.2.2);
+        // counting it as due would send the same ACK for ever.
+        growth >= self.wnd_update_growth && self.window_field(false).1 > self.rcv_adv
     }
 
     /// Re-arms the RTO and persist timers after input or output changed what is

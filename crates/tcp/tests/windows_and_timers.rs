@@ -591,3 +591,46 @@ fn rfc6298_5_7_rto_at_least_3s_when_data_starts_after_a_syn_timeout() {
     assert_eq!(s.seq, first[0].seq);
     assert_eq!(*t - t0, secs(3), "first data retransmission after 3 s");
 }
+
+/// RFC 9293 §3.8.6.2.2 sends a window update when the window can grow by min(BUFF/2, MSS).
+/// A one-byte buffer makes that threshold 0, which must still mean "when the right edge
+/// can move", not "always": the engine used to send window updates for ever (found with a
+/// `--rcvbuf 1` live test that wrote 1.7 million packets in 5 s).
+#[test]
+fn rfc9293_3_8_6_2_2_a_one_byte_receive_buffer_sends_one_window_update_not_a_storm() {
+    let mut p = small_receiver(1);
+    p.send_data(b"a");
+    let acks = p.advance(secs(1));
+    assert_eq!(acks.last().map(|(_, s)| s.window), Some(0), "{acks:?}");
+    assert_eq!(p.app_read(), b"a");
+    // `drain` panics if the endpoint never stops sending.
+    let out = p.drain();
+    assert_eq!(out.len(), 1, "one window update: {out:?}");
+    assert_eq!(out[0].window, 1);
+    assert!(p.drain().is_empty());
+}
+
+/// The same rule with window scaling (RFC 7323 §2.3): growth smaller than the scale unit
+/// cannot be advertised, so it is not an update that is due, whatever the threshold. A
+/// buffer of 16 MiB + 511 bytes (shift 9, 512-byte units) with MSS 85 and timestamps
+/// (threshold 2 x 73 bytes) leaves 511 bytes of window that can never be announced: the
+/// engine sent window updates for ever from the end of the handshake.
+#[test]
+fn rfc7323_2_3_growth_below_the_scale_unit_is_not_a_window_update() {
+    let cfg = TcpConfig {
+        recv_buffer_bytes: (16 << 20) + 511,
+        mss: 85,
+        timestamps: true,
+        window_scale: true,
+        ..cfg_unlimited()
+    };
+    let mut p = Peer::passive(cfg, syn_opts(Some(85), Some(7), false, true)).0;
+    for _ in 0..10 {
+        p.send_data(&data(73));
+        p.advance(secs(1));
+        assert_eq!(p.app_read().len(), 73);
+        // `drain` panics if the endpoint never stops sending.
+        let out = p.drain();
+        assert!(out.len() <= 1, "{out:?}");
+    }
+}
