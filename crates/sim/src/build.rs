@@ -3,11 +3,9 @@
 use crate::app::{Amount, BulkSender, EchoServer, RequestClient, RequestServer, Sink};
 use crate::net::{CpuModel, CrossKind, CrossSource, Network, NodeId};
 use crate::results::{FlowInfo, RunResult};
-use crate::scenario::{
-    AppSpec, CpuSpec, CrossKindName, LinkParams, NodeKind, PairFlows, Scenario, Topology,
-};
+use crate::scenario::{AppSpec, CpuSpec, CrossKindName, NodeKind, Scenario};
 use ackclock_gateway::{QdiscConfig, DEFAULT_DROP_TAIL};
-use ackclock_tcp::{Endpoint, EndpointConfig, TcpConfig};
+use ackclock_tcp::{Endpoint, EndpointConfig};
 use ackclock_wire::pcap::PcapWriter;
 use ackclock_wire::{Duration, Instant};
 use core::net::{Ipv4Addr, SocketAddrV4};
@@ -31,172 +29,6 @@ pub fn component_seed(seed: u64, label: &str) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Resolved node list: (name, kind, explicit address, cpu).
-struct NodeDef {
-    name: String,
-    kind: NodeKind,
-    addr: Option<Ipv4Addr>,
-    cpu: Option<CpuSpec>,
-}
-
-struct LinkDef {
-    a: String,
-    b: String,
-    params: LinkParams,
-}
-
-struct FlowDef {
-    name: String,
-    from: String,
-    to: String,
-    port: Option<u16>,
-    start_s: f64,
-    sender: TcpConfig,
-    receiver: TcpConfig,
-    app: AppSpec,
-}
-
-fn expand(s: &Scenario) -> (Vec<NodeDef>, Vec<LinkDef>, Vec<FlowDef>) {
-    let mut nodes: Vec<NodeDef> = s
-        .node
-        .iter()
-        .map(|n| NodeDef {
-            name: n.name.get_ref().clone(),
-            kind: n.kind,
-            addr: n.addr.as_ref().and_then(|a| a.get_ref().parse().ok()),
-            cpu: n.cpu,
-        })
-        .collect();
-    let mut links: Vec<LinkDef> = s
-        .link
-        .iter()
-        .map(|l| LinkDef {
-            a: l.a.get_ref().clone(),
-            b: l.b.get_ref().clone(),
-            params: l.params(),
-        })
-        .collect();
-    let mut flows: Vec<FlowDef> = Vec::new();
-    let host = |name: String| NodeDef {
-        name,
-        kind: NodeKind::Host,
-        addr: None,
-        cpu: None,
-    };
-    let router = |name: String| NodeDef {
-        name,
-        kind: NodeKind::Router,
-        addr: None,
-        cpu: None,
-    };
-    let link = |a: &str, b: &str, p: &LinkParams| LinkDef {
-        a: a.into(),
-        b: b.into(),
-        params: p.clone(),
-    };
-    match &s.topology {
-        Some(Topology::Dumbbell {
-            pairs,
-            access,
-            bottleneck,
-            flows: pf,
-        }) => {
-            nodes.push(router("gw_left".into()));
-            nodes.push(router("gw_right".into()));
-            links.push(link("gw_left", "gw_right", bottleneck));
-            for i in 1..=*pairs {
-                nodes.push(host(format!("left{i}")));
-                nodes.push(host(format!("right{i}")));
-                links.push(link(&format!("left{i}"), "gw_left", access));
-                links.push(link("gw_right", &format!("right{i}"), access));
-            }
-            if let Some(PairFlows {
-                tcp,
-                tcp_overrides,
-                app,
-                start_s,
-                stagger_s,
-            }) = pf
-            {
-                for i in 1..=*pairs {
-                    let mut c = TcpConfig::preset(tcp).unwrap_or_default();
-                    let _ = tcp_overrides.apply(&mut c);
-                    flows.push(FlowDef {
-                        name: format!("pair{i}"),
-                        from: format!("left{i}"),
-                        to: format!("right{i}"),
-                        port: None,
-                        start_s: start_s + stagger_s * (i - 1) as f64,
-                        sender: c.clone(),
-                        receiver: c,
-                        app: app.clone(),
-                    });
-                }
-            }
-        }
-        Some(Topology::Chain {
-            routers,
-            access,
-            hop,
-            bottleneck_hop,
-            bottleneck,
-        }) => {
-            nodes.push(host("src".into()));
-            nodes.push(host("dst".into()));
-            for i in 1..=*routers {
-                nodes.push(router(format!("r{i}")));
-            }
-            links.push(link("src", "r1", access));
-            for i in 1..*routers {
-                let p = match (bottleneck_hop, bottleneck) {
-                    (Some(b), Some(bp)) if *b == i - 1 => bp,
-                    _ => hop,
-                };
-                links.push(link(&format!("r{i}"), &format!("r{}", i + 1), p));
-            }
-            links.push(link(&format!("r{routers}"), "dst", access));
-        }
-        Some(Topology::ParkingLot { hops, access, hop }) => {
-            nodes.push(host("long_src".into()));
-            nodes.push(host("long_dst".into()));
-            for i in 0..=*hops {
-                nodes.push(router(format!("r{i}")));
-            }
-            links.push(link("long_src", "r0", access));
-            links.push(link(&format!("r{hops}"), "long_dst", access));
-            for i in 0..*hops {
-                links.push(link(&format!("r{i}"), &format!("r{}", i + 1), hop));
-                nodes.push(host(format!("cross{i}_src")));
-                nodes.push(host(format!("cross{i}_dst")));
-                links.push(link(&format!("cross{i}_src"), &format!("r{i}"), access));
-                links.push(link(
-                    &format!("r{}", i + 1),
-                    &format!("cross{i}_dst"),
-                    access,
-                ));
-            }
-        }
-        None => {}
-    }
-    for (i, f) in s.flow.iter().enumerate() {
-        let mut c = TcpConfig::preset(f.tcp.get_ref()).unwrap_or_default();
-        let _ = f.tcp_overrides.apply(&mut c);
-        let mut r = c.clone();
-        let _ = f.receiver_overrides.apply(&mut r);
-        flows.push(FlowDef {
-            name: f.name.clone().unwrap_or_else(|| format!("flow{i}")),
-            from: f.from.get_ref().clone(),
-            to: f.to.get_ref().clone(),
-            port: f.port,
-            start_s: f.start_s,
-            sender: c,
-            receiver: r,
-            app: f.app.clone(),
-        });
-    }
-    (nodes, links, flows)
-}
-
 fn cpu_model(c: &CpuSpec) -> CpuModel {
     CpuModel {
         rx_per_packet: Duration::from_secs_f64(c.rx_packet_us / 1e6),
@@ -217,15 +49,17 @@ pub struct Simulation {
     pub out_dir: Option<PathBuf>,
 }
 
-/// Builds the network of `s`. With `out_dir`, pcap files are created there.
+/// Builds the network of `s`, after the same checks a scenario file gets
+/// ([`Scenario::resolve`]). With `out_dir`, pcap files are created there.
 pub fn build(s: &Scenario, out_dir: Option<&Path>) -> Result<Simulation, String> {
-    let (nodes, links, flows) = expand(s);
+    let r = s.resolve().map_err(|e| e.to_string())?;
+    let (nodes, links, flows) = (&r.nodes, &r.links, &r.flows);
     let mut net = Network::new();
     let mut ids: HashMap<String, NodeId> = HashMap::new();
     // Addresses: explicit ones first, then 198.18.0.1 upward (RFC 2544 benchmarking range).
     let used: Vec<Ipv4Addr> = nodes.iter().filter_map(|n| n.addr).collect();
     let mut next = u32::from(Ipv4Addr::new(198, 18, 0, 1));
-    for n in &nodes {
+    for n in nodes {
         let addr = match n.addr {
             Some(a) => a,
             None => loop {
@@ -308,9 +142,9 @@ pub fn build(s: &Scenario, out_dir: Option<&Path>) -> Result<Simulation, String>
     }
     net.compute_routes();
     let mut infos = Vec::new();
-    for (fi, f) in flows.iter().enumerate() {
+    for f in flows {
         let (from, to) = (ids[&f.from], ids[&f.to]);
-        let port = f.port.unwrap_or(5001 + fi as u16);
+        let port = f.port;
         let dst = SocketAddrV4::new(net.nodes[to].addr, port);
         let start = Instant::ZERO + Duration::from_secs_f64(f.start_s);
         let ep_to = &mut net.nodes[to].host.as_mut().ok_or("flows end at hosts")?.ep;
@@ -403,8 +237,8 @@ pub fn build(s: &Scenario, out_dir: Option<&Path>) -> Result<Simulation, String>
         });
     }
     for (ci, c) in s.cross.iter().enumerate() {
-        let from = ids[c.from.get_ref()];
-        let to = ids[c.to.get_ref()];
+        let from = ids[&c.from];
+        let to = ids[&c.to];
         let rate_bps = c.rate_bps;
         let kind = match c.kind {
             CrossKindName::Poisson => CrossKind::Poisson { rate_bps },

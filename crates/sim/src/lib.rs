@@ -4,8 +4,11 @@
 pub mod app;
 pub mod build;
 pub mod fuzzing;
+pub mod limits;
+pub mod locate;
 pub mod net;
 pub mod packet;
+pub mod resolve;
 pub mod results;
 pub mod scenario;
 

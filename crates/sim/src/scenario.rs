@@ -29,11 +29,10 @@
 
 use ackclock_gateway::{ImpairmentConfig, QdiscConfig};
 use ackclock_tcp::config::Overrides;
-use ackclock_tcp::TcpConfig;
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use crate::locate::{line_of, line_of_field};
 use std::path::{Path, PathBuf};
-use toml::Spanned;
 
 /// A problem in a scenario file, located.
 #[derive(Debug, Clone, PartialEq)]
@@ -132,12 +131,12 @@ pub enum NodeKind {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct NodeSpec {
-    pub name: Spanned<String>,
+    pub name: String,
     #[serde(default)]
     pub kind: NodeKind,
     /// IPv4 address; assigned from 198.18.0.0/15 when absent.
     #[serde(default)]
-    pub addr: Option<Spanned<String>>,
+    pub addr: Option<String>,
     /// Host processing costs (seed Jul 1988's budget), optional.
     #[serde(default)]
     pub cpu: Option<CpuSpec>,
@@ -204,8 +203,8 @@ pub struct LinkParams {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
-    pub a: Spanned<String>,
-    pub b: Spanned<String>,
+    pub a: String,
+    pub b: String,
     pub rate_bps: f64,
     #[serde(default)]
     pub delay_ms: f64,
@@ -308,25 +307,21 @@ fn default_tcp() -> String {
     "newreno".into()
 }
 
-fn default_tcp_spanned() -> Spanned<String> {
-    Spanned::new(0..0, default_tcp())
-}
-
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {
     #[serde(default)]
     pub name: Option<String>,
-    pub from: Spanned<String>,
-    pub to: Spanned<String>,
+    pub from: String,
+    pub to: String,
     /// Destination port (5001 + flow index when absent).
     #[serde(default)]
     pub port: Option<u16>,
     #[serde(default)]
     pub start_s: f64,
     /// A preset: vanilla_4_3bsd, tahoe, reno, newreno, sack, cubic, modern.
-    #[serde(default = "default_tcp_spanned")]
-    pub tcp: Spanned<String>,
+    #[serde(default = "default_tcp")]
+    pub tcp: String,
     /// Overrides for both ends.
     #[serde(default)]
     pub tcp_overrides: Overrides,
@@ -369,8 +364,8 @@ fn one() -> u32 {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CrossSpec {
-    pub from: Spanned<String>,
-    pub to: Spanned<String>,
+    pub from: String,
+    pub to: String,
     /// "poisson", "cbr" or "on_off".
     pub kind: CrossKindName,
     pub rate_bps: f64,
@@ -434,272 +429,52 @@ fn yes() -> bool {
     true
 }
 
-/// Where `key = ...` is written in the `[[...]]` table that holds `anchor` (the span of
-/// another of its values), for errors about fields that carry no span of their own; the
-/// anchor itself when the key is not found on a line of its own.
-fn key_in_table(text: &str, anchor: std::ops::Range<usize>, key: &str) -> std::ops::Range<usize> {
-    let at = anchor.start.min(text.len());
-    let start = text[..at].rfind("[[").unwrap_or(0);
-    let end = text[at..].find("\n[[").map_or(text.len(), |e| at + e);
-    let mut off = start;
-    for line in text[start..end].split_inclusive('\n') {
-        let t = line.trim_start();
-        if let Some(rest) = t.strip_prefix(key) {
-            if rest.trim_start().starts_with('=') {
-                let k = off + (line.len() - t.len());
-                return k..k + key.len();
-            }
-        }
-        off += line.len();
-    }
-    anchor
-}
-
-/// Most pairs, routers or hops a topology builder generates.
-pub const MAX_GENERATED: usize = 10_000;
-
-/// Line (1-based) of a byte offset in `text`.
-pub fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())].matches('\n').count() + 1
-}
-
 impl Scenario {
-    /// Parses a scenario from text; `file` is only used in error messages.
+    /// Parses a scenario from text and checks it ([`Scenario::resolve`]); `file` is only
+    /// used in error messages, which carry the file, the line and the field.
     pub fn from_str_named(text: &str, file: &Path) -> Result<Self, ScenarioError> {
-        let s: Scenario = toml::from_str(text).map_err(|e| {
-            let line = e.span().map(|sp| line_of(text, sp.start));
-            ScenarioError {
-                file: file.to_path_buf(),
-                line,
-                field: None,
-                message: e.message().trim().to_string(),
-            }
+        let s: Scenario = toml::from_str(text).map_err(|e| ScenarioError {
+            file: file.to_path_buf(),
+            line: e.span().map(|sp| line_of(text, sp.start)),
+            field: None,
+            message: e.message().trim().to_string(),
         })?;
-        s.validate(text, file)?;
+        s.resolve().map_err(|e| ScenarioError {
+            file: file.to_path_buf(),
+            line: line_of_field(text, &e.field),
+            field: Some(e.field),
+            message: e.message,
+        })?;
         Ok(s)
     }
 
     /// Reads and parses a scenario file.
     pub fn load(path: &Path) -> Result<Self, ScenarioError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        let bytes = std::fs::read(path).map_err(|e| ScenarioError {
             file: path.to_path_buf(),
             line: None,
             field: None,
-            message: format!("cannot read: {e}"),
+            message: format!("cannot read: {}", io_reason(&e)),
+        })?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let at = e.utf8_error().valid_up_to();
+            let text = String::from_utf8_lossy(e.as_bytes());
+            ScenarioError {
+                file: path.to_path_buf(),
+                line: Some(line_of(&text, at)),
+                field: None,
+                message: format!("not UTF-8 text (byte {at} is not valid UTF-8); scenario files are TOML"),
+            }
         })?;
         Self::from_str_named(&text, path)
     }
-
-    /// Checks what serde cannot: durations, references to nodes, preset names.
-    fn validate(&self, text: &str, file: &Path) -> Result<(), ScenarioError> {
-        let err =
-            |span: Option<std::ops::Range<usize>>, field: String, message: String| ScenarioError {
-                file: file.to_path_buf(),
-                line: span.map(|s| line_of(text, s.start)),
-                field: Some(field),
-                message,
-            };
-        // Generated nodes are allocated up front and numbered in 198.18.0.0/15: bound them so
-        // a typo is an error, not an allocation failure.
-        let (what, n) = match &self.topology {
-            Some(Topology::Dumbbell { pairs, .. }) => ("pairs", *pairs),
-            Some(Topology::Chain { routers, .. }) => ("routers", *routers),
-            Some(Topology::ParkingLot { hops, .. }) => ("hops", *hops),
-            None => ("", 0),
-        };
-        if n > MAX_GENERATED {
-            return Err(err(
-                None,
-                format!("topology.{what}"),
-                format!("{n} is more than {MAX_GENERATED}"),
-            ));
-        }
-        if !(self.duration_s > 0.0 && self.duration_s.is_finite()) {
-            return Err(err(
-                None,
-                "duration_s".into(),
-                format!("{} is not a positive number of seconds", self.duration_s),
-            ));
-        }
-        let names = self.node_names();
-        for (i, n) in self.node.iter().enumerate() {
-            let dups = names.iter().filter(|x| **x == *n.name.get_ref()).count();
-            if dups > 1 {
-                return Err(err(
-                    Some(n.name.span()),
-                    format!("node[{i}].name"),
-                    format!("\"{}\" is defined more than once", n.name.get_ref()),
-                ));
-            }
-            if let Some(a) = &n.addr {
-                if a.get_ref().parse::<core::net::Ipv4Addr>().is_err() {
-                    return Err(err(
-                        Some(a.span()),
-                        format!("node[{i}].addr"),
-                        format!(
-                            "\"{}\" is not an IPv4 address (e.g. \"198.18.0.7\")",
-                            a.get_ref()
-                        ),
-                    ));
-                }
-            }
-        }
-        let known = |s: &Spanned<String>, field: String| -> Result<(), ScenarioError> {
-            if names.iter().any(|n| n == s.get_ref()) {
-                Ok(())
-            } else {
-                Err(err(
-                    Some(s.span()),
-                    field,
-                    format!(
-                        "no node named \"{}\"; nodes are: {}",
-                        s.get_ref(),
-                        names.join(", ")
-                    ),
-                ))
-            }
-        };
-        for (i, l) in self.link.iter().enumerate() {
-            known(&l.a, format!("link[{i}].a"))?;
-            known(&l.b, format!("link[{i}].b"))?;
-            if l.a.get_ref() == l.b.get_ref() {
-                return Err(err(
-                    Some(l.b.span()),
-                    format!("link[{i}].b"),
-                    "a link needs two different nodes".into(),
-                ));
-            }
-            check_link(&l.params()).map_err(|m| err(Some(l.a.span()), format!("link[{i}]"), m))?;
-        }
-        for (i, f) in self.flow.iter().enumerate() {
-            known(&f.from, format!("flow[{i}].from"))?;
-            known(&f.to, format!("flow[{i}].to"))?;
-            if TcpConfig::preset(f.tcp.get_ref()).is_none() {
-                return Err(err(
-                    Some(f.tcp.span()),
-                    format!("flow[{i}].tcp"),
-                    format!(
-                        "unknown preset \"{}\"; expected one of {}",
-                        f.tcp.get_ref(),
-                        TcpConfig::PRESETS.join(", ")
-                    ),
-                ));
-            }
-            let mut c = TcpConfig::preset(f.tcp.get_ref()).expect("checked");
-            f.tcp_overrides.apply(&mut c).map_err(|m| {
-                err(
-                    Some(key_in_table(text, f.from.span(), "tcp_overrides")),
-                    format!("flow[{i}].tcp_overrides"),
-                    m.to_string(),
-                )
-            })?;
-            f.receiver_overrides.apply(&mut c).map_err(|m| {
-                err(
-                    Some(key_in_table(text, f.from.span(), "receiver_overrides")),
-                    format!("flow[{i}].receiver_overrides"),
-                    m.to_string(),
-                )
-            })?;
-            if f.start_s < 0.0 {
-                return Err(err(
-                    Some(f.from.span()),
-                    format!("flow[{i}].start_s"),
-                    "must not be negative".into(),
-                ));
-            }
-        }
-        for (i, c) in self.cross.iter().enumerate() {
-            known(&c.from, format!("cross[{i}].from"))?;
-            known(&c.to, format!("cross[{i}].to"))?;
-            if c.kind == CrossKindName::OnOff && (c.mean_on_ms.is_none() || c.mean_off_ms.is_none())
-            {
-                return Err(err(
-                    Some(c.from.span()),
-                    format!("cross[{i}]"),
-                    "kind = \"on_off\" needs mean_on_ms and mean_off_ms".into(),
-                ));
-            }
-            if c.rate_bps.is_nan() || c.rate_bps <= 0.0 {
-                return Err(err(
-                    Some(c.from.span()),
-                    format!("cross[{i}].rate_bps"),
-                    format!("{} is not a positive rate", c.rate_bps),
-                ));
-            }
-            if c.packet_bytes < 28 || c.packet_bytes > 65535 {
-                return Err(err(
-                    Some(c.from.span()),
-                    format!("cross[{i}].packet_bytes"),
-                    format!("{} is outside 28..=65535", c.packet_bytes),
-                ));
-            }
-        }
-        if let Some(Topology::Dumbbell { pairs, .. }) = &self.topology {
-            if *pairs == 0 {
-                return Err(err(
-                    None,
-                    "topology.pairs".into(),
-                    "must be at least 1".into(),
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    /// Names of every node, generated ones included.
-    pub fn node_names(&self) -> Vec<String> {
-        let mut v: Vec<String> = self.node.iter().map(|n| n.name.get_ref().clone()).collect();
-        match &self.topology {
-            Some(Topology::Dumbbell { pairs, .. }) => {
-                v.push("gw_left".into());
-                v.push("gw_right".into());
-                for i in 1..=*pairs {
-                    v.push(format!("left{i}"));
-                    v.push(format!("right{i}"));
-                }
-            }
-            Some(Topology::Chain { routers, .. }) => {
-                v.push("src".into());
-                v.push("dst".into());
-                for i in 1..=*routers {
-                    v.push(format!("r{i}"));
-                }
-            }
-            Some(Topology::ParkingLot { hops, .. }) => {
-                v.push("long_src".into());
-                v.push("long_dst".into());
-                for i in 0..=*hops {
-                    v.push(format!("r{i}"));
-                }
-                for i in 0..*hops {
-                    v.push(format!("cross{i}_src"));
-                    v.push(format!("cross{i}_dst"));
-                }
-            }
-            None => {}
-        }
-        v
-    }
 }
 
-fn check_link(p: &LinkParams) -> Result<(), String> {
-    if !(p.rate_bps > 0.0 && p.rate_bps.is_finite()) {
-        return Err(format!(
-            "rate_bps = {} must be a positive number of bits per second",
-            p.rate_bps
-        ));
+/// An I/O error as a reason, without Rust's "(os error N)" suffix.
+pub fn io_reason(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
     }
-    if p.delay_ms < 0.0 || !p.delay_ms.is_finite() {
-        return Err(format!(
-            "delay_ms = {} must be a non-negative number of milliseconds",
-            p.delay_ms
-        ));
-    }
-    if p.mtu_bytes < 68 {
-        return Err(format!(
-            "mtu_bytes = {} is below IPv4's minimum of 68",
-            p.mtu_bytes
-        ));
-    }
-    Ok(())
 }

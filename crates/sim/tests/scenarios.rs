@@ -89,7 +89,7 @@ fn sizes_out_of_reason_are_errors_not_allocation_failures() {
     // the pairs, of 100000000000000 bytes for the buffer.
     let e = err("duration_s = 5\n[topology]\nkind = \"dumbbell\"\npairs = 4294967296\naccess = { rate_bps = 1e7 }\nbottleneck = { rate_bps = 1e6 }\n");
     assert!(
-        e.contains("topology.pairs") && e.contains("more than 10000"),
+        e.contains("topology.pairs") && e.contains("4294967296 is out of range: expected [1, 10000]"),
         "{e}"
     );
     let base = "[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\nrate_bps = 1e6\n";
@@ -98,7 +98,8 @@ fn sizes_out_of_reason_are_errors_not_allocation_failures() {
     ));
     assert!(e.starts_with("bad.toml:12"), "{e}");
     assert!(
-        e.contains("flow[0].tcp_overrides") && e.contains("at most 1073741824"),
+        e.contains("flow[0].tcp_overrides.send_buffer_bytes")
+            && e.contains("expected 1 to 1073741824 bytes"),
         "{e}"
     );
 }

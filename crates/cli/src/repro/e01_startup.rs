@@ -33,9 +33,9 @@ impl Experiment for Startup {
     fn run(&self, ctx: &Ctx) -> Result<Section> {
         let base = scenario("startup", TEXT)?;
         let mut vanilla = base.clone();
-        vanilla.flow[0].tcp = toml::Spanned::new(0..0, "vanilla_4_3bsd".into());
+        vanilla.flow[0].tcp = "vanilla_4_3bsd".into();
         let mut tahoe = base.clone();
-        tahoe.flow[0].tcp = toml::Spanned::new(0..0, "tahoe".into());
+        tahoe.flow[0].tcp = "tahoe".into();
         if ctx.quick {
             vanilla.duration_s = 20.0;
             tahoe.duration_s = 20.0;

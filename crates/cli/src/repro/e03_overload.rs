@@ -66,7 +66,7 @@ fn variant(base: &Scenario, p: u32, seed: u64, tcp: &str, rtts: f64) -> Result<S
     s.seed = seed + 1;
     s.duration_s = rtts * rtt;
     for (i, f) in s.flow.iter_mut().enumerate() {
-        f.tcp = toml::Spanned::new(0..0, tcp.to_string());
+        f.tcp = tcp.to_string();
         f.start_s = 0.1 * uniform(seed + 1, i as u64);
         // RFC 6298's initial RTO of 1 s is below every base RTT here (1.3-13 s): each SYN
         // would be resent and, with no sample (Karn), the first data packet would time out

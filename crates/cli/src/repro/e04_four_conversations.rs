@@ -61,7 +61,7 @@ fn variant(base: &Scenario, kind: Kind, seed: u64, rtt_ms: f64) -> Scenario {
         } else {
             "tahoe"
         };
-        f.tcp = toml::Spanned::new(0..0, tcp.to_string());
+        f.tcp = tcp.to_string();
         let old_receiver = match kind {
             Kind::Mixed(a) | Kind::MixedTick(a) => OLD_RECEIVERS[a].contains(&i),
             _ => false,

@@ -50,7 +50,7 @@ fn variant(base: &Scenario, tcp: &str, p: f64, seed: u64, dur: f64, trace: bool)
     s.seed = seed;
     s.duration_s = dur;
     s.output.trace = trace;
-    s.flow[0].tcp = toml::Spanned::new(0..0, tcp.to_string());
+    s.flow[0].tcp = tcp.to_string();
     s.link[1].impair_ab = Some(ImpairmentsConfig {
         loss_prob: Some(p),
         ..Default::default()

@@ -65,7 +65,7 @@ fn satnet(base: &Scenario, tcp: &str, rwnd: usize, ber: f64, seed: u64, dur: f64
     s.seed = seed;
     s.duration_s = dur;
     let f = &mut s.flow[0];
-    f.tcp = toml::Spanned::new(0..0, tcp.to_string());
+    f.tcp = tcp.to_string();
     f.tcp_overrides.recv_buffer_bytes = Some(rwnd);
     s.link[1].impair_ab = (ber > 0.0).then(|| ImpairmentsConfig {
         ber: Some(ber),
@@ -82,13 +82,13 @@ fn ds3(base: &Scenario, vanilla: bool, x: f64, seed: u64, rtts: f64) -> Scenario
     s.seed = seed;
     s.duration_s = rtts * DS3_RTT;
     s.output.trace = true;
-    s.node.retain(|n| n.name.get_ref() != "gw");
+    s.node.retain(|n| n.name != "gw");
     let pkt_s = DS3_PKT as f64 * 8.0 / DS3_RATE;
     let ack_s = 40.0 * 8.0 / DS3_RATE;
     let w = ds3_pipe().floor() as usize;
     let link: LinkSpec = LinkSpec {
-        a: toml::Spanned::new(0..0, "snd".into()),
-        b: toml::Spanned::new(0..0, "rcv".into()),
+        a: "snd".into(),
+        b: "rcv".into(),
         rate_bps: DS3_RATE,
         delay_ms: (DS3_RTT - pkt_s - ack_s) / 2.0 * 1e3,
         mtu_bytes: DS3_PKT,
@@ -109,11 +109,11 @@ fn ds3(base: &Scenario, vanilla: bool, x: f64, seed: u64, rtts: f64) -> Scenario
     f.tcp_overrides.window_scale = Some(true);
     f.tcp_overrides.send_buffer_bytes = Some(8 * w * mss);
     if vanilla {
-        f.tcp = toml::Spanned::new(0..0, "vanilla_4_3bsd".into());
+        f.tcp = "vanilla_4_3bsd".into();
         f.tcp_overrides.recv_buffer_bytes = Some(w * mss);
         f.tcp_overrides.rto_min_ms = Some(2.0 * DS3_RTT * 1e3);
     } else {
-        f.tcp = toml::Spanned::new(0..0, "tahoe".into());
+        f.tcp = "tahoe".into();
         f.tcp_overrides.recv_buffer_bytes = Some(2 * w * mss);
     }
     s

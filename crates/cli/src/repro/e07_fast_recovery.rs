@@ -15,7 +15,7 @@ const WINDOWS: [u32; 4] = [8, 16, 32, 64];
 fn variant(base: &Scenario, w: u32, tcp: &str) -> Scenario {
     let mut s = base.clone();
     let f = &mut s.flow[0];
-    f.tcp = toml::Spanned::new(0..0, tcp.to_string());
+    f.tcp = tcp.to_string();
     f.tcp_overrides.initial_window_segments = Some(w);
     f.tcp_overrides.initial_ssthresh_bytes = Some(w * 1000);
     f.tcp_overrides.recv_buffer_bytes = Some((4 * w * 1000) as usize);

@@ -67,7 +67,7 @@ fn variant(base: &Scenario, w: u32, p: f64, alg: &str, e1: bool, seed: u64) -> S
         ..Default::default()
     });
     let f = &mut s.flow[0];
-    f.tcp = toml::Spanned::new(0..0, alg.to_string());
+    f.tcp = alg.to_string();
     let rwnd = if e1 { w as usize } else { 2 * w as usize } * MSS;
     f.tcp_overrides.recv_buffer_bytes = Some(rwnd);
     f.tcp_overrides.send_buffer_bytes = Some(4 * rwnd);

@@ -88,7 +88,7 @@ fn variant(base: &Scenario, disc: usize, seed: u64, quick: bool) -> Result<Scena
     if disc == DISCIPLINES.len() {
         // DRR again, with NewReno senders (no SACK).
         for f in &mut s.flow {
-            f.tcp = toml::Spanned::new(0..0, "newreno".into());
+            f.tcp = "newreno".into();
         }
         return variant(&s, DRR, seed, quick);
     }

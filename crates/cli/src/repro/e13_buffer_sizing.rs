@@ -56,7 +56,7 @@ fn variant(base: &Scenario, n: usize, b: usize, tcp: &str, seed: u64, dur: f64) 
     s.seed = seed;
     s.duration_s = dur;
     let node = |name: String| NodeSpec {
-        name: toml::Spanned::new(0..0, name),
+        name: name,
         ..base.node[0].clone()
     };
     let proto_l = base.link[0].clone();
@@ -76,7 +76,7 @@ fn variant(base: &Scenario, n: usize, b: usize, tcp: &str, seed: u64, dur: f64) 
         nodes.push(node(l.clone()));
         nodes.push(node(r.clone()));
         let mut a = proto_l.clone();
-        a.a = toml::Spanned::new(0..0, l.clone());
+        a.a = l.clone();
         if n > 1 {
             // Different round trips (1-6 ms of access delay) so the flows do not move in
             // lock-step through the drop-tail queue.
@@ -84,12 +84,12 @@ fn variant(base: &Scenario, n: usize, b: usize, tcp: &str, seed: u64, dur: f64) 
         }
         links.push(a);
         let mut c = proto_r.clone();
-        c.b = toml::Spanned::new(0..0, r.clone());
+        c.b = r.clone();
         links.push(c);
         let mut f: FlowSpec = base.flow[0].clone();
-        f.from = toml::Spanned::new(0..0, l);
-        f.to = toml::Spanned::new(0..0, r);
-        f.tcp = toml::Spanned::new(0..0, tcp.to_string());
+        f.from = l;
+        f.to = r;
+        f.tcp = tcp.to_string();
         f.tcp_overrides.initial_ssthresh_bytes = Some(share);
         if n > 1 {
             f.start_s = 2.0 * unit(seed, &format!("start/{i}"));

@@ -1,0 +1,194 @@
+//! The range of every numeric scenario field, in one table, so that a typo is an error and
+//! not a silently different experiment, an allocation failure or a run without end.
+//!
+//! The ranges are wide on purpose: they exclude what cannot be meant (a negative delay, a
+//! link of 0 b/s, a 10^300 b/s source, NaN) and what the simulator cannot represent (times
+//! past its nanosecond clock, packets past IPv4's 65,535 bytes), not what is merely unusual.
+//! What a valid scenario costs is bounded separately, by [`crate::cost`]. `docs/SCENARIOS.md`
+//! prints this table; a test keeps the two equal.
+
+use std::fmt;
+
+/// A closed or half-open interval of accepted values, with its unit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Range {
+    pub min: f64,
+    /// `false`: the minimum itself is refused (a rate must be above 0).
+    pub min_inclusive: bool,
+    pub max: f64,
+    pub unit: &'static str,
+}
+
+impl Range {
+    const fn closed(min: f64, max: f64, unit: &'static str) -> Range {
+        Range {
+            min,
+            min_inclusive: true,
+            max,
+            unit,
+        }
+    }
+    const fn above(min: f64, max: f64, unit: &'static str) -> Range {
+        Range {
+            min,
+            min_inclusive: false,
+            max,
+            unit,
+        }
+    }
+
+    pub fn contains(&self, v: f64) -> bool {
+        // NaN fails both comparisons.
+        let low = if self.min_inclusive {
+            v >= self.min
+        } else {
+            v > self.min
+        };
+        low && v <= self.max
+    }
+
+    /// `Ok` when `v` is in range, else the message for the scenario error.
+    pub fn check(&self, v: f64) -> Result<(), String> {
+        if self.contains(v) {
+            Ok(())
+        } else {
+            Err(format!("{} is out of range: expected {self}", num(v)))
+        }
+    }
+}
+
+impl fmt::Display for Range {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let open = if self.min_inclusive { '[' } else { '(' };
+        write!(f, "{open}{}, {}]", num(self.min), num(self.max))?;
+        if !self.unit.is_empty() {
+            write!(f, " {}", self.unit)?;
+        }
+        Ok(())
+    }
+}
+
+/// A number as a user would write it: integers without a fraction, in scientific notation
+/// when that is shorter (1e13, but 4294967296).
+pub fn num(v: f64) -> String {
+    if v.is_nan() {
+        "nan".into()
+    } else if v.is_infinite() {
+        if v > 0.0 { "inf" } else { "-inf" }.into()
+    } else if v == v.trunc() && v.abs() < 1e17 {
+        let int = format!("{v:.0}");
+        let sci = format!("{v:e}");
+        if int.len() > 7 && sci.len() < int.len() {
+            sci
+        } else {
+            int
+        }
+    } else {
+        format!("{v}")
+    }
+}
+
+/// Simulated time runs on a u64 nanosecond clock (584 years); a run, a start time or a
+/// delay of more than about 115 days is not an experiment anyone means.
+const MAX_SECONDS: f64 = 1e7;
+const MAX_MS: f64 = MAX_SECONDS * 1e3;
+/// 10 Tb/s: above any link built, far below where packet times round to zero.
+const MAX_RATE: f64 = 1e13;
+/// A socket buffer or an application write: the largest window RFC 7323 can advertise.
+const GIB: f64 = (1u64 << 30) as f64;
+
+// Scenario-wide.
+pub const DURATION_S: Range = Range::above(0.0, MAX_SECONDS, "s");
+pub const SAMPLE_MS: Range = Range::closed(0.001, MAX_MS, "ms");
+
+// Links (explicit `[[link]]` entries and the shortcuts' `access`, `hop`, `bottleneck`).
+pub const RATE_BPS: Range = Range::closed(1.0, MAX_RATE, "b/s");
+pub const DELAY_MS: Range = Range::closed(0.0, MAX_MS, "ms");
+pub const MTU_BYTES: Range = Range::closed(68.0, 65535.0, "bytes");
+pub const FRAMING_BYTES: Range = Range::closed(0.0, 65535.0, "bytes");
+pub const MIN_WIRE_BYTES: Range = Range::closed(0.0, 65535.0, "bytes");
+
+// Generated topologies.
+pub const GENERATED: Range = Range::closed(1.0, 10_000.0, "");
+
+// Flows and applications.
+pub const START_S: Range = Range::closed(0.0, MAX_SECONDS, "s");
+pub const PORT: Range = Range::closed(1.0, 65535.0, "");
+pub const BULK_BYTES: Range = Range::closed(1.0, 1e15, "bytes");
+pub const APP_DURATION_S: Range = Range::above(0.0, MAX_SECONDS, "s");
+pub const CHUNK_BYTES: Range = Range::closed(1.0, GIB, "bytes");
+pub const REQUEST_BYTES: Range = Range::closed(1.0, GIB, "bytes");
+pub const RESPONSE_BYTES: Range = Range::closed(0.0, GIB, "bytes");
+pub const REQUEST_COUNT: Range = Range::closed(1.0, 1e9, "");
+pub const THINK_MS: Range = Range::closed(0.0, MAX_MS, "ms");
+pub const ECHO_BYTES: Range = Range::closed(1.0, 1e12, "bytes");
+
+// Cross traffic.
+pub const CROSS_RATE_BPS: Range = Range::above(0.0, MAX_RATE, "b/s");
+pub const CROSS_PACKET_BYTES: Range = Range::closed(28.0, 65535.0, "bytes");
+pub const ON_OFF_MS: Range = Range::above(0.0, MAX_MS, "ms");
+
+// Host CPU costs.
+pub const CPU_US: Range = Range::closed(0.0, 1e9, "us");
+pub const CPU_NS: Range = Range::closed(0.0, 1e9, "ns");
+
+/// Every range, by the field names it applies to, for the documentation and its test.
+pub const TABLE: &[(&str, Range)] = &[
+    ("duration_s", DURATION_S),
+    ("output.sample_ms", SAMPLE_MS),
+    ("rate_bps (links)", RATE_BPS),
+    ("delay_ms", DELAY_MS),
+    ("mtu_bytes", MTU_BYTES),
+    ("framing_bytes", FRAMING_BYTES),
+    ("min_wire_bytes", MIN_WIRE_BYTES),
+    ("pairs, routers, hops", GENERATED),
+    ("start_s, stagger_s, cross stop_s", START_S),
+    ("port", PORT),
+    ("app.bytes (bulk)", BULK_BYTES),
+    ("app.duration_s", APP_DURATION_S),
+    ("app.chunk_bytes", CHUNK_BYTES),
+    ("app.request_bytes", REQUEST_BYTES),
+    ("app.response_bytes", RESPONSE_BYTES),
+    ("app.count", REQUEST_COUNT),
+    ("app.think_ms", THINK_MS),
+    ("app.bytes (echo)", ECHO_BYTES),
+    ("cross rate_bps", CROSS_RATE_BPS),
+    ("cross packet_bytes", CROSS_PACKET_BYTES),
+    ("mean_on_ms, mean_off_ms", ON_OFF_MS),
+    ("cpu *_us", CPU_US),
+    ("cpu *_ns", CPU_NS),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_refuse_nan_infinities_and_their_bounds() {
+        assert!(RATE_BPS.contains(1.0) && RATE_BPS.contains(1e13));
+        assert!(!RATE_BPS.contains(0.0) && !RATE_BPS.contains(1.1e13));
+        assert!(!DURATION_S.contains(0.0) && DURATION_S.contains(1e-9));
+        for r in TABLE.iter().map(|(_, r)| r) {
+            assert!(!r.contains(f64::NAN) && !r.contains(f64::INFINITY));
+            assert!(!r.contains(f64::NEG_INFINITY) && !r.contains(-1e-300));
+        }
+    }
+
+    #[test]
+    fn messages_show_the_value_and_the_range() {
+        assert_eq!(
+            DELAY_MS.check(-25.0).unwrap_err(),
+            "-25 is out of range: expected [0, 1e10] ms"
+        );
+        assert_eq!(
+            RATE_BPS.check(0.0).unwrap_err(),
+            "0 is out of range: expected [1, 1e13] b/s"
+        );
+        assert_eq!(
+            CROSS_RATE_BPS.check(f64::INFINITY).unwrap_err(),
+            "inf is out of range: expected (0, 1e13] b/s"
+        );
+        assert_eq!(num(0.5), "0.5");
+        assert_eq!(num(1538.0), "1538");
+    }
+}

@@ -1,0 +1,816 @@
+//! One validation path for every way of writing a scenario. The shortcuts (`[topology]`
+//! dumbbell, chain, parking lot, and a dumbbell's `flows`) are first expanded into the
+//! nodes, links and flows they stand for; then every node, link and flow, explicit or
+//! generated, goes through the same checks. An error names the field as the user wrote
+//! it (`topology.access.delay_ms`, `topology.flows.tcp`, `link[2].queue.limit_pkts`), and
+//! [`crate::locate`] finds its line.
+//!
+//! `build` runs the same resolution, so a scenario made in code (the reproduction suite
+//! edits parsed scenarios) is checked exactly as one read from a file.
+
+use crate::limits::{self, Range};
+use crate::scenario::{
+    AppSpec, CpuSpec, CrossKindName, CrossSpec, LinkParams, NodeKind, PairFlows, Scenario,
+    Topology,
+};
+use ackclock_gateway::ConfigError;
+use ackclock_tcp::config::Overrides;
+use ackclock_tcp::TcpConfig;
+use core::net::Ipv4Addr;
+use std::collections::{HashMap, VecDeque};
+
+/// A scenario that cannot run: the field (a path into the file) and what is wrong with it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Invalid {
+    pub field: String,
+    pub message: String,
+}
+
+impl Invalid {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Invalid {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Invalid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "field `{}`: {}", self.field, self.message)
+    }
+}
+
+/// A node, explicit or generated.
+#[derive(Clone, Debug)]
+pub struct NodeDef {
+    pub name: String,
+    pub kind: NodeKind,
+    pub addr: Option<Ipv4Addr>,
+    pub cpu: Option<CpuSpec>,
+    /// Where it was written: `node[3]`, or the shortcut that generated it.
+    pub field: String,
+}
+
+/// A link (both directions), explicit or generated.
+#[derive(Clone, Debug)]
+pub struct LinkDef {
+    pub a: String,
+    pub b: String,
+    pub params: LinkParams,
+    /// `link[2]`, or `topology.access`, `topology.hop`, `topology.bottleneck`.
+    pub field: String,
+}
+
+/// A TCP flow with both ends' configurations worked out.
+#[derive(Clone, Debug)]
+pub struct FlowDef {
+    pub name: String,
+    pub from: String,
+    pub to: String,
+    pub port: u16,
+    pub start_s: f64,
+    pub sender: TcpConfig,
+    pub receiver: TcpConfig,
+    pub app: AppSpec,
+    /// `flow[0]`, or `topology.flows` for a dumbbell's pair flows.
+    pub field: String,
+}
+
+/// Everything a scenario describes, shortcuts expanded, every value checked.
+#[derive(Clone, Debug, Default)]
+pub struct Resolved {
+    pub nodes: Vec<NodeDef>,
+    pub links: Vec<LinkDef>,
+    pub flows: Vec<FlowDef>,
+}
+
+impl Resolved {
+    pub fn node(&self, name: &str) -> Option<&NodeDef> {
+        self.nodes.iter().find(|n| n.name == name)
+    }
+}
+
+fn range(field: impl Into<String>, r: Range, v: f64) -> Result<(), Invalid> {
+    r.check(v).map_err(|m| Invalid::new(field, m))
+}
+
+/// A queue or impairment error of the gateway crate, at `prefix` (`link[0].queue`).
+fn config_error(prefix: &str, e: ConfigError) -> Invalid {
+    // "impairments.gilbert" -> ".gilbert": the table inside `impair`.
+    let inner = e.component.strip_prefix("impairments").unwrap_or("");
+    let inner = if e.component.starts_with("impairments") {
+        inner
+    } else {
+        ""
+    };
+    Invalid::new(format!("{prefix}{inner}.{}", e.field), e.problem)
+}
+
+/// The closest of `candidates` to a misspelt `word`, if one is close enough to be meant.
+pub fn suggestion<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    let best = candidates
+        .into_iter()
+        .map(|c| (edit_distance(word, c), c))
+        .min_by_key(|(d, _)| *d);
+    match best {
+        Some((d, c)) if d > 0 && d <= 2.max(word.len() / 3) => format!(" (did you mean \"{c}\"?)"),
+        _ => String::new(),
+    }
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// A preset with overrides for both ends, or the error at `field.tcp` /
+/// `field.tcp_overrides.<key>`.
+fn tcp_configs(
+    field: &str,
+    preset: &str,
+    both: &Overrides,
+    receiver_only: Option<&Overrides>,
+) -> Result<(TcpConfig, TcpConfig), Invalid> {
+    let Some(mut c) = TcpConfig::preset(preset) else {
+        return Err(Invalid::new(
+            format!("{field}.tcp"),
+            format!(
+                "unknown preset \"{preset}\"; expected one of {}{}",
+                TcpConfig::PRESETS.join(", "),
+                suggestion(preset, TcpConfig::PRESETS.iter().copied())
+            ),
+        ));
+    };
+    both.apply(&mut c)
+        .map_err(|e| Invalid::new(format!("{field}.tcp_overrides.{}", e.field), e.message))?;
+    let mut r = c.clone();
+    if let Some(o) = receiver_only {
+        o.apply(&mut r).map_err(|e| {
+            Invalid::new(format!("{field}.receiver_overrides.{}", e.field), e.message)
+        })?;
+    }
+    Ok((c, r))
+}
+
+fn check_app(field: &str, app: &AppSpec) -> Result<(), Invalid> {
+    let f = |k: &str| format!("{field}.app.{k}");
+    match app {
+        AppSpec::Bulk {
+            bytes,
+            duration_s,
+            chunk_bytes,
+        } => {
+            if bytes.is_some() && duration_s.is_some() {
+                return Err(Invalid::new(
+                    f("duration_s"),
+                    "a bulk transfer ends after `bytes` or after `duration_s`: give one, not both",
+                ));
+            }
+            if let Some(b) = bytes {
+                range(f("bytes"), limits::BULK_BYTES, *b)?;
+            }
+            if let Some(d) = duration_s {
+                range(f("duration_s"), limits::APP_DURATION_S, *d)?;
+            }
+            if let Some(c) = chunk_bytes {
+                range(f("chunk_bytes"), limits::CHUNK_BYTES, *c as f64)?;
+            }
+        }
+        AppSpec::RequestResponse {
+            request_bytes,
+            response_bytes,
+            count,
+            think_ms,
+        } => {
+            range(f("request_bytes"), limits::REQUEST_BYTES, *request_bytes as f64)?;
+            range(
+                f("response_bytes"),
+                limits::RESPONSE_BYTES,
+                *response_bytes as f64,
+            )?;
+            range(f("count"), limits::REQUEST_COUNT, f64::from(*count))?;
+            range(f("think_ms"), limits::THINK_MS, *think_ms)?;
+        }
+        AppSpec::Echo { bytes } => range(f("bytes"), limits::ECHO_BYTES, *bytes)?,
+    }
+    Ok(())
+}
+
+fn check_link(field: &str, p: &LinkParams) -> Result<(), Invalid> {
+    let f = |k: &str| format!("{field}.{k}");
+    range(f("rate_bps"), limits::RATE_BPS, p.rate_bps)?;
+    range(f("delay_ms"), limits::DELAY_MS, p.delay_ms)?;
+    range(f("mtu_bytes"), limits::MTU_BYTES, p.mtu_bytes as f64)?;
+    range(f("framing_bytes"), limits::FRAMING_BYTES, p.framing_bytes as f64)?;
+    range(
+        f("min_wire_bytes"),
+        limits::MIN_WIRE_BYTES,
+        p.min_wire_bytes as f64,
+    )?;
+    for (key, q) in [
+        ("queue", &p.queue),
+        ("queue_ab", &p.queue_ab),
+        ("queue_ba", &p.queue_ba),
+    ] {
+        if let Some(q) = q {
+            q.validate().map_err(|e| config_error(&f(key), e))?;
+        }
+    }
+    for (key, i) in [
+        ("impair", &p.impair),
+        ("impair_ab", &p.impair_ab),
+        ("impair_ba", &p.impair_ba),
+    ] {
+        if let Some(i) = i {
+            i.validate().map_err(|e| config_error(&f(key), e))?;
+        }
+    }
+    Ok(())
+}
+
+fn check_cpu(field: &str, c: &CpuSpec) -> Result<(), Invalid> {
+    for (k, v, r) in [
+        ("rx_packet_us", c.rx_packet_us, limits::CPU_US),
+        ("tx_packet_us", c.tx_packet_us, limits::CPU_US),
+        ("write_call_us", c.write_call_us, limits::CPU_US),
+        ("rx_byte_ns", c.rx_byte_ns, limits::CPU_NS),
+        ("tx_byte_ns", c.tx_byte_ns, limits::CPU_NS),
+        ("write_byte_ns", c.write_byte_ns, limits::CPU_NS),
+    ] {
+        range(format!("{field}.cpu.{k}"), r, v)?;
+    }
+    Ok(())
+}
+
+fn host(name: String, field: &str) -> NodeDef {
+    NodeDef {
+        name,
+        kind: NodeKind::Host,
+        addr: None,
+        cpu: None,
+        field: field.to_string(),
+    }
+}
+
+fn router(name: String, field: &str) -> NodeDef {
+    NodeDef {
+        kind: NodeKind::Router,
+        ..host(name, field)
+    }
+}
+
+fn link(a: &str, b: &str, p: &LinkParams, field: &str) -> LinkDef {
+    LinkDef {
+        a: a.into(),
+        b: b.into(),
+        params: p.clone(),
+        field: field.into(),
+    }
+}
+
+/// The nodes, links and (for a dumbbell) flows a `[topology]` shortcut stands for.
+fn expand_topology(t: &Topology, r: &mut Resolved) -> Result<(), Invalid> {
+    const T: &str = "topology";
+    match t {
+        Topology::Dumbbell {
+            pairs,
+            access,
+            bottleneck,
+            flows,
+        } => {
+            range("topology.pairs", limits::GENERATED, *pairs as f64)?;
+            r.nodes.push(router("gw_left".into(), T));
+            r.nodes.push(router("gw_right".into(), T));
+            r.links.push(link(
+                "gw_left",
+                "gw_right",
+                bottleneck,
+                "topology.bottleneck",
+            ));
+            for i in 1..=*pairs {
+                r.nodes.push(host(format!("left{i}"), T));
+                r.nodes.push(host(format!("right{i}"), T));
+                r.links
+                    .push(link(&format!("left{i}"), "gw_left", access, "topology.access"));
+                r.links.push(link(
+                    "gw_right",
+                    &format!("right{i}"),
+                    access,
+                    "topology.access",
+                ));
+            }
+            if let Some(pf) = flows {
+                pair_flows(pf, *pairs, r)?;
+            }
+        }
+        Topology::Chain {
+            routers,
+            access,
+            hop,
+            bottleneck_hop,
+            bottleneck,
+        } => {
+            range("topology.routers", limits::GENERATED, *routers as f64)?;
+            let hops = routers - 1;
+            match (bottleneck_hop, bottleneck) {
+                (Some(_), None) => {
+                    return Err(Invalid::new(
+                        "topology.bottleneck_hop",
+                        "needs `bottleneck`, the link parameters of that hop",
+                    ))
+                }
+                (None, Some(_)) => {
+                    return Err(Invalid::new(
+                        "topology.bottleneck",
+                        format!(
+                            "needs `bottleneck_hop`, the router-to-router hop it replaces (0 to {})",
+                            hops.saturating_sub(1)
+                        ),
+                    ))
+                }
+                (Some(h), Some(_)) if *h >= hops => {
+                    return Err(Invalid::new(
+                        "topology.bottleneck_hop",
+                        if hops == 0 {
+                            "a chain of 1 router has no router-to-router hop to replace".to_string()
+                        } else {
+                            format!(
+                                "{h} is not a hop of this chain: {routers} routers have hops 0 to {}",
+                                hops - 1
+                            )
+                        },
+                    ))
+                }
+                _ => {}
+            }
+            r.nodes.push(host("src".into(), T));
+            r.nodes.push(host("dst".into(), T));
+            for i in 1..=*routers {
+                r.nodes.push(router(format!("r{i}"), T));
+            }
+            r.links.push(link("src", "r1", access, "topology.access"));
+            for i in 1..*routers {
+                let (p, field) = match (bottleneck_hop, bottleneck) {
+                    (Some(b), Some(bp)) if *b == i - 1 => (bp, "topology.bottleneck"),
+                    _ => (hop, "topology.hop"),
+                };
+                r.links
+                    .push(link(&format!("r{i}"), &format!("r{}", i + 1), p, field));
+            }
+            r.links.push(link(
+                &format!("r{routers}"),
+                "dst",
+                access,
+                "topology.access",
+            ));
+        }
+        Topology::ParkingLot { hops, access, hop } => {
+            range("topology.hops", limits::GENERATED, *hops as f64)?;
+            r.nodes.push(host("long_src".into(), T));
+            r.nodes.push(host("long_dst".into(), T));
+            for i in 0..=*hops {
+                r.nodes.push(router(format!("r{i}"), T));
+            }
+            r.links
+                .push(link("long_src", "r0", access, "topology.access"));
+            r.links.push(link(
+                &format!("r{hops}"),
+                "long_dst",
+                access,
+                "topology.access",
+            ));
+            for i in 0..*hops {
+                r.links.push(link(
+                    &format!("r{i}"),
+                    &format!("r{}", i + 1),
+                    hop,
+                    "topology.hop",
+                ));
+                r.nodes.push(host(format!("cross{i}_src"), T));
+                r.nodes.push(host(format!("cross{i}_dst"), T));
+                r.links.push(link(
+                    &format!("cross{i}_src"),
+                    &format!("r{i}"),
+                    access,
+                    "topology.access",
+                ));
+                r.links.push(link(
+                    &format!("r{}", i + 1),
+                    &format!("cross{i}_dst"),
+                    access,
+                    "topology.access",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A dumbbell's `flows`: one flow from each left host to its right partner.
+fn pair_flows(pf: &PairFlows, pairs: usize, r: &mut Resolved) -> Result<(), Invalid> {
+    const F: &str = "topology.flows";
+    let (sender, receiver) = tcp_configs(F, &pf.tcp, &pf.tcp_overrides, None)?;
+    check_app(F, &pf.app)?;
+    range("topology.flows.start_s", limits::START_S, pf.start_s)?;
+    range("topology.flows.stagger_s", limits::START_S, pf.stagger_s)?;
+    let last = pf.start_s + pf.stagger_s * (pairs - 1) as f64;
+    if !limits::START_S.contains(last) {
+        return Err(Invalid::new(
+            "topology.flows.stagger_s",
+            format!(
+                "the last of {pairs} flows would start at {} s: expected {}",
+                limits::num(last),
+                limits::START_S
+            ),
+        ));
+    }
+    for i in 1..=pairs {
+        r.flows.push(FlowDef {
+            name: format!("pair{i}"),
+            from: format!("left{i}"),
+            to: format!("right{i}"),
+            port: 0,
+            start_s: pf.start_s + pf.stagger_s * (i - 1) as f64,
+            sender: sender.clone(),
+            receiver: receiver.clone(),
+            app: pf.app.clone(),
+            field: F.into(),
+        });
+    }
+    Ok(())
+}
+
+impl Scenario {
+    /// Expands the shortcuts and checks every value: the one validation path (see the
+    /// module doc). Errors name the field; [`Scenario::from_str_named`] adds file and line.
+    pub fn resolve(&self) -> Result<Resolved, Invalid> {
+        range("duration_s", limits::DURATION_S, self.duration_s)?;
+        range("output.sample_ms", limits::SAMPLE_MS, self.output.sample_ms)?;
+        let mut r = Resolved::default();
+        // Order matters for reproducibility: addresses are handed out and ports numbered
+        // in this order (explicit nodes and links first, a dumbbell's flows first).
+        for (i, n) in self.node.iter().enumerate() {
+            let field = format!("node[{i}]");
+            let addr = match &n.addr {
+                None => None,
+                Some(a) => Some(a.parse::<Ipv4Addr>().map_err(|_| {
+                    Invalid::new(
+                        format!("{field}.addr"),
+                        format!("\"{a}\" is not an IPv4 address (e.g. \"198.18.0.7\")"),
+                    )
+                })?),
+            };
+            if let Some(c) = &n.cpu {
+                check_cpu(&field, c)?;
+            }
+            r.nodes.push(NodeDef {
+                name: n.name.clone(),
+                kind: n.kind,
+                addr,
+                cpu: n.cpu,
+                field,
+            });
+        }
+        for (i, l) in self.link.iter().enumerate() {
+            r.links
+                .push(link(&l.a, &l.b, &l.params(), &format!("link[{i}]")));
+        }
+        if let Some(t) = &self.topology {
+            expand_topology(t, &mut r)?;
+        }
+        for (i, f) in self.flow.iter().enumerate() {
+            let field = format!("flow[{i}]");
+            let (sender, receiver) = tcp_configs(
+                &field,
+                &f.tcp,
+                &f.tcp_overrides,
+                Some(&f.receiver_overrides),
+            )?;
+            check_app(&field, &f.app)?;
+            range(format!("{field}.start_s"), limits::START_S, f.start_s)?;
+            if let Some(p) = f.port {
+                range(format!("{field}.port"), limits::PORT, f64::from(p))?;
+            }
+            r.flows.push(FlowDef {
+                name: f.name.clone().unwrap_or_else(|| format!("flow{i}")),
+                from: f.from.clone(),
+                to: f.to.clone(),
+                port: f.port.unwrap_or(0),
+                start_s: f.start_s,
+                sender,
+                receiver,
+                app: f.app.clone(),
+                field,
+            });
+        }
+        check_nodes(&r)?;
+        for l in &r.links {
+            for (end, name) in [("a", &l.a), ("b", &l.b)] {
+                known(&r, name, &format!("{}.{end}", l.field))?;
+            }
+            if l.a == l.b {
+                return Err(Invalid::new(
+                    format!("{}.b", l.field),
+                    "a link needs two different nodes",
+                ));
+            }
+            check_link(&l.field, &l.params)?;
+        }
+        let graph = Graph::new(&r);
+        let mut ports: HashMap<(String, u16), usize> = HashMap::new();
+        for fi in 0..r.flows.len() {
+            let f = &r.flows[fi];
+            let (from, to) = endpoints(&r, &f.field, &f.from, &f.to, "flows")?;
+            if !graph.connected(from, to) {
+                return Err(no_path(&f.field, &f.from, &f.to));
+            }
+            // Ports: as given, else 5001 + the flow's index among all flows.
+            let port = if f.port == 0 {
+                u16::try_from(5001 + fi).map_err(|_| {
+                    Invalid::new(format!("{}.port", f.field), "too many flows for port numbers")
+                })?
+            } else {
+                f.port
+            };
+            if let Some(&other) = ports.get(&(f.to.clone(), port)) {
+                return Err(Invalid::new(
+                    format!("{}.port", f.field),
+                    format!(
+                        "port {port} on \"{}\" is already taken by {}; give one of them another `port`",
+                        f.to, r.flows[other].field
+                    ),
+                ));
+            }
+            ports.insert((f.to.clone(), port), fi);
+            r.flows[fi].port = port;
+        }
+        for (i, c) in self.cross.iter().enumerate() {
+            check_cross(&r, &graph, &format!("cross[{i}]"), c)?;
+        }
+        Ok(r)
+    }
+}
+
+fn check_nodes(r: &Resolved) -> Result<(), Invalid> {
+    let mut seen: HashMap<&str, &str> = HashMap::new();
+    let mut addrs: HashMap<Ipv4Addr, &str> = HashMap::new();
+    for n in &r.nodes {
+        if let Some(first) = seen.insert(&n.name, &n.field) {
+            let why = if first == "topology" {
+                " (the topology shortcut generates it)".to_string()
+            } else {
+                format!(" (first in {first})")
+            };
+            let field = if n.field == "topology" {
+                first.to_string()
+            } else {
+                n.field.clone()
+            };
+            return Err(Invalid::new(
+                format!("{field}.name"),
+                format!("\"{}\" is defined more than once{why}", n.name),
+            ));
+        }
+        if let Some(a) = n.addr {
+            if let Some(other) = addrs.insert(a, &n.name) {
+                return Err(Invalid::new(
+                    format!("{}.addr", n.field),
+                    format!("{a} is already the address of \"{other}\""),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn known(r: &Resolved, name: &str, field: &str) -> Result<(), Invalid> {
+    if r.node(name).is_some() {
+        return Ok(());
+    }
+    let names: Vec<&str> = r.nodes.iter().map(|n| n.name.as_str()).collect();
+    let list = if names.len() > 12 {
+        format!("{}, ... ({} in all)", names[..12].join(", "), names.len())
+    } else {
+        names.join(", ")
+    };
+    Err(Invalid::new(
+        field,
+        format!(
+            "no node named \"{name}\"{}; nodes are: {list}",
+            suggestion(name, names.iter().copied())
+        ),
+    ))
+}
+
+/// Checks that `from` and `to` are two different hosts; returns their indices.
+fn endpoints(
+    r: &Resolved,
+    field: &str,
+    from: &str,
+    to: &str,
+    what: &str,
+) -> Result<(usize, usize), Invalid> {
+    known(r, from, &format!("{field}.from"))?;
+    known(r, to, &format!("{field}.to"))?;
+    for (end, name) in [("from", from), ("to", to)] {
+        let n = r.node(name).expect("known");
+        if n.kind != NodeKind::Host {
+            return Err(Invalid::new(
+                format!("{field}.{end}"),
+                format!("\"{name}\" is a router; {what} start and end at hosts"),
+            ));
+        }
+    }
+    if from == to {
+        return Err(Invalid::new(
+            format!("{field}.to"),
+            format!("\"{to}\" is also the sender; {what} need two different hosts"),
+        ));
+    }
+    let idx = |n: &str| r.nodes.iter().position(|x| x.name == n).expect("known");
+    Ok((idx(from), idx(to)))
+}
+
+fn no_path(field: &str, from: &str, to: &str) -> Invalid {
+    Invalid::new(
+        format!("{field}.to"),
+        format!(
+            "no path from \"{from}\" to \"{to}\": no chain of links joins them (hosts do not forward; only routers do)"
+        ),
+    )
+}
+
+fn check_cross(r: &Resolved, graph: &Graph, field: &str, c: &CrossSpec) -> Result<(), Invalid> {
+    let (from, to) = endpoints(r, field, &c.from, &c.to, "cross-traffic sources")?;
+    if !graph.connected(from, to) {
+        return Err(no_path(field, &c.from, &c.to));
+    }
+    let f = |k: &str| format!("{field}.{k}");
+    range(f("rate_bps"), limits::CROSS_RATE_BPS, c.rate_bps)?;
+    range(
+        f("packet_bytes"),
+        limits::CROSS_PACKET_BYTES,
+        c.packet_bytes as f64,
+    )?;
+    // The simulator's clock ticks in nanoseconds: a source that sends more than one packet
+    // per tick would never let time advance.
+    let max_rate = c.packet_bytes as f64 * 8.0 * 1e9;
+    if c.rate_bps > max_rate {
+        return Err(Invalid::new(
+            f("rate_bps"),
+            format!(
+                "{} b/s of {}-byte packets is more than one packet per nanosecond (the simulator's clock tick): at most {} b/s",
+                limits::num(c.rate_bps),
+                c.packet_bytes,
+                limits::num(max_rate)
+            ),
+        ));
+    }
+    range(f("start_s"), limits::START_S, c.start_s)?;
+    if let Some(stop) = c.stop_s {
+        range(f("stop_s"), limits::START_S, stop)?;
+        if stop <= c.start_s {
+            return Err(Invalid::new(
+                f("stop_s"),
+                format!(
+                    "{} s is not after start_s = {} s",
+                    limits::num(stop),
+                    limits::num(c.start_s)
+                ),
+            ));
+        }
+    }
+    let on_off = c.kind == CrossKindName::OnOff;
+    for (k, v) in [("mean_on_ms", c.mean_on_ms), ("mean_off_ms", c.mean_off_ms)] {
+        match (on_off, v) {
+            (true, None) => {
+                return Err(Invalid::new(
+                    f(k),
+                    "kind = \"on_off\" needs mean_on_ms and mean_off_ms",
+                ))
+            }
+            (true, Some(v)) => range(f(k), limits::ON_OFF_MS, v)?,
+            (false, Some(_)) => {
+                return Err(Invalid::new(
+                    f(k),
+                    "applies to kind = \"on_off\" only; remove it or change the kind",
+                ))
+            }
+            (false, None) => {}
+        }
+    }
+    Ok(())
+}
+
+/// Which hosts can reach which, and over which links: packets cross routers, never hosts
+/// (a host drops what is not addressed to it). Shortest paths by hop count are searched in
+/// the graph of routers only, once per first router and cached, so a dumbbell of 10,000
+/// pairs costs one search, not 10,000.
+pub(crate) struct Graph {
+    /// Per node: (neighbour, link index).
+    adj: Vec<Vec<(usize, usize)>>,
+    router: Vec<bool>,
+    /// Per first router: (hops, previous router, link to it) for every router.
+    searched: std::cell::RefCell<HashMap<usize, std::rc::Rc<Vec<(u32, usize, usize)>>>>,
+}
+
+impl Graph {
+    pub(crate) fn new(r: &Resolved) -> Graph {
+        let index: HashMap<&str, usize> = r
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.as_str(), i))
+            .collect();
+        let mut adj = vec![Vec::new(); r.nodes.len()];
+        for (li, l) in r.links.iter().enumerate() {
+            if let (Some(&a), Some(&b)) = (index.get(l.a.as_str()), index.get(l.b.as_str())) {
+                adj[a].push((b, li));
+                adj[b].push((a, li));
+            }
+        }
+        Graph {
+            adj,
+            router: r.nodes.iter().map(|n| n.kind == NodeKind::Router).collect(),
+            searched: Default::default(),
+        }
+    }
+
+    fn from_router(&self, start: usize) -> std::rc::Rc<Vec<(u32, usize, usize)>> {
+        if let Some(t) = self.searched.borrow().get(&start) {
+            return t.clone();
+        }
+        let mut t = vec![(u32::MAX, usize::MAX, usize::MAX); self.adj.len()];
+        t[start].0 = 0;
+        let mut q = VecDeque::from([start]);
+        while let Some(u) = q.pop_front() {
+            for &(v, li) in &self.adj[u] {
+                if self.router[v] && t[v].0 == u32::MAX {
+                    t[v] = (t[u].0 + 1, u, li);
+                    q.push_back(v);
+                }
+            }
+        }
+        let t = std::rc::Rc::new(t);
+        self.searched.borrow_mut().insert(start, t.clone());
+        t
+    }
+
+    /// The links of a shortest path from host `from` to host `to`, if there is one.
+    pub(crate) fn path(&self, from: usize, to: usize) -> Option<Vec<usize>> {
+        if let Some(&(_, li)) = self.adj[from].iter().find(|(v, _)| *v == to) {
+            return Some(vec![li]);
+        }
+        let mut best: Option<(u32, usize, usize, usize, std::rc::Rc<Vec<(u32, usize, usize)>>)> =
+            None;
+        for &(ra, first) in self.adj[from].iter().filter(|(v, _)| self.router[*v]) {
+            let t = self.from_router(ra);
+            for &(rb, last) in self.adj[to].iter().filter(|(v, _)| self.router[*v]) {
+                let d = t[rb].0;
+                if d != u32::MAX && best.as_ref().is_none_or(|b| d < b.0) {
+                    best = Some((d, first, rb, last, t.clone()));
+                }
+            }
+        }
+        let (_, first, rb, last, t) = best?;
+        let mut links = vec![last];
+        let mut v = rb;
+        while t[v].0 > 0 {
+            links.push(t[v].2);
+            v = t[v].1;
+        }
+        links.push(first);
+        links.reverse();
+        Some(links)
+    }
+
+    fn connected(&self, from: usize, to: usize) -> bool {
+        self.path(from, to).is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggestions_for_near_misses_only() {
+        let presets = TcpConfig::PRESETS.iter().copied();
+        assert_eq!(
+            suggestion("nwereno", presets.clone()),
+            " (did you mean \"newreno\"?)"
+        );
+        assert_eq!(suggestion("bbr", presets.clone()), "");
+        assert_eq!(suggestion("newreno", presets), "");
+    }
+}
