@@ -65,6 +65,12 @@ enum Command {
         /// Skip the SVG plots.
         #[arg(long)]
         no_plots: bool,
+        /// Capture every link, both directions, to pcap files in the output directory
+        /// (<from>-<to>.pcap; `ackclock decode`, tcpdump and Wireshark read them).
+        #[arg(long)]
+        pcap: bool,
+        #[command(flatten)]
+        budget: sim_cmd::BudgetArgs,
     },
     /// Run a scenario over the cross product of parameter values, in parallel on all cores,
     /// one CSV row per run.
@@ -81,6 +87,8 @@ enum Command {
         /// Output directory (default: out/sweep/<scenario name>).
         #[arg(long)]
         out: Option<PathBuf>,
+        #[command(flatten)]
+        budget: sim_cmd::BudgetArgs,
     },
     /// Live (root): a netperf-style bulk test between ackclock on a TUN device and the
     /// Linux kernel's TCP (--mode send: TCP_STREAM, recv: TCP_MAERTS); prints goodput,
@@ -100,7 +108,19 @@ enum Command {
     LiveDemo(live::demo::DemoArgs),
 }
 
-fn main() -> Result<()> {
+/// Errors are printed as one line, `error: ` and the chain of causes, whatever
+/// RUST_BACKTRACE says: a user error is not a crash (panics still print theirs).
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<()> {
     // Behave like other Unix tools when the reader of our output goes away (`| head`):
     // die quietly on SIGPIPE instead of panicking on a failed print.
     // SAFETY: setting a signal disposition to SIG_DFL before any threads exist is sound.
@@ -143,13 +163,16 @@ fn main() -> Result<()> {
             out,
             seed,
             no_plots,
-        } => sim_cmd::sim(&scenario, out, seed, !no_plots),
+            pcap,
+            budget,
+        } => sim_cmd::sim(&scenario, out, seed, !no_plots, pcap, &budget.budget()),
         Command::Sweep {
             scenario,
             params,
             seeds,
             out,
-        } => sim_cmd::sweep(&scenario, &params, seeds, out),
+            budget,
+        } => sim_cmd::sweep(&scenario, &params, seeds, out, &budget.budget()),
         Command::Stream(a) => live::stream::run(a),
         Command::Discard(a) => live::services::run(ackclock_tun::Service::Discard, a),
         Command::Chargen(a) => live::services::run(ackclock_tun::Service::Chargen, a),

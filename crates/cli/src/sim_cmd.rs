@@ -1,6 +1,8 @@
 //! `ackclock sim` and `ackclock sweep`.
 
 use crate::plots;
+use ackclock_gateway::QdiscConfig;
+use ackclock_sim::cost::Budget;
 use ackclock_sim::{build, RunResult, Scenario, ScenarioError};
 use ackclock_wire::Instant;
 use anyhow::{anyhow, bail, Context, Result};
@@ -9,6 +11,7 @@ use rayon::prelude::*;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use toml_edit::{DocumentMut, Item, TableLike};
 
 /// A progress bar that appears only once a run has lasted more than a second.
 pub struct LazyBar {
@@ -51,8 +54,43 @@ impl LazyBar {
     }
 }
 
-fn load(path: &Path) -> Result<Scenario> {
-    Scenario::load(path).map_err(|e: ScenarioError| anyhow!("{e}"))
+/// The limits a run must fit in, from `--max-memory` and `--max-events`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct BudgetArgs {
+    /// Refuse a scenario whose predicted memory is above this (e.g. 2G, 512M); default half
+    /// of this machine's memory.
+    #[arg(long, value_name = "SIZE", value_parser = crate::live::args::parse_size)]
+    pub max_memory: Option<u64>,
+    /// Refuse a scenario whose predicted event count is above this (default 1e10, about ten
+    /// minutes of simulation).
+    #[arg(long, value_name = "N", value_parser = parse_count)]
+    pub max_events: Option<u64>,
+}
+
+impl BudgetArgs {
+    pub fn budget(&self) -> Budget {
+        let mut b = Budget::for_this_machine();
+        if let Some(m) = self.max_memory {
+            b.max_memory_bytes = m;
+            b.memory_source = "--max-memory";
+        }
+        if let Some(e) = self.max_events {
+            b.max_events = e;
+        }
+        b
+    }
+}
+
+/// A count such as 20000000 or 2e7.
+fn parse_count(s: &str) -> std::result::Result<u64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?}: expected a count such as 20000000 or 2e7"))?;
+    if !(v >= 1.0 && v <= u64::MAX as f64) {
+        return Err(format!("{s:?}: expected a count of at least 1"));
+    }
+    Ok(v as u64)
 }
 
 /// Runs one scenario quietly (no files) and returns its result.
@@ -78,11 +116,21 @@ pub fn run_scenario(
     Ok(r)
 }
 
-/// `ackclock sim SCENARIO [--out DIR] [--seed N]`.
-pub fn sim(path: &Path, out: Option<PathBuf>, seed: Option<u64>, plots_on: bool) -> Result<()> {
-    let mut s = load(path)?;
+/// `ackclock sim SCENARIO [--out DIR] [--seed N] [--pcap]`.
+pub fn sim(
+    path: &Path,
+    out: Option<PathBuf>,
+    seed: Option<u64>,
+    plots_on: bool,
+    pcap: bool,
+    budget: &Budget,
+) -> Result<()> {
+    let mut s = Scenario::load_within(path, budget).map_err(|e: ScenarioError| anyhow!("{e}"))?;
     if let Some(seed) = seed {
         s.seed = seed;
+    }
+    if pcap {
+        s.output.pcap_all = true;
     }
     let stem = path
         .file_stem()
@@ -149,52 +197,126 @@ fn parse_value(v: &str) -> toml::Value {
     }
 }
 
-/// Sets `path` (dot separated; numbers index arrays) in a TOML document.
-pub fn set_path(doc: &mut toml::Value, path: &str, value: toml::Value) -> Result<()> {
-    let parts: Vec<&str> = path.split('.').collect();
-    let mut cur = doc;
-    for (i, part) in parts.iter().enumerate() {
-        let last = i == parts.len() - 1;
-        cur = match cur {
-            toml::Value::Table(t) => {
-                if last {
-                    t.insert(part.to_string(), value);
-                    return Ok(());
-                }
-                t.entry(part.to_string())
-                    .or_insert_with(|| toml::Value::Table(Default::default()))
-            }
-            toml::Value::Array(a) => {
-                let idx: usize = part.parse().map_err(|_| {
-                    anyhow!("--param {path}: `{part}` indexes an array and must be a number")
-                })?;
-                let len = a.len();
-                let slot = a
-                    .get_mut(idx)
-                    .ok_or_else(|| anyhow!("--param {path}: index {idx} past the {len} entries"))?;
-                if last {
-                    *slot = value;
-                    return Ok(());
-                }
-                slot
-            }
-            _ => bail!("--param {path}: `{part}` is inside a value that is not a table or array"),
-        };
+/// A `--param` value as the TOML value it stands for (a number, a boolean, else a string).
+fn edit_value(v: &toml::Value) -> toml_edit::Value {
+    match v {
+        toml::Value::Integer(i) => (*i).into(),
+        toml::Value::Float(f) => (*f).into(),
+        toml::Value::Boolean(b) => (*b).into(),
+        other => value_text(other).into(),
     }
-    Ok(())
+}
+
+/// Sets `path` (dot separated; numbers index arrays) in a TOML document, editing it in place
+/// so that every other line keeps its number (errors then point at the user's own file).
+/// Setting a queue's `kind` to another kind starts that queue from the new kind's defaults:
+/// fields both kinds share (its limits) are kept, the others dropped.
+pub fn set_path(doc: &mut DocumentMut, path: &str, value: &toml::Value) -> Result<()> {
+    let parts: Vec<&str> = path.split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        bail!("--param {path}: empty name between dots");
+    }
+    set_in(doc.as_table_mut(), path, &parts, value)
+}
+
+fn set_in(t: &mut dyn TableLike, path: &str, parts: &[&str], value: &toml::Value) -> Result<()> {
+    let (key, rest) = (parts[0], &parts[1..]);
+    if rest.is_empty() {
+        let kind_switch = key == "kind"
+            && t.get("kind").and_then(|k| k.as_str()).is_some_and(|old| {
+                QdiscConfig::KINDS.contains(&old) && Some(old) != value.as_str()
+            });
+        t.insert(key, Item::Value(edit_value(value)));
+        if kind_switch {
+            let keep = value.as_str().and_then(QdiscConfig::fields).unwrap_or(&[]);
+            let drop: Vec<String> = t
+                .iter()
+                .map(|(k, _)| k.to_string())
+                .filter(|k| k != "kind" && !keep.contains(&k.as_str()))
+                .collect();
+            for k in drop {
+                t.remove(&k);
+            }
+        }
+        return Ok(());
+    }
+    if t.get(key).is_none() {
+        if rest[0].parse::<usize>().is_ok() {
+            bail!("--param {path}: the scenario has no `{key}` entries to index");
+        }
+        // A table the file leaves to its defaults (a link's `queue`): start it.
+        t.insert(key, Item::Value(toml_edit::InlineTable::new().into()));
+    }
+    let item = t.get_mut(key).expect("present");
+    set_item(item, path, key, rest, value)
+}
+
+fn set_item(
+    item: &mut Item,
+    path: &str,
+    key: &str,
+    rest: &[&str],
+    value: &toml::Value,
+) -> Result<()> {
+    if let Some(t) = item.as_table_like_mut() {
+        return set_in(t, path, rest, value);
+    }
+    let index = |part: &str, len: usize| -> Result<usize> {
+        let i: usize = part.parse().map_err(|_| {
+            anyhow!(
+                "--param {path}: `{key}` is an array: `{part}` must be an index (0 to {})",
+                len.saturating_sub(1)
+            )
+        })?;
+        if i >= len {
+            bail!("--param {path}: index {i} past the {len} entries of `{key}`");
+        }
+        Ok(i)
+    };
+    match item {
+        Item::ArrayOfTables(a) => {
+            let i = index(rest[0], a.len())?;
+            let t = a.get_mut(i).expect("in range");
+            if rest.len() == 1 {
+                bail!("--param {path}: `{key}.{i}` is a whole table; name a field inside it");
+            }
+            set_in(t, path, &rest[1..], value)
+        }
+        Item::Value(toml_edit::Value::Array(a)) => {
+            let i = index(rest[0], a.len())?;
+            let v = a.get_mut(i).expect("in range");
+            if rest.len() == 1 {
+                *v = edit_value(value);
+                return Ok(());
+            }
+            match v {
+                toml_edit::Value::InlineTable(t) => set_in(t, path, &rest[1..], value),
+                _ => bail!("--param {path}: `{key}.{i}` is not a table"),
+            }
+        }
+        _ => bail!("--param {path}: `{key}` is a value, not a table or array"),
+    }
 }
 
 /// `ackclock sweep SCENARIO --param P=V,... [--seeds N] [--out DIR]`: the cross product in
 /// parallel, one CSV row per run.
-pub fn sweep(path: &Path, params: &[Param], seeds: u64, out: Option<PathBuf>) -> Result<()> {
+pub fn sweep(
+    path: &Path,
+    params: &[Param],
+    seeds: u64,
+    out: Option<PathBuf>,
+    budget: &Budget,
+) -> Result<()> {
     if params.is_empty() {
         bail!("sweep needs at least one --param PATH=V1,V2,... (e.g. --param link.0.rate_bps=1e6,2e6)");
     }
+    // The file itself must be a valid scenario before any value is swept.
+    let base_seed = Scenario::load(path).map_err(|e| anyhow!("{e}"))?.seed;
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let base: toml::Value =
-        toml::from_str(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-    let base_seed = load(path)?.seed;
+    let base: DocumentMut = text
+        .parse()
+        .map_err(|e| anyhow!("{}: {e}", path.display()))?;
     // The cross product, and the seeds.
     let mut combos: Vec<Vec<toml::Value>> = vec![vec![]];
     for p in params {
@@ -211,28 +333,25 @@ pub fn sweep(path: &Path, params: &[Param], seeds: u64, out: Option<PathBuf>) ->
     }
     let mut jobs = Vec::new();
     for c in &combos {
+        let mut doc = base.clone();
+        for (p, v) in params.iter().zip(c) {
+            set_path(&mut doc, &p.path, v)?;
+        }
+        // Errors name the file and the values that made it: the document was edited in
+        // place, so line numbers are the file's own.
+        let with = params
+            .iter()
+            .zip(c)
+            .map(|(p, v)| format!("--param {}={}", p.path, value_text(v)))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let s = Scenario::from_str_within(&doc.to_string(), path, budget).map_err(|mut e| {
+            e.message = format!("{} (with {with})", e.message);
+            anyhow!("{e}")
+        })?;
         for k in 0..seeds.max(1) {
-            let mut doc = base.clone();
-            for (p, v) in params.iter().zip(c) {
-                set_path(&mut doc, &p.path, v.clone())?;
-            }
-            set_path(
-                &mut doc,
-                "seed",
-                toml::Value::Integer((base_seed + k) as i64),
-            )?;
-            let t = toml::to_string(&doc).map_err(|e| anyhow!("{e}"))?;
-            let label = PathBuf::from(format!(
-                "{} with {}",
-                path.display(),
-                params
-                    .iter()
-                    .zip(c)
-                    .map(|(p, v)| format!("{}={v}", p.path))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            ));
-            let s = Scenario::from_str_named(&t, &label).map_err(|e| anyhow!("{e}"))?;
+            let mut s = s.clone();
+            s.seed = base_seed + k;
             jobs.push((c.clone(), base_seed + k, s));
         }
     }

@@ -122,3 +122,32 @@ fn a_whole_path() {
     assert!(!s.impair.is_empty());
     assert!(ImpairmentsConfig::default().is_empty());
 }
+
+/// `QdiscConfig::fields` lists exactly what serde accepts for each kind: serde names the
+/// expected fields when it meets an unknown one.
+#[test]
+fn field_lists_match_what_each_kind_accepts() {
+    for kind in QdiscConfig::KINDS {
+        let text = format!("kind = \"{kind}\"\nno_such_field_probe = 1\n");
+        let err = toml::from_str::<QdiscConfig>(&text)
+            .err()
+            .unwrap_or_else(|| panic!("{kind} accepted an unknown field"))
+            .to_string();
+        let expected = err
+            .split("expected one of ")
+            .nth(1)
+            .or_else(|| err.split("expected ").nth(1))
+            .unwrap_or_else(|| panic!("{kind}: {err}"));
+        let mut serde_fields: Vec<&str> = expected
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|f| *f != "kind")
+            .collect();
+        let mut ours: Vec<&str> = QdiscConfig::fields(kind).expect("listed").to_vec();
+        serde_fields.sort();
+        ours.sort();
+        assert_eq!(ours, serde_fields, "{kind}: {err}");
+    }
+    assert_eq!(QdiscConfig::fields("fifo"), None);
+}

@@ -80,7 +80,7 @@ pub struct BulkSender {
     conn: Option<ConnId>,
     written: u64,
     closed: bool,
-    pattern: Vec<u8>,
+    pattern: std::sync::Arc<[u8]>,
     finished: Option<Instant>,
     /// Bytes of a charged write the CPU is copying.
     copying: Option<usize>,
@@ -95,6 +95,7 @@ impl BulkSender {
         chunk: usize,
     ) -> Self {
         let chunk = chunk.max(1);
+        let pattern = chargen_pattern(chunk + 95);
         BulkSender {
             remote,
             cfg: Some(cfg),
@@ -104,10 +105,25 @@ impl BulkSender {
             conn: None,
             written: 0,
             closed: false,
-            // chargen's rotating printable pattern, so captures are recognisable.
-            pattern: (0..chunk + 95).map(|i| b' ' + (i % 95) as u8).collect(),
+            pattern,
             finished: None,
             copying: None,
+        }
+    }
+}
+
+/// chargen's rotating printable pattern (captures are recognisable), at least `len` bytes,
+/// shared by every sender of the process: a thousand flows do not need a thousand copies.
+fn chargen_pattern(len: usize) -> std::sync::Arc<[u8]> {
+    use std::sync::{Arc, Mutex};
+    static SHARED: Mutex<Option<Arc<[u8]>>> = Mutex::new(None);
+    let mut shared = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+    match &*shared {
+        Some(p) if p.len() >= len => p.clone(),
+        _ => {
+            let p: Arc<[u8]> = (0..len).map(|i| b' ' + (i % 95) as u8).collect();
+            *shared = Some(p.clone());
+            p
         }
     }
 }

@@ -4,15 +4,24 @@
 //! allocation failure (a buffer or queue size out of reason is an error, not an abort).
 //!
 //! Running the built simulation is left out: a valid scenario may ask for any amount of
-//! work (a 10^15 b/s Poisson source, a year of simulated time), which is slow, not wrong.
+//! work, which is slow, not wrong. What a scenario may cost is bounded by a budget (as
+//! `ackclock sim` bounds it), so building never allocates without limit either.
 
+use crate::cost::Budget;
 use crate::{build, Scenario};
 use std::path::Path;
+
+/// 1 GiB and a billion events: any scenario within it builds in well under a second.
+pub const FUZZ_BUDGET: Budget = Budget {
+    max_memory_bytes: 1 << 30,
+    max_events: 1_000_000_000,
+    memory_source: "the fuzz budget",
+};
 
 pub fn scenario(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let file = Path::new("fuzz.toml");
-    match Scenario::from_str_named(&text, file) {
+    match Scenario::from_str_within(&text, file, &FUZZ_BUDGET) {
         Err(e) => {
             let msg = e.to_string();
             assert!(

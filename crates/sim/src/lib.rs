@@ -3,6 +3,7 @@
 
 pub mod app;
 pub mod build;
+pub mod cost;
 pub mod fuzzing;
 pub mod limits;
 pub mod locate;

@@ -74,6 +74,9 @@ pub struct Host {
     /// Packets that reached this host but were not TCP (cross traffic sinks here).
     pub non_tcp_in: u64,
     pub non_tcp_bytes_in: u64,
+    /// Indices into `Network::traced` of this host's traced connections, so draining
+    /// traces after each host event costs the host's flows, not every flow's.
+    traced: Vec<usize>,
 }
 
 impl Host {
@@ -89,6 +92,9 @@ pub struct Node {
     pub host: Option<Host>,
     /// Destination address -> output port.
     pub routes: HashMap<Ipv4Addr, PortId>,
+    /// A host with one link sends everything through it: no table (a dumbbell of 10,000
+    /// pairs would otherwise hold 10^8 entries).
+    pub default_port: Option<PortId>,
     pub forwarded: u64,
     pub no_route: u64,
 }
@@ -274,6 +280,7 @@ impl Network {
             addr,
             host: None,
             routes: HashMap::new(),
+            default_port: None,
             forwarded: 0,
             no_route: 0,
         });
@@ -295,8 +302,10 @@ impl Network {
                 cpu_busy_ns: 0,
                 non_tcp_in: 0,
                 non_tcp_bytes_in: 0,
+                traced: Vec::new(),
             }),
             routes: HashMap::new(),
+            default_port: None,
             forwarded: 0,
             no_route: 0,
         });
@@ -367,7 +376,14 @@ impl Network {
             events: Vec::new(),
             attached: None,
         });
-        self.traced.len() - 1
+        let idx = self.traced.len() - 1;
+        self.nodes[node]
+            .host
+            .as_mut()
+            .expect("traced apps run on hosts")
+            .traced
+            .push(idx);
+        idx
     }
 
     pub fn add_cross(&mut self, src: CrossSource) {
@@ -387,29 +403,45 @@ impl Network {
     }
 
     /// Static routes by shortest path (hop count, ties broken by port order), from every
-    /// node to every host.
+    /// node to every host. Paths cross routers only: a host does not forward. A host with
+    /// a single link gets it as its default port instead of a table.
     pub fn compute_routes(&mut self) {
         let n = self.nodes.len();
-        let mut adj: Vec<Vec<(PortId, NodeId)>> = vec![Vec::new(); n];
+        let mut out_ports: Vec<Vec<PortId>> = vec![Vec::new(); n];
         for (pid, p) in self.ports.iter().enumerate() {
-            adj[p.from].push((pid, p.to));
+            out_ports[p.from].push(pid);
         }
+        for (u, ports) in out_ports.iter().enumerate() {
+            if self.nodes[u].host.is_some() && ports.len() == 1 {
+                self.nodes[u].default_port = Some(ports[0]);
+            }
+        }
+        // Reversed edges from the nodes that need a table: for each node, the ports that
+        // lead into it and where they start. (Single-link hosts are left out: they need no
+        // entries and forward nothing, and a dumbbell router has thousands of them.)
+        let mut radj: Vec<Vec<(PortId, NodeId)>> = vec![Vec::new(); n];
+        for (pid, p) in self.ports.iter().enumerate() {
+            if self.nodes[p.from].default_port.is_none() {
+                radj[p.to].push((pid, p.from));
+            }
+        }
+        let mut dist = vec![usize::MAX; n];
+        let mut q = VecDeque::new();
         for dst in 0..n {
             if self.nodes[dst].host.is_none() {
                 continue;
             }
             let addr = self.nodes[dst].addr;
             // BFS backwards from dst over reversed edges gives each node its next hop.
-            let mut dist = vec![usize::MAX; n];
+            dist.iter_mut().for_each(|d| *d = usize::MAX);
             dist[dst] = 0;
-            let mut q = VecDeque::from([dst]);
-            let mut radj: Vec<Vec<(PortId, NodeId)>> = vec![Vec::new(); n];
-            for (u, edges) in adj.iter().enumerate() {
-                for &(pid, v) in edges {
-                    radj[v].push((pid, u));
-                }
-            }
+            q.clear();
+            q.push_back(dst);
             while let Some(v) = q.pop_front() {
+                if v != dst && self.nodes[v].host.is_some() {
+                    // A host is reached (it gets a route) but passes nothing on.
+                    continue;
+                }
                 for &(pid, u) in &radj[v] {
                     if dist[u] == usize::MAX {
                         dist[u] = dist[v] + 1;
@@ -518,7 +550,8 @@ impl Network {
             self.pool.recycle(pkt);
             return;
         };
-        let Some(&port) = self.nodes[node].routes.get(&dst) else {
+        let n = &self.nodes[node];
+        let Some(port) = n.default_port.or_else(|| n.routes.get(&dst).copied()) else {
             self.nodes[node].no_route += 1;
             self.pool.recycle(pkt);
             return;
@@ -806,8 +839,9 @@ impl Network {
 
     /// Turns tracing on for traced apps whose connection now exists, and drains events.
     fn attach_traces(&mut self, node: NodeId) {
-        for t in self.traced.iter_mut().filter(|t| t.node == node) {
-            let h = self.nodes[node].host.as_mut().expect("host");
+        let h = self.nodes[node].host.as_mut().expect("host");
+        for &ti in &h.traced {
+            let t = &mut self.traced[ti];
             if t.attached.is_none() {
                 if let Some(id) = h.apps[t.app].conn() {
                     if let Some(c) = h.ep.conn_mut(id) {

@@ -10,14 +10,14 @@
 
 use crate::limits::{self, Range};
 use crate::scenario::{
-    AppSpec, CpuSpec, CrossKindName, CrossSpec, LinkParams, NodeKind, PairFlows, Scenario,
-    Topology,
+    AppSpec, CpuSpec, CrossKindName, CrossSpec, LinkParams, NodeKind, PairFlows, Scenario, Topology,
 };
 use ackclock_gateway::ConfigError;
 use ackclock_tcp::config::Overrides;
 use ackclock_tcp::TcpConfig;
 use core::net::Ipv4Addr;
 use std::collections::{HashMap, VecDeque};
+use std::rc::Rc;
 
 /// A scenario that cannot run: the field (a path into the file) and what is wrong with it.
 #[derive(Clone, Debug, PartialEq)]
@@ -83,11 +83,17 @@ pub struct Resolved {
     pub nodes: Vec<NodeDef>,
     pub links: Vec<LinkDef>,
     pub flows: Vec<FlowDef>,
+    /// Node name -> index in `nodes`.
+    index: HashMap<String, usize>,
 }
 
 impl Resolved {
     pub fn node(&self, name: &str) -> Option<&NodeDef> {
-        self.nodes.iter().find(|n| n.name == name)
+        self.index_of(name).map(|i| &self.nodes[i])
+    }
+
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        self.index.get(name).copied()
     }
 }
 
@@ -192,7 +198,11 @@ fn check_app(field: &str, app: &AppSpec) -> Result<(), Invalid> {
             count,
             think_ms,
         } => {
-            range(f("request_bytes"), limits::REQUEST_BYTES, *request_bytes as f64)?;
+            range(
+                f("request_bytes"),
+                limits::REQUEST_BYTES,
+                *request_bytes as f64,
+            )?;
             range(
                 f("response_bytes"),
                 limits::RESPONSE_BYTES,
@@ -211,7 +221,11 @@ fn check_link(field: &str, p: &LinkParams) -> Result<(), Invalid> {
     range(f("rate_bps"), limits::RATE_BPS, p.rate_bps)?;
     range(f("delay_ms"), limits::DELAY_MS, p.delay_ms)?;
     range(f("mtu_bytes"), limits::MTU_BYTES, p.mtu_bytes as f64)?;
-    range(f("framing_bytes"), limits::FRAMING_BYTES, p.framing_bytes as f64)?;
+    range(
+        f("framing_bytes"),
+        limits::FRAMING_BYTES,
+        p.framing_bytes as f64,
+    )?;
     range(
         f("min_wire_bytes"),
         limits::MIN_WIRE_BYTES,
@@ -300,8 +314,12 @@ fn expand_topology(t: &Topology, r: &mut Resolved) -> Result<(), Invalid> {
             for i in 1..=*pairs {
                 r.nodes.push(host(format!("left{i}"), T));
                 r.nodes.push(host(format!("right{i}"), T));
-                r.links
-                    .push(link(&format!("left{i}"), "gw_left", access, "topology.access"));
+                r.links.push(link(
+                    &format!("left{i}"),
+                    "gw_left",
+                    access,
+                    "topology.access",
+                ));
                 r.links.push(link(
                     "gw_right",
                     &format!("right{i}"),
@@ -333,9 +351,9 @@ fn expand_topology(t: &Topology, r: &mut Resolved) -> Result<(), Invalid> {
                     return Err(Invalid::new(
                         "topology.bottleneck",
                         format!(
-                            "needs `bottleneck_hop`, the router-to-router hop it replaces (0 to {})",
-                            hops.saturating_sub(1)
-                        ),
+                        "needs `bottleneck_hop`, the router-to-router hop it replaces (0 to {})",
+                        hops.saturating_sub(1)
+                    ),
                     ))
                 }
                 (Some(h), Some(_)) if *h >= hops => {
@@ -513,7 +531,7 @@ impl Scenario {
                 field,
             });
         }
-        check_nodes(&r)?;
+        check_nodes(&mut r)?;
         for l in &r.links {
             for (end, name) in [("a", &l.a), ("b", &l.b)] {
                 known(&r, name, &format!("{}.{end}", l.field))?;
@@ -537,7 +555,10 @@ impl Scenario {
             // Ports: as given, else 5001 + the flow's index among all flows.
             let port = if f.port == 0 {
                 u16::try_from(5001 + fi).map_err(|_| {
-                    Invalid::new(format!("{}.port", f.field), "too many flows for port numbers")
+                    Invalid::new(
+                        format!("{}.port", f.field),
+                        "too many flows for port numbers",
+                    )
                 })?
             } else {
                 f.port
@@ -561,7 +582,7 @@ impl Scenario {
     }
 }
 
-fn check_nodes(r: &Resolved) -> Result<(), Invalid> {
+fn check_nodes(r: &mut Resolved) -> Result<(), Invalid> {
     let mut seen: HashMap<&str, &str> = HashMap::new();
     let mut addrs: HashMap<Ipv4Addr, &str> = HashMap::new();
     for n in &r.nodes {
@@ -590,6 +611,12 @@ fn check_nodes(r: &Resolved) -> Result<(), Invalid> {
             }
         }
     }
+    r.index = r
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.name.clone(), i))
+        .collect();
     Ok(())
 }
 
@@ -637,7 +664,7 @@ fn endpoints(
             format!("\"{to}\" is also the sender; {what} need two different hosts"),
         ));
     }
-    let idx = |n: &str| r.nodes.iter().position(|x| x.name == n).expect("known");
+    let idx = |n: &str| r.index_of(n).expect("known");
     Ok((idx(from), idx(to)))
 }
 
@@ -720,21 +747,18 @@ pub(crate) struct Graph {
     /// Per node: (neighbour, link index).
     adj: Vec<Vec<(usize, usize)>>,
     router: Vec<bool>,
-    /// Per first router: (hops, previous router, link to it) for every router.
-    searched: std::cell::RefCell<HashMap<usize, std::rc::Rc<Vec<(u32, usize, usize)>>>>,
+    /// Per first router: the search from it.
+    searched: std::cell::RefCell<HashMap<usize, Rc<Search>>>,
 }
+
+/// A breadth-first search over routers: per node, (hops, previous router, link to it).
+type Search = Vec<(u32, usize, usize)>;
 
 impl Graph {
     pub(crate) fn new(r: &Resolved) -> Graph {
-        let index: HashMap<&str, usize> = r
-            .nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.name.as_str(), i))
-            .collect();
         let mut adj = vec![Vec::new(); r.nodes.len()];
         for (li, l) in r.links.iter().enumerate() {
-            if let (Some(&a), Some(&b)) = (index.get(l.a.as_str()), index.get(l.b.as_str())) {
+            if let (Some(a), Some(b)) = (r.index_of(&l.a), r.index_of(&l.b)) {
                 adj[a].push((b, li));
                 adj[b].push((a, li));
             }
@@ -746,7 +770,7 @@ impl Graph {
         }
     }
 
-    fn from_router(&self, start: usize) -> std::rc::Rc<Vec<(u32, usize, usize)>> {
+    fn search_from(&self, start: usize) -> Rc<Search> {
         if let Some(t) = self.searched.borrow().get(&start) {
             return t.clone();
         }
@@ -761,7 +785,7 @@ impl Graph {
                 }
             }
         }
-        let t = std::rc::Rc::new(t);
+        let t = Rc::new(t);
         self.searched.borrow_mut().insert(start, t.clone());
         t
     }
@@ -771,10 +795,10 @@ impl Graph {
         if let Some(&(_, li)) = self.adj[from].iter().find(|(v, _)| *v == to) {
             return Some(vec![li]);
         }
-        let mut best: Option<(u32, usize, usize, usize, std::rc::Rc<Vec<(u32, usize, usize)>>)> =
-            None;
+        // (hops, first link, last router, last link, the search that found it)
+        let mut best: Option<(u32, usize, usize, usize, Rc<Search>)> = None;
         for &(ra, first) in self.adj[from].iter().filter(|(v, _)| self.router[*v]) {
-            let t = self.from_router(ra);
+            let t = self.search_from(ra);
             for &(rb, last) in self.adj[to].iter().filter(|(v, _)| self.router[*v]) {
                 let d = t[rb].0;
                 if d != u32::MAX && best.as_ref().is_none_or(|b| d < b.0) {

@@ -27,11 +27,13 @@
 //! app = { kind = "bulk", bytes = 1e6 }
 //! ```
 
+use crate::cost::Budget;
+use crate::locate::{line_of, line_of_field};
+use crate::resolve::Invalid;
 use ackclock_gateway::{ImpairmentConfig, QdiscConfig};
 use ackclock_tcp::config::Overrides;
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use crate::locate::{line_of, line_of_field};
 use std::path::{Path, PathBuf};
 
 /// A problem in a scenario file, located.
@@ -433,23 +435,42 @@ impl Scenario {
     /// Parses a scenario from text and checks it ([`Scenario::resolve`]); `file` is only
     /// used in error messages, which carry the file, the line and the field.
     pub fn from_str_named(text: &str, file: &Path) -> Result<Self, ScenarioError> {
+        Self::from_str_within(text, file, &Budget::unlimited())
+    }
+
+    /// As [`from_str_named`](Self::from_str_named), and refuses a scenario whose predicted
+    /// memory or event count ([`Scenario::predict_cost`]) is beyond `budget`.
+    pub fn from_str_within(
+        text: &str,
+        file: &Path,
+        budget: &Budget,
+    ) -> Result<Self, ScenarioError> {
         let s: Scenario = toml::from_str(text).map_err(|e| ScenarioError {
             file: file.to_path_buf(),
             line: e.span().map(|sp| line_of(text, sp.start)),
             field: None,
             message: e.message().trim().to_string(),
         })?;
-        s.resolve().map_err(|e| ScenarioError {
+        let located = |e: Invalid| ScenarioError {
             file: file.to_path_buf(),
             line: line_of_field(text, &e.field),
             field: Some(e.field),
             message: e.message,
-        })?;
+        };
+        let r = s.resolve().map_err(located)?;
+        if *budget != Budget::unlimited() {
+            s.predict_cost(&r).check(budget).map_err(located)?;
+        }
         Ok(s)
     }
 
     /// Reads and parses a scenario file.
     pub fn load(path: &Path) -> Result<Self, ScenarioError> {
+        Self::load_within(path, &Budget::unlimited())
+    }
+
+    /// Reads and parses a scenario file, within `budget`.
+    pub fn load_within(path: &Path, budget: &Budget) -> Result<Self, ScenarioError> {
         let bytes = std::fs::read(path).map_err(|e| ScenarioError {
             file: path.to_path_buf(),
             line: None,
@@ -463,10 +484,12 @@ impl Scenario {
                 file: path.to_path_buf(),
                 line: Some(line_of(&text, at)),
                 field: None,
-                message: format!("not UTF-8 text (byte {at} is not valid UTF-8); scenario files are TOML"),
+                message: format!(
+                    "not UTF-8 text (byte {at} is not valid UTF-8); scenario files are TOML"
+                ),
             }
         })?;
-        Self::from_str_named(&text, path)
+        Self::from_str_within(&text, path, budget)
     }
 }
 

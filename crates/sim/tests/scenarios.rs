@@ -89,7 +89,8 @@ fn sizes_out_of_reason_are_errors_not_allocation_failures() {
     // the pairs, of 100000000000000 bytes for the buffer.
     let e = err("duration_s = 5\n[topology]\nkind = \"dumbbell\"\npairs = 4294967296\naccess = { rate_bps = 1e7 }\nbottleneck = { rate_bps = 1e6 }\n");
     assert!(
-        e.contains("topology.pairs") && e.contains("4294967296 is out of range: expected [1, 10000]"),
+        e.contains("topology.pairs")
+            && e.contains("4294967296 is out of range: expected [1, 10000]"),
         "{e}"
     );
     let base = "[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\nrate_bps = 1e6\n";

@@ -56,7 +56,7 @@ fn variant(base: &Scenario, n: usize, b: usize, tcp: &str, seed: u64, dur: f64) 
     s.seed = seed;
     s.duration_s = dur;
     let node = |name: String| NodeSpec {
-        name: name,
+        name,
         ..base.node[0].clone()
     };
     let proto_l = base.link[0].clone();

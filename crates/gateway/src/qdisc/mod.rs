@@ -183,6 +183,77 @@ impl QdiscConfig {
         })
     }
 
+    /// Every `kind` a scenario may name.
+    pub const KINDS: &'static [&'static str] = &[
+        "drop_tail",
+        "random_drop",
+        "red",
+        "drr",
+        "codel",
+        "fq_codel",
+    ];
+
+    /// The fields a `kind` accepts besides `kind` itself (`None`: no such kind). Used to
+    /// switch a queue's kind, keeping the fields both kinds share (its limits) and dropping
+    /// the ones the new kind does not know; a test keeps the lists equal to serde's.
+    pub fn fields(kind: &str) -> Option<&'static [&'static str]> {
+        Some(match kind {
+            "drop_tail" => &["limit_pkts", "limit_bytes"],
+            "random_drop" => &[
+                "limit_pkts",
+                "limit_bytes",
+                "early_drop_threshold_pkts",
+                "early_drop_prob",
+            ],
+            "red" => &[
+                "limit_pkts",
+                "limit_bytes",
+                "min_th_pkts",
+                "max_th_pkts",
+                "max_p",
+                "w_q",
+                "gentle",
+                "byte_mode",
+                "mean_pkt_bytes",
+                "max_pkt_bytes",
+                "ecn",
+                "link_rate_bps",
+            ],
+            "drr" => &["quantum_bytes", "buckets", "limit_pkts", "limit_bytes"],
+            "codel" => &[
+                "target_ms",
+                "interval_ms",
+                "limit_pkts",
+                "limit_bytes",
+                "mtu_bytes",
+                "ecn",
+            ],
+            "fq_codel" => &[
+                "buckets",
+                "quantum_bytes",
+                "limit_pkts",
+                "limit_bytes",
+                "target_ms",
+                "interval_ms",
+                "mtu_bytes",
+                "ecn",
+            ],
+            _ => return None,
+        })
+    }
+
+    /// The packet and byte limits (`None`: that limit is not set).
+    pub fn limits(&self) -> (Option<usize>, Option<usize>) {
+        match self {
+            QdiscConfig::DropTail(c) => (c.limit_pkts, c.limit_bytes),
+            QdiscConfig::RandomDrop(c) => (c.limit_pkts, c.limit_bytes),
+            QdiscConfig::Red(c) => (c.limit_pkts, c.limit_bytes),
+            QdiscConfig::Drr(c) => (Some(c.limit_pkts), c.limit_bytes),
+            QdiscConfig::Codel(c) => (c.limit_pkts, c.limit_bytes),
+            QdiscConfig::FqCodel(c) => (Some(c.limit_pkts), c.limit_bytes),
+        }
+    }
+
     /// The `kind` string.
     pub fn kind(&self) -> &'static str {
         match self {

@@ -1,0 +1,481 @@
+//! What a valid scenario will cost before it runs: memory and events, predicted from the
+//! resolved topology, so a run that would exhaust the machine or run for hours is refused
+//! at once, naming the field that drives the cost and the figure, instead of aborting on a
+//! failed allocation or running without visible end.
+//!
+//! The prediction follows the packets. Each flow sends at most what its application asks
+//! and what the slowest link of its path can carry; flows that share a link share its
+//! capacity; every packet costs a few events per hop. Memory is what grows with those
+//! packets and with time: trace records, queue-length samples, socket buffers, queued
+//! packets, routing tables. It is an estimate meant to be within a small factor and on the
+//! high side: `tests/cost.rs` compares it with the events and trace records of real runs.
+
+use crate::resolve::{FlowDef, Graph, Invalid, Resolved};
+use crate::scenario::{AppSpec, CrossKindName, NodeKind, Scenario};
+use ackclock_gateway::QdiscConfig;
+use std::fmt::Write as _;
+
+/// The most a run may use. `ackclock sim` and `sweep` check it before they start.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Budget {
+    pub max_memory_bytes: u64,
+    pub max_events: u64,
+    /// Where the memory limit comes from, for the message ("half of this machine's 23.4
+    /// GiB" or "--max-memory").
+    pub memory_source: &'static str,
+}
+
+/// Ten billion events: about ten minutes of simulation on one core of a 2020s machine.
+pub const DEFAULT_MAX_EVENTS: u64 = 10_000_000_000;
+
+impl Budget {
+    /// Half of this machine's memory (from /proc/meminfo; 8 GiB where that cannot be read)
+    /// and [`DEFAULT_MAX_EVENTS`].
+    pub fn for_this_machine() -> Budget {
+        Budget {
+            max_memory_bytes: machine_memory().map_or(8 << 30, |m| m / 2),
+            max_events: DEFAULT_MAX_EVENTS,
+            memory_source: "half of this machine's memory",
+        }
+    }
+
+    /// No limit: for callers that vouch for their scenarios (the reproduction suite).
+    pub fn unlimited() -> Budget {
+        Budget {
+            max_memory_bytes: u64::MAX,
+            max_events: u64::MAX,
+            memory_source: "unlimited",
+        }
+    }
+}
+
+/// Total memory from /proc/meminfo.
+fn machine_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// One contribution to the cost: the field that drives it, what it is, how much.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Item {
+    pub field: String,
+    pub what: String,
+    pub amount: f64,
+}
+
+/// The predicted cost of a run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Cost {
+    pub memory: Vec<Item>,
+    pub events: Vec<Item>,
+    /// Predicted trace records per flow (in flow order), for the test against real runs.
+    pub trace_records: Vec<f64>,
+}
+
+impl Cost {
+    pub fn memory_bytes(&self) -> f64 {
+        self.memory.iter().map(|i| i.amount).sum()
+    }
+    pub fn event_count(&self) -> f64 {
+        self.events.iter().map(|i| i.amount).sum()
+    }
+
+    /// `Ok` within `b`; else the error names the largest contribution's field.
+    pub fn check(&self, b: &Budget) -> Result<(), Invalid> {
+        let mem = self.memory_bytes();
+        if mem > b.max_memory_bytes as f64 {
+            let top = largest(&self.memory);
+            return Err(Invalid::new(
+                top.field.clone(),
+                format!(
+                    "the run would need about {} of memory, most of it for {} ({}), more than the limit of {} ({}); change this field or duration_s, or raise the limit with --max-memory",
+                    bytes(mem),
+                    top.what,
+                    bytes(top.amount),
+                    bytes(b.max_memory_bytes as f64),
+                    b.memory_source
+                ),
+            ));
+        }
+        let ev = self.event_count();
+        if ev > b.max_events as f64 {
+            let top = largest(&self.events);
+            return Err(Invalid::new(
+                top.field.clone(),
+                format!(
+                    "the run would take about {} events, most of them for {} ({}), more than the limit of {}; change this field or duration_s, or raise the limit with --max-events",
+                    count(ev),
+                    top.what,
+                    count(top.amount),
+                    count(b.max_events as f64)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A few lines for `--dry-run`-style reporting and tests.
+    pub fn describe(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "memory about {}:", bytes(self.memory_bytes()));
+        for i in &self.memory {
+            let _ = writeln!(s, "  {:>10}  {} ({})", bytes(i.amount), i.what, i.field);
+        }
+        let _ = writeln!(s, "events about {}:", count(self.event_count()));
+        for i in &self.events {
+            let _ = writeln!(s, "  {:>10}  {} ({})", count(i.amount), i.what, i.field);
+        }
+        s
+    }
+}
+
+fn largest(items: &[Item]) -> &Item {
+    items
+        .iter()
+        .max_by(|a, b| a.amount.total_cmp(&b.amount))
+        .expect("a cost has items")
+}
+
+/// Bytes in binary units, three significant digits.
+pub fn bytes(v: f64) -> String {
+    let units = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let mut v = v;
+    let mut u = 0;
+    while v >= 1024.0 && u < units.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{v:.0} bytes")
+    } else if v >= 100.0 || !v.is_finite() {
+        format!("{v:.0} {}", units[u])
+    } else {
+        format!("{v:.1} {}", units[u])
+    }
+}
+
+fn count(v: f64) -> String {
+    if v < 1e4 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1e}")
+    }
+}
+
+/// Bytes a packet of the pool holds (buffer capacity plus bookkeeping).
+const PACKET_MEMORY: f64 = 1_700.0;
+/// A slot of a queue's preallocated ring.
+const QUEUE_SLOT: f64 = 64.0;
+/// A node and its endpoint, without connections.
+const NODE: f64 = 2_000.0;
+/// A link direction: its queue's delay histogram (10 KB) and the port itself.
+const PORT: f64 = 16_000.0;
+/// A routing-table entry (address and port in a hash map, with its load factor).
+const ROUTE_ENTRY: f64 = 40.0;
+/// A queue-length sample: time, packets and bytes (16 bytes), kept until the run ends and
+/// written out; growth of the vector doubles it at worst.
+const SAMPLE: f64 = 32.0;
+/// Trace records per data segment: its send, an ACK or RTT sample, and under loss the
+/// duplicate ACKs and recovery events (measured runs show 0.9 to 2 records per segment).
+const RECORDS_PER_SEGMENT: f64 = 3.0;
+/// Events per packet and hop: arrival, end of transmission; plus the host's input.
+const EVENTS_PER_HOP: f64 = 2.0;
+/// Host events per data segment beyond its hops: application wakeups and timers (delayed
+/// ACK, retransmission).
+const HOST_EVENTS_PER_SEGMENT: f64 = 2.0;
+
+impl Scenario {
+    /// The predicted memory and events of a run of this (resolved) scenario.
+    pub fn predict_cost(&self, r: &Resolved) -> Cost {
+        let mut cost = Cost::default();
+        let t_run = self.duration_s;
+        let graph = Graph::new(r);
+        // Per link direction (2 li for a->b, 2 li + 1 for b->a): data bytes offered.
+        let n_ports = r.links.len() * 2;
+        let mut offered = vec![0.0f64; n_ports];
+        let mut paths: Vec<Vec<usize>> = Vec::with_capacity(r.flows.len());
+        // Pass 1: what each flow could send on its own, on the ports of its path.
+        let mut alone: Vec<f64> = Vec::with_capacity(r.flows.len());
+        for f in &r.flows {
+            let ports = directed_path(r, &graph, &f.from, &f.to);
+            let seg = f64::from(f.sender.mss) + 40.0;
+            let rate = ports
+                .iter()
+                .map(|&p| r.links[p / 2].params.rate_bps)
+                .fold(f64::INFINITY, f64::min);
+            let active = (t_run - f.start_s).max(0.0);
+            let by_rate = rate * active / (8.0 * seg);
+            // A window's worth per round trip: the round trip is at least the propagation
+            // delay both ways and a segment's and an ACK's transmission on every hop.
+            let rtt: f64 = ports
+                .iter()
+                .map(|&p| {
+                    let l = &r.links[p / 2].params;
+                    2.0 * l.delay_ms / 1000.0 + 8.0 * (seg + 40.0) / l.rate_bps
+                })
+                .sum();
+            let window = f.sender.send_buffer_bytes.min(f.receiver.recv_buffer_bytes) as f64;
+            let by_window = (window / seg).ceil().max(1.0) * active / rtt;
+            // A host with a processing-cost model handles one packet at a time.
+            let per_packet = |name: &str, tx: bool| -> f64 {
+                r.node(name).and_then(|n| n.cpu).map_or(0.0, |c| {
+                    if tx {
+                        c.tx_packet_us * 1e-6 + seg * c.tx_byte_ns * 1e-9
+                    } else {
+                        c.rx_packet_us * 1e-6 + seg * c.rx_byte_ns * 1e-9
+                    }
+                })
+            };
+            let cpu = per_packet(&f.from, true).max(per_packet(&f.to, false));
+            let by_cpu = if cpu > 0.0 {
+                active / cpu
+            } else {
+                f64::INFINITY
+            };
+            let p = app_segments(f).min(by_rate).min(by_window).min(by_cpu) + 3.0;
+            for &port in &ports {
+                offered[port] += p * seg;
+            }
+            alone.push(p);
+            paths.push(ports);
+        }
+        // Pass 2: flows that share a link share its capacity (in bytes over the run).
+        let capacity: Vec<f64> = (0..n_ports)
+            .map(|p| r.links[p / 2].params.rate_bps * t_run / 8.0)
+            .collect();
+        let mut data_total = 0.0;
+        let mut data_hops = 0.0;
+        for fi in 0..r.flows.len() {
+            let share = paths[fi]
+                .iter()
+                .map(|&p| (capacity[p] / offered[p].max(1.0)).min(1.0))
+                .fold(1.0f64, f64::min);
+            let p = alone[fi] * share;
+            data_total += p;
+            // Data one way, at most as many ACKs the other: each crosses every hop.
+            data_hops += 2.0 * p * (paths[fi].len() as f64 + 1.0)
+                + p * HOST_EVENTS_PER_SEGMENT / EVENTS_PER_HOP;
+            let records = if self.output.trace {
+                p * RECORDS_PER_SEGMENT
+            } else {
+                0.0
+            };
+            cost.trace_records.push(records);
+        }
+        if !r.flows.is_empty() {
+            cost.events.push(Item {
+                field: flows_field(r),
+                what: "TCP segments and ACKs".into(),
+                amount: data_hops * EVENTS_PER_HOP,
+            });
+            if self.output.trace {
+                cost.memory.push(Item {
+                    field: "output.trace".into(),
+                    what: "the sender trace records of every flow".into(),
+                    amount: cost.trace_records.iter().sum::<f64>()
+                        * std::mem::size_of::<ackclock_tcp::TraceEvent>() as f64
+                        * 2.0,
+                });
+            }
+            let buffers: f64 = r
+                .flows
+                .iter()
+                .map(|f| {
+                    (f.sender.send_buffer_bytes
+                        + f.sender.recv_buffer_bytes
+                        + f.receiver.send_buffer_bytes
+                        + f.receiver.recv_buffer_bytes) as f64
+                })
+                .sum();
+            let biggest = r
+                .flows
+                .iter()
+                .max_by_key(|f| f.sender.send_buffer_bytes + f.receiver.recv_buffer_bytes)
+                .expect("flows");
+            cost.memory.push(Item {
+                field: format!("{}.tcp_overrides", biggest.field),
+                what: "socket buffers".into(),
+                amount: buffers,
+            });
+            let latencies: f64 = r
+                .flows
+                .iter()
+                .map(|f| match f.app {
+                    AppSpec::RequestResponse { count, .. } => f64::from(count).min(data_total),
+                    _ => 0.0,
+                })
+                .sum();
+            if latencies > 0.0 {
+                cost.memory.push(Item {
+                    field: flows_field(r),
+                    what: "request latencies".into(),
+                    amount: latencies * 16.0,
+                });
+            }
+        }
+        // Cross traffic: generated packets, each crossing its path (or dropped at the
+        // first queue that cannot keep up).
+        let mut cross_packets = 0.0;
+        for (ci, c) in self.cross.iter().enumerate() {
+            let on = match c.kind {
+                CrossKindName::OnOff => {
+                    let (a, b) = (c.mean_on_ms.unwrap_or(1.0), c.mean_off_ms.unwrap_or(1.0));
+                    a / (a + b)
+                }
+                _ => 1.0,
+            };
+            let stop = c.stop_s.unwrap_or(t_run).min(t_run);
+            let n = c.rate_bps * on * (stop - c.start_s).max(0.0) / (8.0 * c.packet_bytes as f64);
+            let ports = directed_path(r, &graph, &c.from, &c.to);
+            let carried = ports
+                .first()
+                .map_or(0.0, |&p| n.min(capacity[p] / c.packet_bytes as f64));
+            cross_packets += n;
+            cost.events.push(Item {
+                field: format!("cross[{ci}].rate_bps"),
+                what: format!("cross[{ci}]'s packets"),
+                amount: 2.0 * n + carried * ports.len() as f64 * EVENTS_PER_HOP,
+            });
+        }
+        // Queue-length samples: every link direction, for the whole run.
+        let samples = t_run / (self.output.sample_ms / 1000.0) + 1.0;
+        cost.events.push(Item {
+            field: "output.sample_ms".into(),
+            what: "queue-length samples".into(),
+            amount: samples,
+        });
+        cost.memory.push(Item {
+            field: "output.sample_ms".into(),
+            what: format!("queue-length samples ({n_ports} link directions)"),
+            amount: samples * n_ports as f64 * SAMPLE,
+        });
+        // Queues: preallocated rings, and the packets they can hold (no more than exist).
+        let mut slots = 0.0;
+        let mut room = 0.0;
+        for l in &r.links {
+            for q in [&l.params.queue_ab, &l.params.queue_ba] {
+                let limit = queue_limit(q.as_ref().or(l.params.queue.as_ref()));
+                slots += limit.min((1u64 << 20) as f64);
+                room += limit;
+            }
+        }
+        let in_flight: f64 = r
+            .flows
+            .iter()
+            .map(|f| 2.0 * (f.sender.send_buffer_bytes as f64 / f64::from(f.sender.mss) + 4.0))
+            .sum::<f64>()
+            + cross_packets;
+        cost.memory.push(Item {
+            field: "link".into(),
+            what: "queued packets and queue rings".into(),
+            amount: room.min(in_flight) * PACKET_MEMORY + slots * QUEUE_SLOT,
+        });
+        // Routes: every node with more than one link keeps one entry per host.
+        let hosts = r.nodes.iter().filter(|n| n.kind == NodeKind::Host).count() as f64;
+        let mut degree = vec![0usize; r.nodes.len()];
+        for l in &r.links {
+            for name in [&l.a, &l.b] {
+                if let Some(i) = r.index_of(name) {
+                    degree[i] += 1;
+                }
+            }
+        }
+        let branching = degree.iter().filter(|&&d| d > 1).count() as f64;
+        cost.memory.push(Item {
+            field: topology_field(self),
+            what: "routing tables".into(),
+            amount: branching * hosts * ROUTE_ENTRY + r.nodes.len() as f64 * NODE,
+        });
+        cost.memory.push(Item {
+            field: "link".into(),
+            what: "link directions (queue statistics, serializers)".into(),
+            amount: n_ports as f64 * PORT,
+        });
+        cost
+    }
+}
+
+/// The ports (2 x link + direction) of the path from `from` to `to`.
+fn directed_path(r: &Resolved, graph: &Graph, from: &str, to: &str) -> Vec<usize> {
+    let (Some(a), Some(b)) = (r.index_of(from), r.index_of(to)) else {
+        return Vec::new();
+    };
+    let Some(links) = graph.path(a, b) else {
+        return Vec::new();
+    };
+    let mut at = from;
+    links
+        .into_iter()
+        .map(|li| {
+            let l = &r.links[li];
+            if l.a == at {
+                at = &l.b;
+                2 * li
+            } else {
+                at = &l.a;
+                2 * li + 1
+            }
+        })
+        .collect()
+}
+
+/// Data segments the application asks for (unbounded: infinity).
+fn app_segments(f: &FlowDef) -> f64 {
+    let mss = f64::from(f.sender.mss);
+    match &f.app {
+        AppSpec::Bulk { bytes: Some(b), .. } => (b / mss).ceil(),
+        AppSpec::Bulk { .. } => f64::INFINITY,
+        AppSpec::RequestResponse {
+            request_bytes,
+            response_bytes,
+            count,
+            ..
+        } => {
+            f64::from(*count)
+                * ((*request_bytes as f64 / mss).ceil() + (*response_bytes as f64 / mss).ceil())
+        }
+        AppSpec::Echo { bytes } => 2.0 * (bytes / mss).ceil(),
+    }
+}
+
+fn queue_limit(q: Option<&QdiscConfig>) -> f64 {
+    let (pkts, bytes) = match q {
+        None => (Some(100), None),
+        Some(q) => q.limits(),
+    };
+    let by_bytes = bytes.map_or(f64::INFINITY, |b| b as f64 / 40.0);
+    pkts.map_or(f64::INFINITY, |p| p as f64).min(by_bytes)
+}
+
+fn flows_field(r: &Resolved) -> String {
+    r.flows
+        .iter()
+        .find(|f| f.field == "topology.flows")
+        .map_or_else(|| "flow".to_string(), |_| "topology.flows".to_string())
+}
+
+fn topology_field(s: &Scenario) -> String {
+    use crate::scenario::Topology;
+    match &s.topology {
+        Some(Topology::Dumbbell { .. }) => "topology.pairs".into(),
+        Some(Topology::Chain { .. }) => "topology.routers".into(),
+        Some(Topology::ParkingLot { .. }) => "topology.hops".into(),
+        None => "node".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_counts_read_as_a_person_writes_them() {
+        assert_eq!(bytes(512.0), "512 bytes");
+        assert_eq!(bytes(1536.0), "1.5 KiB");
+        assert_eq!(bytes(37.3 * (1u64 << 30) as f64), "37.3 GiB");
+        assert_eq!(count(1234.0), "1234");
+        assert_eq!(count(1.3e11), "1.3e11");
+    }
+}
