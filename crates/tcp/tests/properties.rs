@@ -59,6 +59,14 @@ proptest! {
         ba in impairments(),
     ) {
         let d = data(1 << 20, seed);
+        // Giving up after R2 = 12 unanswered retransmissions (RFC 9293 §3.8.3, tested in
+        // rfc9293_states) is right at 20% loss each way: a retransmission then fails with
+        // probability 0.34, twelve in a row with 3e-6, and the 100x exploration meets that
+        // (seed 7423848464154680590 in the regression file: twelve retransmissions, five
+        // answered, every answer lost). Here the question is integrity and progress, so R2
+        // is 100: a transfer that still does not complete is stuck, not unlucky.
+        let mut cfg = cfg;
+        cfg.max_retransmits = 100;
         let mut h = Harness::asymmetric(seed, ab, ba);
         let r = bulk_transfer(&mut h, &d, cfg.clone(), cfg, Duration::from_secs(100_000));
         prop_assert!(r.completed, "incomplete after {:?}: sender {:?}", r.elapsed, r.sender);
