@@ -14,8 +14,17 @@ pub fn run<R: Read, W: Write>(input: R, out: &mut W, limit: Option<u64>) -> anyh
     let mut not_ip = 0u64;
     let mut bad: BTreeMap<String, u64> = BTreeMap::new();
     let mut line = String::new();
+    // A broken record ends the file (nothing after it can be framed), but what came before
+    // is still listed and counted; the error is reported after the summary.
+    let mut broken = None;
     while let Some(rec) = reader.next_record() {
-        let rec = rec?;
+        let rec = match rec {
+            Ok(r) => r,
+            Err(e) => {
+                broken = Some(e);
+                break;
+            }
+        };
         total += 1;
         let Some(ip) = link.ip_packet(rec.data) else {
             not_ip += 1;
@@ -91,7 +100,19 @@ pub fn run<R: Read, W: Write>(input: R, out: &mut W, limit: Option<u64>) -> anyh
     for (why, n) in &bad {
         writeln!(out, "  {n:>8}  {why}")?;
     }
-    Ok(())
+    if let ackclock_wire::pcap::LinkType::Other(v) = link {
+        writeln!(
+            out,
+            "link type {v} is not one decode reads (raw IP 101, IPv4 228, Ethernet 1, Linux cooked 113): no packet was decoded"
+        )?;
+    }
+    match broken {
+        Some(e) => Err(anyhow::anyhow!(
+            "{e} (after {total} good record{})",
+            if total == 1 { "" } else { "s" }
+        )),
+        None => Ok(()),
+    }
 }
 
 /// The counter a malformed packet falls under (the error kind, without per-packet values).

@@ -45,7 +45,7 @@ enum Command {
         #[arg(long)]
         check: bool,
         /// Seeds per stochastic configuration (default: 10, quick: 3).
-        #[arg(long)]
+        #[arg(long, value_parser = sim_cmd::parse_count)]
         seeds: Option<u64>,
         /// List the experiments and exit.
         #[arg(long)]
@@ -82,7 +82,7 @@ enum Command {
         #[arg(long = "param", required = true)]
         params: Vec<sim_cmd::Param>,
         /// Runs per combination, with seeds seed, seed+1, ...
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, default_value_t = 1, value_parser = sim_cmd::parse_count)]
         seeds: u64,
         /// Output directory (default: out/sweep/<scenario name>).
         #[arg(long)]
@@ -130,11 +130,19 @@ fn run() -> Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Decode { file, limit } => {
-            let f = std::fs::File::open(&file)
-                .with_context(|| format!("cannot open {}", file.display()))?;
+            let f = std::fs::File::open(&file).map_err(|e| {
+                anyhow::anyhow!(
+                    "{}: cannot read: {}",
+                    file.display(),
+                    ackclock_sim::scenario::io_reason(&e)
+                )
+            })?;
+            if f.metadata().is_ok_and(|m| m.is_dir()) {
+                anyhow::bail!("{}: cannot read: Is a directory", file.display());
+            }
             let stdout = std::io::stdout();
             decode::run(std::io::BufReader::new(f), &mut stdout.lock(), limit)
-                .with_context(|| format!("while decoding {}", file.display()))
+                .with_context(|| file.display().to_string())
         }
         Command::Repro {
             out,

@@ -82,7 +82,7 @@ impl BudgetArgs {
 }
 
 /// A count such as 20000000 or 2e7.
-fn parse_count(s: &str) -> std::result::Result<u64, String> {
+pub fn parse_count(s: &str) -> std::result::Result<u64, String> {
     let v: f64 = s
         .trim()
         .parse()

@@ -348,7 +348,7 @@ impl Scenario {
         });
         cost.memory.push(Item {
             field: "output.sample_ms".into(),
-            what: format!("queue-length samples ({n_ports} link directions)"),
+            what: format!("queue-length samples of {n_ports} link directions"),
             amount: samples * n_ports as f64 * SAMPLE,
         });
         // Queues: preallocated rings, and the packets they can hold (no more than exist).

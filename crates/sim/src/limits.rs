@@ -83,6 +83,8 @@ pub fn num(v: f64) -> String {
         } else {
             int
         }
+    } else if v.abs() >= 1e17 {
+        format!("{v:e}")
     } else {
         format!("{v}")
     }

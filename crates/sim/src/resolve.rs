@@ -544,6 +544,42 @@ impl Scenario {
             }
             check_link(&l.field, &l.params)?;
         }
+        // A flow or source that starts when the run is over would never send: say so
+        // instead of reporting it idle.
+        for f in &r.flows {
+            if f.start_s >= self.duration_s {
+                let field = if f.field == "topology.flows" && f.start_s > 0.0 {
+                    if pair_start_is_staggered(self) {
+                        "topology.flows.stagger_s".to_string()
+                    } else {
+                        "topology.flows.start_s".to_string()
+                    }
+                } else {
+                    format!("{}.start_s", f.field)
+                };
+                return Err(Invalid::new(
+                    field,
+                    format!(
+                        "{} would start at {} s, when the run is over (duration_s = {} s)",
+                        f.name,
+                        limits::num(f.start_s),
+                        limits::num(self.duration_s)
+                    ),
+                ));
+            }
+        }
+        for (i, c) in self.cross.iter().enumerate() {
+            if c.start_s >= self.duration_s {
+                return Err(Invalid::new(
+                    format!("cross[{i}].start_s"),
+                    format!(
+                        "{} s is when the run is over (duration_s = {} s): the source would never send",
+                        limits::num(c.start_s),
+                        limits::num(self.duration_s)
+                    ),
+                ));
+            }
+        }
         let graph = Graph::new(&r);
         let mut ports: HashMap<(String, u16), usize> = HashMap::new();
         for fi in 0..r.flows.len() {
@@ -578,8 +614,20 @@ impl Scenario {
         for (i, c) in self.cross.iter().enumerate() {
             check_cross(&r, &graph, &format!("cross[{i}]"), c)?;
         }
+        if r.flows.is_empty() && self.cross.is_empty() {
+            // An empty file, or one whose flows were lost to a typo in a table name, would
+            // otherwise run and report nothing at all.
+            return Err(Invalid::new(
+                "flow",
+                "nothing to simulate: the scenario has no [[flow]], no topology.flows and no [[cross]] traffic",
+            ));
+        }
         Ok(r)
     }
+}
+
+fn pair_start_is_staggered(s: &Scenario) -> bool {
+    matches!(&s.topology, Some(Topology::Dumbbell { flows: Some(pf), .. }) if pf.stagger_s > 0.0)
 }
 
 fn check_nodes(r: &mut Resolved) -> Result<(), Invalid> {
@@ -587,19 +635,21 @@ fn check_nodes(r: &mut Resolved) -> Result<(), Invalid> {
     let mut addrs: HashMap<Ipv4Addr, &str> = HashMap::new();
     for n in &r.nodes {
         if let Some(first) = seen.insert(&n.name, &n.field) {
-            let why = if first == "topology" {
-                " (the topology shortcut generates it)".to_string()
+            // Explicit nodes come first: a clash with a generated one names the explicit.
+            let (field, why) = if n.field == "topology" {
+                (
+                    first.to_string(),
+                    "is also a node the topology generates; give this one another name".to_string(),
+                )
             } else {
-                format!(" (first in {first})")
-            };
-            let field = if n.field == "topology" {
-                first.to_string()
-            } else {
-                n.field.clone()
+                (
+                    n.field.clone(),
+                    format!("is defined more than once (first in {first})"),
+                )
             };
             return Err(Invalid::new(
                 format!("{field}.name"),
-                format!("\"{}\" is defined more than once{why}", n.name),
+                format!("\"{}\" {why}", n.name),
             ));
         }
         if let Some(a) = n.addr {

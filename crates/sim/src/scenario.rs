@@ -445,11 +445,14 @@ impl Scenario {
         file: &Path,
         budget: &Budget,
     ) -> Result<Self, ScenarioError> {
-        let s: Scenario = toml::from_str(text).map_err(|e| ScenarioError {
-            file: file.to_path_buf(),
-            line: e.span().map(|sp| line_of(text, sp.start)),
-            field: None,
-            message: e.message().trim().to_string(),
+        let s: Scenario = toml::from_str(text).map_err(|e| {
+            let at = e.span().map(|sp| sp.start);
+            ScenarioError {
+                file: file.to_path_buf(),
+                line: at.map(|a| line_of(text, a)),
+                field: at.and_then(|a| key_before(text, a)),
+                message: plain_message(e.message()),
+            }
         })?;
         let located = |e: Invalid| ScenarioError {
             file: file.to_path_buf(),
@@ -491,6 +494,52 @@ impl Scenario {
         })?;
         Self::from_str_within(&text, path, budget)
     }
+}
+
+/// The key a value at `offset` is assigned to (`delay_ms` in `delay_ms = -5`), for
+/// parse errors whose span is the value.
+fn key_before(text: &str, offset: usize) -> Option<String> {
+    let before = &text[..offset.min(text.len())];
+    let line = &before[before.rfind('\n').map_or(0, |i| i + 1)..];
+    let lhs = line.trim_end().strip_suffix('=')?.trim_end();
+    let key: String = lhs
+        .chars()
+        .rev()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    (!key.is_empty()).then_some(key)
+}
+
+/// A TOML or serde message in the words of the file, not of Rust: "expected a number", not
+/// "expected f64"; with a suggestion when an unknown name is close to a known one.
+fn plain_message(m: &str) -> String {
+    let mut m = m.trim().to_string();
+    for (rust, plain) in [
+        ("expected f64", "expected a number"),
+        ("expected usize", "expected a whole number"),
+        ("expected u64", "expected a whole number"),
+        ("expected u32", "expected a whole number below 2^32"),
+        ("expected u16", "expected a whole number from 0 to 65535"),
+        ("expected u8", "expected a whole number from 0 to 255"),
+        ("expected a boolean", "expected true or false"),
+        ("floating point `", "the number `"),
+    ] {
+        m = m.replace(rust, plain);
+    }
+    for what in ["unknown field `", "unknown variant `"] {
+        if let Some(rest) = m.strip_prefix(what) {
+            let word = rest.split('`').next().unwrap_or("");
+            let known: Vec<&str> = rest
+                .split_once("expected")
+                .map(|(_, list)| list.split('`').skip(1).step_by(2).collect())
+                .unwrap_or_default();
+            m.push_str(&crate::resolve::suggestion(word, known));
+        }
+    }
+    m
 }
 
 /// An I/O error as a reason, without Rust's "(os error N)" suffix.

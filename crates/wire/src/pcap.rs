@@ -71,8 +71,8 @@ impl LinkType {
 
 #[derive(Debug, Error)]
 pub enum PcapError {
-    #[error("I/O error: {0}")]
-    Io(#[from] io::Error),
+    #[error("cannot read: {}", io_reason(.0))]
+    Io(io::Error),
     #[error("not a pcap file (magic number {0:#010x}); pcapng is not supported, convert with `editcap -F pcap`")]
     BadMagic(u32),
     #[error("file ends inside {0}")]
@@ -257,7 +257,7 @@ impl<R: Read> PcapReader<R> {
                 Ok(0) => return Err(PcapError::Truncated("a record header")),
                 Ok(n) => got += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(PcapError::Io(e)),
             }
         }
         let secs = self.u32_at(&h[0..4]);
@@ -288,6 +288,15 @@ impl<R: Read> PcapReader<R> {
         read_full(&mut self.input, &mut self.buf[..len], "a packet's data")?;
         let ts = Instant::from_nanos(u64::from(secs) * 1_000_000_000 + u64::from(frac_ns));
         Ok(Some((ts, orig_len, len)))
+    }
+}
+
+/// An I/O error as a reason, without Rust's "(os error N)" suffix.
+fn io_reason(e: &io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
     }
 }
 
