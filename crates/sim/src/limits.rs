@@ -126,7 +126,7 @@ pub const THINK_MS: Range = Range::closed(0.0, MAX_MS, "ms");
 pub const ECHO_BYTES: Range = Range::closed(1.0, 1e12, "bytes");
 
 // Cross traffic.
-pub const CROSS_RATE_BPS: Range = Range::above(0.0, MAX_RATE, "b/s");
+pub const CROSS_RATE_BPS: Range = Range::closed(1.0, MAX_RATE, "b/s");
 pub const CROSS_PACKET_BYTES: Range = Range::closed(28.0, 65535.0, "bytes");
 pub const ON_OFF_MS: Range = Range::above(0.0, MAX_MS, "ms");
 
@@ -138,27 +138,27 @@ pub const CPU_NS: Range = Range::closed(0.0, 1e9, "ns");
 pub const TABLE: &[(&str, Range)] = &[
     ("duration_s", DURATION_S),
     ("output.sample_ms", SAMPLE_MS),
-    ("rate_bps (links)", RATE_BPS),
-    ("delay_ms", DELAY_MS),
-    ("mtu_bytes", MTU_BYTES),
-    ("framing_bytes", FRAMING_BYTES),
-    ("min_wire_bytes", MIN_WIRE_BYTES),
-    ("pairs, routers, hops", GENERATED),
-    ("start_s, stagger_s, cross stop_s", START_S),
-    ("port", PORT),
-    ("app.bytes (bulk)", BULK_BYTES),
-    ("app.duration_s", APP_DURATION_S),
-    ("app.chunk_bytes", CHUNK_BYTES),
-    ("app.request_bytes", REQUEST_BYTES),
-    ("app.response_bytes", RESPONSE_BYTES),
-    ("app.count", REQUEST_COUNT),
-    ("app.think_ms", THINK_MS),
-    ("app.bytes (echo)", ECHO_BYTES),
+    ("link rate_bps", RATE_BPS),
+    ("link delay_ms", DELAY_MS),
+    ("link mtu_bytes", MTU_BYTES),
+    ("link framing_bytes", FRAMING_BYTES),
+    ("link min_wire_bytes", MIN_WIRE_BYTES),
+    ("topology pairs, routers, hops", GENERATED),
+    ("start_s, stagger_s, stop_s", START_S),
+    ("flow port", PORT),
+    ("bulk app bytes", BULK_BYTES),
+    ("bulk app duration_s", APP_DURATION_S),
+    ("bulk app chunk_bytes", CHUNK_BYTES),
+    ("request_response app request_bytes", REQUEST_BYTES),
+    ("request_response app response_bytes", RESPONSE_BYTES),
+    ("request_response app count", REQUEST_COUNT),
+    ("request_response app think_ms", THINK_MS),
+    ("echo app bytes", ECHO_BYTES),
     ("cross rate_bps", CROSS_RATE_BPS),
     ("cross packet_bytes", CROSS_PACKET_BYTES),
-    ("mean_on_ms, mean_off_ms", ON_OFF_MS),
-    ("cpu *_us", CPU_US),
-    ("cpu *_ns", CPU_NS),
+    ("cross mean_on_ms, mean_off_ms", ON_OFF_MS),
+    ("node cpu *_us", CPU_US),
+    ("node cpu *_ns", CPU_NS),
 ];
 
 #[cfg(test)]
@@ -188,7 +188,7 @@ mod tests {
         );
         assert_eq!(
             CROSS_RATE_BPS.check(f64::INFINITY).unwrap_err(),
-            "inf is out of range: expected (0, 1e13] b/s"
+            "inf is out of range: expected [1, 1e13] b/s"
         );
         assert_eq!(num(0.5), "0.5");
         assert_eq!(num(1538.0), "1538");
