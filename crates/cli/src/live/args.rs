@@ -206,7 +206,7 @@ impl TcpArgs {
         };
         self.overrides()
             .apply(&mut c)
-            .map_err(|e| anyhow::anyhow!("TCP flags: {e}"))?;
+            .map_err(|e| anyhow::anyhow!("--{}: {e}", flag_of(e.field)))?;
         if let Some(v) = self.checksum_and_copy {
             c.checksum_and_copy = v;
         }
@@ -300,6 +300,26 @@ pub fn parse_prefix(s: &str) -> Result<(Ipv4Addr, u8), String> {
 }
 
 /// Sizes: a number with an optional binary suffix K, M, G (KiB, MiB, GiB, KB... alike).
+/// The flag of each `Overrides` field, where it is not the field name in kebab case.
+const FLAG_RENAMES: &[(&str, &str)] = &[
+    ("send_buffer_bytes", "sndbuf"),
+    ("recv_buffer_bytes", "rcvbuf"),
+    ("initial_window_segments", "iw"),
+    ("initial_window_rfc", "iw-rfc"),
+    ("initial_ssthresh_bytes", "ssthresh"),
+    ("delayed_ack_ms", "delack-ms"),
+    ("delayed_ack_clock", "delack-clock"),
+    ("window_scale", "wscale"),
+];
+
+/// The command-line flag (without `--`) that sets an `Overrides` field.
+fn flag_of(field: &str) -> String {
+    FLAG_RENAMES
+        .iter()
+        .find(|(k, _)| *k == field)
+        .map_or_else(|| field.replace('_', "-"), |(_, v)| v.to_string())
+}
+
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let lower = t.to_ascii_lowercase();
@@ -431,17 +451,6 @@ mod tests {
 
     #[test]
     fn every_override_field_has_a_flag() {
-        // The flag of each Overrides field, where it is not the field name in kebab case.
-        let renames = [
-            ("send_buffer_bytes", "sndbuf"),
-            ("recv_buffer_bytes", "rcvbuf"),
-            ("initial_window_segments", "iw"),
-            ("initial_window_rfc", "iw-rfc"),
-            ("initial_ssthresh_bytes", "ssthresh"),
-            ("delayed_ack_ms", "delack-ms"),
-            ("delayed_ack_clock", "delack-clock"),
-            ("window_scale", "wscale"),
-        ];
         let v = serde_json::to_value(Overrides::default()).unwrap();
         let fields: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
         assert!(fields.len() >= 30, "{fields:?}");
@@ -451,13 +460,24 @@ mod tests {
             .filter_map(|a| a.get_long().map(str::to_string))
             .collect();
         for f in fields {
-            let flag = renames
-                .iter()
-                .find(|(k, _)| *k == f)
-                .map(|(_, v)| v.to_string())
-                .unwrap_or_else(|| f.replace('_', "-"));
+            let flag = flag_of(&f);
             assert!(longs.contains(&flag), "Overrides::{f} has no --{flag} flag");
         }
+    }
+
+    #[test]
+    fn an_out_of_range_flag_is_named_as_typed() {
+        // `--rcvbuf 1` used to be taken, and 0 became 1 in silence; 0 is now refused and the
+        // message names the flag, not the engine's field.
+        let t = T::parse_from(["x", "--rcvbuf", "0"]);
+        let e = t.tcp.config().unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "--rcvbuf: recv_buffer_bytes = 0: expected 1 to 1073741824 bytes"
+        );
+        let t = T::parse_from(["x", "--rto-min-ms", "0"]);
+        let e = t.tcp.config().unwrap_err().to_string();
+        assert!(e.starts_with("--rto-min-ms: rto_min_ms = 0:"), "{e}");
     }
 
     #[test]
