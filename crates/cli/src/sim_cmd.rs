@@ -72,7 +72,7 @@ impl BudgetArgs {
         let mut b = Budget::for_this_machine();
         if let Some(m) = self.max_memory {
             b.max_memory_bytes = m;
-            b.memory_source = "--max-memory";
+            b.memory_source = "--max-memory".into();
         }
         if let Some(e) = self.max_events {
             b.max_events = e;
@@ -310,6 +310,17 @@ pub fn sweep(
     if params.is_empty() {
         bail!("sweep needs at least one --param PATH=V1,V2,... (e.g. --param link.0.rate_bps=1e6,2e6)");
     }
+    // Runs go in parallel, one per core: each gets its share of the memory budget.
+    let threads = rayon::current_num_threads().max(1);
+    let budget = &Budget {
+        max_memory_bytes: budget.max_memory_bytes / threads as u64,
+        memory_source: format!(
+            "{}, shared by {threads} parallel runs",
+            budget.memory_source
+        )
+        .into(),
+        ..budget.clone()
+    };
     // The file itself must be a valid scenario before any value is swept.
     let base_seed = Scenario::load(path).map_err(|e| anyhow!("{e}"))?.seed;
     let text =

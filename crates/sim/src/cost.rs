@@ -13,16 +13,17 @@
 use crate::resolve::{FlowDef, Graph, Invalid, Resolved};
 use crate::scenario::{AppSpec, CrossKindName, NodeKind, Scenario};
 use ackclock_gateway::QdiscConfig;
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 /// The most a run may use. `ackclock sim` and `sweep` check it before they start.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Budget {
     pub max_memory_bytes: u64,
     pub max_events: u64,
     /// Where the memory limit comes from, for the message ("half of this machine's 23.4
     /// GiB" or "--max-memory").
-    pub memory_source: &'static str,
+    pub memory_source: Cow<'static, str>,
 }
 
 /// Ten billion events: about ten minutes of simulation on one core of a 2020s machine.
@@ -35,7 +36,7 @@ impl Budget {
         Budget {
             max_memory_bytes: machine_memory().map_or(8 << 30, |m| m / 2),
             max_events: DEFAULT_MAX_EVENTS,
-            memory_source: "half of this machine's memory",
+            memory_source: Cow::Borrowed("half of this machine's memory"),
         }
     }
 
@@ -44,7 +45,7 @@ impl Budget {
         Budget {
             max_memory_bytes: u64::MAX,
             max_events: u64::MAX,
-            memory_source: "unlimited",
+            memory_source: Cow::Borrowed("unlimited"),
         }
     }
 }

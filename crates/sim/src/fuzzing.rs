@@ -15,7 +15,7 @@ use std::path::Path;
 pub const FUZZ_BUDGET: Budget = Budget {
     max_memory_bytes: 1 << 30,
     max_events: 1_000_000_000,
-    memory_source: "the fuzz budget",
+    memory_source: std::borrow::Cow::Borrowed("the fuzz budget"),
 };
 
 pub fn scenario(data: &[u8]) {
