@@ -14,7 +14,6 @@ use crate::resolve::{FlowDef, Graph, Invalid, Resolved};
 use crate::scenario::{AppSpec, CrossKindName, NodeKind, Scenario};
 use ackclock_gateway::QdiscConfig;
 use std::borrow::Cow;
-use std::fmt::Write as _;
 
 /// The most a run may use. `ackclock sim` and `sweep` check it before they start.
 #[derive(Clone, Debug, PartialEq)]
@@ -115,20 +114,6 @@ impl Cost {
             ));
         }
         Ok(())
-    }
-
-    /// A few lines for `--dry-run`-style reporting and tests.
-    pub fn describe(&self) -> String {
-        let mut s = String::new();
-        let _ = writeln!(s, "memory about {}:", bytes(self.memory_bytes()));
-        for i in &self.memory {
-            let _ = writeln!(s, "  {:>10}  {} ({})", bytes(i.amount), i.what, i.field);
-        }
-        let _ = writeln!(s, "events about {}:", count(self.event_count()));
-        for i in &self.events {
-            let _ = writeln!(s, "  {:>10}  {} ({})", count(i.amount), i.what, i.field);
-        }
-        s
     }
 }
 
@@ -450,11 +435,13 @@ fn queue_limit(q: Option<&QdiscConfig>) -> f64 {
     pkts.map_or(f64::INFINITY, |p| p as f64).min(by_bytes)
 }
 
+/// Where the flows are written: a dumbbell's `flows`, or the `[[flow]]` entries.
 fn flows_field(r: &Resolved) -> String {
-    r.flows
-        .iter()
-        .find(|f| f.field == "topology.flows")
-        .map_or_else(|| "flow".to_string(), |_| "topology.flows".to_string())
+    if r.flows.iter().any(|f| f.field == "topology.flows") {
+        "topology.flows".into()
+    } else {
+        "flow".into()
+    }
 }
 
 fn topology_field(s: &Scenario) -> String {

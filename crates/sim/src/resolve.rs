@@ -103,13 +103,9 @@ fn range(field: impl Into<String>, r: Range, v: f64) -> Result<(), Invalid> {
 
 /// A queue or impairment error of the gateway crate, at `prefix` (`link[0].queue`).
 fn config_error(prefix: &str, e: ConfigError) -> Invalid {
-    // "impairments.gilbert" -> ".gilbert": the table inside `impair`.
+    // "impairments.gilbert" -> ".gilbert": the table inside `impair`; a queue's component
+    // is its kind, which is not part of the path.
     let inner = e.component.strip_prefix("impairments").unwrap_or("");
-    let inner = if e.component.starts_with("impairments") {
-        inner
-    } else {
-        ""
-    };
     Invalid::new(format!("{prefix}{inner}.{}", e.field), e.problem)
 }
 
