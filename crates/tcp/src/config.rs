@@ -118,7 +118,9 @@ pub struct TcpConfig {
     /// RFC 3042 limited transmit: a new segment on each of the first two duplicate ACKs.
     pub limited_transmit: bool,
     /// Retransmission timeouts of one segment before the connection is aborted (4.3BSD's
-    /// TCP_MAXRXTSHIFT is 12; RFC 9293 R2 >= 100 s).
+    /// TCP_MAXRXTSHIFT is 12; RFC 9293 R2 >= 100 s); also the limit of zero-window probes
+    /// in a row that draw no answer at all (RFC 1122 4.2.2.17 keeps a connection whose peer
+    /// answers its probes, not one whose peer is gone).
     pub max_retransmits: u32,
     /// Timeouts of a SYN before giving up (RFC 9293: at least 3 minutes in total).
     pub max_syn_retransmits: u32,
@@ -136,6 +138,16 @@ pub struct TcpConfig {
     pub idle_restart: bool,
     /// RFC 5961 §5: at most this many challenge ACKs per second per connection.
     pub challenge_ack_limit_per_sec: u32,
+    /// At most one ACK per this interval in answer to segments without data that are out
+    /// of window, fail PAWS or acknowledge unsent data (Linux's tcp_invalid_ratelimit, 500
+    /// ms): two ends that disagree about the sequence space otherwise answer each other's
+    /// ACKs for ever. Segments with data are always answered. Zero turns the limit off.
+    pub invalid_ack_interval: Duration,
+    /// RFC 5482's user timeout: abort when sent data has stayed unacknowledged this long
+    /// (checked when a retransmission or persist timer fires), also while a peer keeps
+    /// answering zero-window probes without opening its window. `None`: no user timeout
+    /// (the retry limit alone ends a connection).
+    pub user_timeout: Option<Duration>,
     pub ttl: u8,
 }
 
@@ -182,6 +194,8 @@ impl TcpConfig {
             checksum_and_copy: true,
             idle_restart: false,
             challenge_ack_limit_per_sec: 10,
+            invalid_ack_interval: Duration::from_millis(500),
+            user_timeout: None,
             ttl: 64,
         }
     }
@@ -444,6 +458,10 @@ pub struct Overrides {
     pub time_wait_ms: Option<f64>,
     pub header_prediction: Option<bool>,
     pub idle_restart: Option<bool>,
+    /// Least time between ACKs for invalid segments without data (0: no limit).
+    pub invalid_ack_interval_ms: Option<f64>,
+    /// RFC 5482 user timeout (0: none).
+    pub user_timeout_ms: Option<f64>,
 }
 
 fn ms(v: f64) -> Duration {
@@ -745,6 +763,19 @@ impl Overrides {
         }
         if let Some(v) = self.idle_restart {
             c.idle_restart = v;
+        }
+        if let Some(v) = self.invalid_ack_interval_ms {
+            c.invalid_ack_interval = ms(within(
+                "invalid_ack_interval_ms",
+                v,
+                0.0,
+                MAX_TIMER_MS,
+                "ms",
+            )?);
+        }
+        if let Some(v) = self.user_timeout_ms {
+            let v = within("user_timeout_ms", v, 0.0, MAX_TIMER_MS, "ms")?;
+            c.user_timeout = (v > 0.0).then(|| ms(v));
         }
         Ok(())
     }

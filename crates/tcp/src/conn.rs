@@ -181,6 +181,16 @@ pub struct Connection {
     rst_pending: Option<RstRequest>,
     challenge_window_start: Instant,
     challenge_count: u32,
+    /// When an ACK last answered an invalid segment without data (`invalid_ack_interval`).
+    last_invalid_ack_at: Option<Instant>,
+    /// Zero-window probes in a row that drew no segment at all, and `stats.segs_in` when the
+    /// last one went out (an answer is any segment after it: counting costs the input path
+    /// nothing).
+    probes_unanswered: u32,
+    probe_segs_in_mark: u64,
+    /// When the send sequence last made progress (SND.UNA moved, or data became
+    /// outstanding), for the user timeout.
+    progress_at: Instant,
 
     error: Option<TcpError>,
     /// The latest time passed in, for events the application triggers (close, abort).
@@ -317,6 +327,10 @@ impl Connection {
             rst_pending: None,
             challenge_window_start: now,
             challenge_count: 0,
+            last_invalid_ack_at: None,
+            probes_unanswered: 0,
+            probe_segs_in_mark: 0,
+            progress_at: now,
             error: None,
             now,
             stats: Stats::default(),
@@ -708,6 +722,21 @@ impl Connection {
         }
         if self.persist_at.is_some_and(|t| t <= now) {
             self.persist_at = None;
+            // RFC 1122 4.2.2.17: a peer that answers our probes may keep its window closed
+            // for ever; one that answers nothing is gone, and its probes count against the
+            // retry limit as retransmissions do (an answer is any segment since the last
+            // probe).
+            if self.stats.segs_in == self.probe_segs_in_mark && self.stats.window_probes > 0 {
+                self.probes_unanswered += 1;
+                self.stats.probes_unanswered += 1;
+            } else {
+                self.probes_unanswered = 0;
+            }
+            self.probe_segs_in_mark = self.stats.segs_in;
+            if self.probes_unanswered > self.cfg.max_retransmits || self.user_timed_out(now) {
+                self.give_up(now);
+                return;
+            }
             // RFC 9293 §3.8.6.1: probe the zero window, backing off.
             self.probe_now = true;
             if self.snd_wnd == 0 {
@@ -718,6 +747,28 @@ impl Connection {
         self.refresh_prediction();
     }
 
+    /// RFC 5482: sent data unacknowledged for longer than the user timeout.
+    fn user_timed_out(&self, now: Instant) -> bool {
+        self.cfg.user_timeout.is_some_and(|uto| {
+            self.snd_max > self.snd_una && now.saturating_since(self.progress_at) >= uto
+        })
+    }
+
+    /// RFC 9293 §3.8.3 R2 (and the user timeout): give up; tell the peer if it thinks we
+    /// are connected.
+    fn give_up(&mut self, now: Instant) {
+        if self.state.is_synchronized() {
+            self.rst_pending = Some(RstRequest {
+                seq: self.snd_max,
+                ack: self.rcv_nxt,
+                with_ack: false,
+            });
+        }
+        self.error = Some(TcpError::TimedOut);
+        self.enter_closed();
+        self.set_state(now, State::Closed);
+    }
+
     fn on_rto(&mut self, now: Instant) {
         self.rto_count += 1;
         self.stats.timeouts += 1;
@@ -725,18 +776,8 @@ impl Connection {
             State::SynSent | State::SynReceived => self.cfg.max_syn_retransmits,
             _ => self.cfg.max_retransmits,
         };
-        if self.rto_count > limit {
-            // RFC 9293 §3.8.3 R2: give up; tell the peer if it thinks we are connected.
-            if self.state.is_synchronized() {
-                self.rst_pending = Some(RstRequest {
-                    seq: self.snd_nxt,
-                    ack: self.rcv_nxt,
-                    with_ack: false,
-                });
-            }
-            self.error = Some(TcpError::TimedOut);
-            self.enter_closed();
-            self.set_state(now, State::Closed);
+        if self.rto_count > limit || self.user_timed_out(now) {
+            self.give_up(now);
             return;
         }
         self.rtt.on_timeout();
@@ -1074,7 +1115,7 @@ impl Connection {
                 && now.saturating_since(self.ts_recent_age) < PAWS_IDLE
             {
                 self.stats.paws_drops += 1;
-                self.ack_now = true;
+                self.ack_invalid(now, seg);
                 return;
             }
         }
@@ -1095,7 +1136,13 @@ impl Connection {
             + u32::from(f.contains(TcpFlags::FIN));
         let acceptable = match (seg_len, rcv_wnd) {
             (0, 0) => seg.seq == self.rcv_nxt,
-            (0, w) => seg.seq.in_range(self.rcv_nxt, w),
+            // A deliberate departure from RFC 9293 (RCV.NXT <= SEG.SEQ < RCV.NXT+RCV.WND):
+            // a segment without data exactly at the right edge is accepted, as 4.3BSD's
+            // tcp_input (it trims only what lies beyond) and Linux's tcp_sequence do. It
+            // carries nothing beyond the window, and a peer that filled our window and lost
+            // that data sends its ACKs from there: rejecting them drops acknowledgments and
+            // left a listener in SYN-RECEIVED while its client thought itself established.
+            (0, w) => seg.seq.in_range(self.rcv_nxt, w + 1),
             (_, 0) => false,
             (l, w) => {
                 seg.seq.in_range(self.rcv_nxt, w) || (seg.seq + (l - 1)).in_range(self.rcv_nxt, w)
@@ -1111,7 +1158,13 @@ impl Connection {
                     if seg_len > 0 && seg.seq < self.rcv_nxt {
                         self.stats.duplicate_segs_in += 1;
                     }
-                    self.ack_now = true;
+                    if f.contains(TcpFlags::SYN) {
+                        // RFC 5961 §4.2: a SYN "irrespective of the sequence number" draws a
+                        // challenge ACK, under the challenge-ACK limit.
+                        self.challenge_ack(now);
+                    } else {
+                        self.ack_invalid(now, seg);
+                    }
                     // A retransmitted FIN in TIME-WAIT restarts the 2 MSL timer.
                     if self.state == State::TimeWait && f.contains(TcpFlags::FIN) {
                         self.time_wait_at = Some(now + self.cfg.time_wait);
@@ -1208,7 +1261,10 @@ impl Connection {
         // (we use SND.MAX: after go-back-N, ACKs up to what was sent are valid).
         if ack > self.snd_max {
             self.stats.out_of_window += 1;
-            self.ack_now = true;
+            // Rate-limited whatever the segment carries: it is dropped either way.
+            if self.invalid_ack_allowed(now) {
+                self.ack_now = true;
+            }
             return Flow::Drop;
         }
         if ack < self.snd_una - self.max_snd_wnd.max(1) {
@@ -1339,6 +1395,7 @@ impl Connection {
         self.buf_seq += data_acked;
         self.stats.bytes_acked += u64::from(data_acked);
         self.snd_una = ack;
+        self.progress_at = now;
         if self.snd_nxt < self.snd_una {
             self.snd_nxt = self.snd_una;
         }
@@ -1532,6 +1589,31 @@ impl Connection {
     }
 
     /// RFC 5961 challenge ACK, rate limited per connection (§7).
+    /// An ACK in answer to an invalid segment (out of window, failing PAWS): always for a
+    /// segment with data or a FIN (it may be a retransmission whose ACK was lost), at most
+    /// one per `invalid_ack_interval` for one without (as Linux's tcp_oow_rate_limited):
+    /// such segments answering each other make an ACK storm.
+    fn ack_invalid(&mut self, now: Instant, seg: &Segment<'_>) {
+        let carries = !seg.payload.is_empty() || seg.flags.contains(TcpFlags::FIN);
+        if carries || self.invalid_ack_allowed(now) {
+            self.ack_now = true;
+        }
+    }
+
+    fn invalid_ack_allowed(&mut self, now: Instant) -> bool {
+        let interval = self.cfg.invalid_ack_interval;
+        match self.last_invalid_ack_at {
+            Some(t) if interval > Duration::ZERO && now.saturating_since(t) < interval => {
+                self.stats.invalid_acks_suppressed += 1;
+                false
+            }
+            _ => {
+                self.last_invalid_ack_at = Some(now);
+                true
+            }
+        }
+    }
+
     fn challenge_ack(&mut self, now: Instant) {
         if now.saturating_since(self.challenge_window_start) >= Duration::from_secs(1) {
             self.challenge_window_start = now;
@@ -1584,7 +1666,10 @@ impl Connection {
         }
         if self.ack_now || self.window_update_due() {
             let update = !self.ack_now;
-            let t = self.write_segment(now, buf, self.snd_nxt, 0, TcpFlags::ACK, false);
+            // From SND.MAX, not SND.NXT (4.3BSD tcp_output): after a timeout pulls SND.NXT
+            // back, SND.NXT lies below what the peer may have received, and the peer would
+            // find the ACK unacceptable and drop its acknowledgment (RFC 9293 §3.10.7.4).
+            let t = self.write_segment(now, buf, self.snd_max, 0, TcpFlags::ACK, false);
             if t.is_some() {
                 self.stats.pure_acks_out += 1;
                 if update {
@@ -1738,6 +1823,10 @@ impl Connection {
         }
         let t = self.write_segment(now, buf, seq, len, flags, retransmitting)?;
         let advance = len + u32::from(flags.contains(TcpFlags::FIN));
+        if self.snd_una == self.snd_max {
+            // Nothing was outstanding: the user timeout counts from now.
+            self.progress_at = now;
+        }
         if forced {
             // The probe byte is not counted as sent: SND.NXT stays so that the byte is
             // sent normally once the window opens (BSD pulls snd_nxt back the same way),
@@ -1773,7 +1862,15 @@ impl Connection {
         max_len: u32,
     ) -> Option<Transmit> {
         let data_end = self.buf_seq + self.send_buf.len();
-        let len = data_end.since(seq).min(max_len).min(self.snd_mss);
+        // Only bytes that were sent are resent (RFC 5681 §3.2 "the segment that appears to
+        // have been lost"): past SND.MAX they would be new data, whose acknowledgment the
+        // ACK check below SND.MAX would then refuse.
+        let sent_end = if self.snd_max < data_end {
+            self.snd_max
+        } else {
+            data_end
+        };
+        let len = sent_end.since(seq).min(max_len).min(self.snd_mss);
         let fin = self.fin_queued
             && seq + len == self.fin_seq()
             && self.snd_max > self.fin_seq()

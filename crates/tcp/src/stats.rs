@@ -59,6 +59,10 @@ pub struct Stats {
     pub out_of_window: u64,
     pub paws_drops: u64,
     pub challenge_acks: u64,
+    /// ACKs not sent for invalid segments because of `invalid_ack_interval`.
+    pub invalid_acks_suppressed: u64,
+    /// Zero-window probes that drew no segment at all before the next one.
+    pub probes_unanswered: u64,
     pub rst_in: u64,
     pub rst_out: u64,
 }

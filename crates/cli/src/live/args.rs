@@ -125,6 +125,13 @@ pub struct TcpArgs {
     /// Restart from the initial window after an idle period (RFC 5681 §4.1).
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     pub idle_restart: Option<bool>,
+    /// At most one ACK per this interval for invalid segments without data (0: no limit;
+    /// default 500, as Linux's tcp_invalid_ratelimit).
+    #[arg(long, value_name = "MS")]
+    pub invalid_ack_interval_ms: Option<f64>,
+    /// RFC 5482 user timeout: abort when sent data stays unacknowledged this long (0: none).
+    #[arg(long, value_name = "MS")]
+    pub user_timeout_ms: Option<f64>,
     /// Verify the checksum while copying data in (seed Jul 1988).
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     pub checksum_and_copy: Option<bool>,
@@ -189,6 +196,8 @@ impl TcpArgs {
             time_wait_ms: self.time_wait_ms,
             header_prediction: self.header_prediction,
             idle_restart: self.idle_restart,
+            invalid_ack_interval_ms: self.invalid_ack_interval_ms,
+            user_timeout_ms: self.user_timeout_ms,
             // New engine knobs default to "keep the preset" until they get a flag (the
             // test below fails until they do).
             ..Overrides::default()
