@@ -4,9 +4,12 @@
 //! The input drives a connection pair through the harness to one of the RFC 9293 states,
 //! then is read as a script: crafted segments (sequence and acknowledgment numbers chosen
 //! near the connection's own, so most land in or near the window), time jumps, and
-//! application calls. After every step each connection's invariants must hold.
+//! application calls. After every step each connection's invariants must hold, and output
+//! must stay bounded: at most `MAX_BURST` packets from one endpoint for one event, and at
+//! most `BASE_PACKETS` plus `PACKETS_PER_SECOND` per simulated second in all (a pair that
+//! answers each other's ACKs without limit sent millions).
 
-use crate::harness::{Harness, PipeConfig, A_ADDR, B_ADDR};
+use crate::harness::{Dir, Harness, PipeConfig, A_ADDR, B_ADDR};
 use crate::{ConnId, State, TcpConfig};
 use ackclock_wire::tcp::Timestamps;
 use ackclock_wire::{
@@ -44,7 +47,17 @@ fn check(h: &Harness, ids: &[(bool, ConnId)]) {
     }
 }
 
-/// Runs one fuzz case. Never panics unless an invariant breaks.
+/// Packets one endpoint may emit for one event: its whole 4096-byte buffer in 536-byte
+/// segments, an ACK, a FIN, an RST, with room to spare.
+pub const MAX_BURST: usize = 32;
+/// Packets a case may send in all, beyond `PACKETS_PER_SECOND` per simulated second: the
+/// data of 64 steps of at most 1200 bytes each way, their ACKs and the crafted segments'
+/// answers.
+pub const BASE_PACKETS: u64 = 2_000;
+/// Retransmissions, probes and rate-limited answers to invalid segments, per second.
+pub const PACKETS_PER_SECOND: u64 = 20;
+
+/// Runs one fuzz case. Never panics unless an invariant breaks or output is unbounded.
 pub fn segments(data: &[u8]) {
     let mut inp = Input { data, at: 0 };
     let Some(sel) = inp.u8() else { return };
@@ -59,6 +72,7 @@ pub fn segments(data: &[u8]) {
     cfg.mss = 536;
     let target = (sel / 4) % 9;
     let mut h = Harness::new(u64::from(sel), PipeConfig::default());
+    h.max_burst = MAX_BURST;
     let limit = |h: &Harness| h.now + Duration::from_secs(5);
     let ca = h.open(80, cfg.clone(), cfg.clone());
     let mut cb = None;
@@ -233,6 +247,12 @@ pub fn segments(data: &[u8]) {
             }
         }
         check(&h, &ids);
-        let _ = Instant::ZERO;
     }
+    let sent = h.pipe_stats(Dir::AtoB).sent + h.pipe_stats(Dir::BtoA).sent;
+    let secs = h.now.saturating_since(Instant::ZERO).as_secs_f64();
+    let bound = BASE_PACKETS + (PACKETS_PER_SECOND as f64 * secs) as u64;
+    assert!(
+        sent <= bound,
+        "{sent} packets in {secs:.1} simulated seconds (at most {bound}): output unbounded"
+    );
 }

@@ -242,6 +242,10 @@ pub struct Harness {
     buf: Vec<u8>,
     /// Every packet put on a pipe, when recording is on (time, direction, bytes).
     pub capture: Option<Vec<(Instant, Dir, Vec<u8>)>>,
+    /// The most packets one endpoint may emit in answer to one event (a packet, a timer,
+    /// an application call) before the harness calls its output unbounded and panics: an
+    /// engine whose `poll_transmit` never returns `None` would otherwise hang the test.
+    pub max_burst: usize,
 }
 
 impl Harness {
@@ -265,6 +269,7 @@ impl Harness {
             ba: Pipe::new(ba, seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 2),
             buf: vec![0u8; 65536],
             capture: None,
+            max_burst: 100_000,
         }
     }
 
@@ -295,19 +300,35 @@ impl Harness {
 
     /// Sends everything both endpoints want to send now.
     fn flush(&mut self) {
+        let mut n = 0;
         while let Some(t) = self.a.poll_transmit(self.now, &mut self.buf) {
             let pkt = &self.buf[..t.len];
             if let Some(c) = self.capture.as_mut() {
                 c.push((self.now, Dir::AtoB, pkt.to_vec()));
             }
             self.ab.send(self.now, pkt);
+            n += 1;
+            assert!(
+                n <= self.max_burst,
+                "A emitted more than {} packets for one event at {:?}: output unbounded",
+                self.max_burst,
+                self.now
+            );
         }
+        let mut n = 0;
         while let Some(t) = self.b.poll_transmit(self.now, &mut self.buf) {
             let pkt = &self.buf[..t.len];
             if let Some(c) = self.capture.as_mut() {
                 c.push((self.now, Dir::BtoA, pkt.to_vec()));
             }
             self.ba.send(self.now, pkt);
+            n += 1;
+            assert!(
+                n <= self.max_burst,
+                "B emitted more than {} packets for one event at {:?}: output unbounded",
+                self.max_burst,
+                self.now
+            );
         }
     }
 
