@@ -361,7 +361,12 @@ impl Connection {
             && !self.probe_now
             && self.rec.dupacks() == 0
             && !self.rec.in_recovery();
-        let data = ack && !self.recv_buf.has_out_of_order() && self.peer_fin.is_none();
+        // The data path copies into the receive ring without asking: it must exist (the
+        // first data segment, on the general path, allocates it).
+        let data = ack
+            && !self.recv_buf.has_out_of_order()
+            && self.peer_fin.is_none()
+            && self.recv_buf.is_allocated();
         (u8::from(ack) * HP_ACK) | (u8::from(data) * HP_DATA)
     }
 
@@ -487,6 +492,8 @@ impl Connection {
             return Ok(n);
         }
         if self.fin_received {
+            // The stream has ended and been read: its ring can go.
+            self.recv_buf.release();
             return Ok(0);
         }
         if let Some(e) = self.error {
@@ -500,6 +507,23 @@ impl Connection {
             | State::FinWait2 => Err(TcpError::WouldBlock),
             _ => Err(TcpError::NotConnected),
         }
+    }
+
+    /// Gives back the memory of buffers that hold nothing (they are allocated again when
+    /// data comes). A driver with many idle connections may call it now and then; the
+    /// engine itself releases a direction's buffer once that direction has ended. Returns
+    /// the bytes freed.
+    pub fn trim_buffers(&mut self) -> usize {
+        let mut freed = 0;
+        if self.send_buf.release() {
+            freed += self.send_buf.capacity();
+        }
+        if self.recv_buf.release() {
+            freed += self.recv_buf.capacity();
+            // Header prediction needs the ring: off until data allocates it again.
+            self.refresh_prediction();
+        }
+        freed
     }
 
     /// In-order bytes waiting to be read.
@@ -2231,6 +2255,9 @@ impl Connection {
     }
 
     fn enter_closed(&mut self) {
+        // Rings that still hold data stay until the connection is removed.
+        self.send_buf.release();
+        self.recv_buf.release();
         self.rto_at = None;
         self.persist_at = None;
         self.delack_at = None;
@@ -2244,6 +2271,10 @@ impl Connection {
     fn set_state(&mut self, now: Instant, to: State) {
         if self.state != to || to == State::Closed {
             self.state = to;
+            if matches!(to, State::FinWait2 | State::TimeWait | State::Closed) {
+                // Our FIN is acknowledged: nothing more will be sent, the ring can go.
+                self.send_buf.release();
+            }
             self.refresh_prediction();
             self.emit(now, TraceKind::StateChange { to });
         }

@@ -57,8 +57,11 @@ struct Span {
 #[derive(Clone)]
 #[repr(C)]
 pub struct RecvBuffer {
-    /// The ring; its length is the capacity. Allocated once, in [`RecvBuffer::new`].
+    /// The ring: empty until the first byte arrives, then `cap` bytes (see `ensure_ring`),
+    /// and empty again after `release`.
     ring: Box<[u8]>,
+    /// The capacity: what the ring holds once allocated, and what the window is made of.
+    cap: usize,
     /// Ring index of the first readable byte.
     head: usize,
     /// Readable (in-order, not yet consumed) bytes.
@@ -90,14 +93,17 @@ impl core::fmt::Debug for RecvBuffer {
 }
 
 impl RecvBuffer {
-    /// A buffer of `capacity` bytes. This is the only allocation the buffer ever makes
-    /// (`clone` makes a second buffer with its own ring).
+    /// A buffer of `capacity` bytes. The ring is allocated when the first byte arrives, so
+    /// a connection that never receives data (an idle one, or a half-open one under a SYN
+    /// flood) costs no buffer memory; it is the only allocation the buffer makes until a
+    /// `release` (`clone` makes a second buffer with its own ring).
     ///
     /// `capacity` should be positive; a zero-capacity buffer is allowed but advertises a
     /// zero window forever and stores nothing.
     pub fn new(capacity: usize) -> Self {
         RecvBuffer {
-            ring: vec![0u8; capacity].into_boxed_slice(),
+            ring: Box::default(),
+            cap: capacity,
             head: 0,
             len: 0,
             nxt: 0,
@@ -109,7 +115,40 @@ impl RecvBuffer {
 
     #[inline]
     pub fn capacity(&self) -> usize {
-        self.ring.len()
+        self.cap
+    }
+
+    /// Whether the ring is allocated (header prediction copies into it without asking).
+    #[inline]
+    pub fn is_allocated(&self) -> bool {
+        self.ring.len() == self.cap
+    }
+
+    /// Allocates the ring if it is not (the first byte to arrive, or the first after a
+    /// `release`).
+    #[inline]
+    fn ensure_ring(&mut self) {
+        if !self.is_allocated() {
+            self.allocate();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn allocate(&mut self) {
+        self.ring = vec![0u8; self.cap].into_boxed_slice();
+        self.head = 0;
+    }
+
+    /// Gives the ring's memory back when nothing is held (readable, out of order or
+    /// staged); the next byte to arrive allocates it again. Returns whether it did.
+    pub fn release(&mut self) -> bool {
+        if self.len == 0 && self.n_ranges == 0 && self.staged == 0 && self.ring.len() > 0 {
+            self.ring = Box::default();
+            self.head = 0;
+            return true;
+        }
+        false
     }
 
     /// In-order bytes ready for the application.
@@ -220,6 +259,7 @@ impl RecvBuffer {
         if n == 0 || self.has_out_of_order() {
             return (0, 0);
         }
+        self.ensure_ring();
         let cap = self.capacity();
         let pos = self.edge();
         if n <= cap - pos {
@@ -239,6 +279,8 @@ impl RecvBuffer {
     pub(crate) fn stage_fitting_with_sum(&mut self, data: &[u8]) -> u16 {
         debug_assert!(!data.is_empty() && data.len() <= self.window());
         debug_assert!(!self.has_out_of_order());
+        // Header prediction runs only with the ring allocated (`prediction_allowed`).
+        debug_assert!(self.is_allocated());
         let n = data.len();
         let pos = self.edge();
         let room = &mut self.ring[pos..];
@@ -405,6 +447,7 @@ impl RecvBuffer {
     /// trimmed it so `offset + data.len() <= window()`.
     #[inline]
     fn write(&mut self, offset: usize, data: &[u8]) {
+        self.ensure_ring();
         let cap = self.capacity();
         let pos = self.wrap_add(self.edge(), offset);
         let first = data.len().min(cap - pos);
@@ -842,6 +885,26 @@ mod tests {
         assert_eq!(rb.len(), 60);
         assert_eq!(rb.window(), 4);
         check_invariants(&rb);
+    }
+
+    #[test]
+    fn the_ring_is_allocated_by_the_first_byte_and_released_when_empty() {
+        let mut rb = RecvBuffer::new(1 << 20);
+        assert!(!rb.is_allocated());
+        assert_eq!(rb.window(), 1 << 20);
+        assert_eq!(rb.insert(5, &stream(5, 9)), Ok(0));
+        assert!(rb.is_allocated(), "out-of-order data needs the ring too");
+        assert!(!rb.release(), "released while holding out-of-order data");
+        assert_eq!(rb.insert(0, &stream(0, 5)), Ok(9));
+        let mut out = [0u8; 16];
+        assert_eq!(rb.read(&mut out), 9);
+        assert!(rb.release());
+        assert!(!rb.is_allocated());
+        let (n, _) = rb.stage_with_sum(&stream(9, 20));
+        assert_eq!(n, 11);
+        rb.commit(n);
+        assert_eq!(rb.read(&mut out), 11);
+        assert_eq!(&out[..11], &stream(9, 20)[..]);
     }
 
     #[test]

@@ -1,11 +1,13 @@
 //! The send buffer: a fixed ring holding the bytes from SND.UNA onward (sent but not yet
 //! acknowledged, then not yet sent). Its capacity is the socket buffer of the seeds'
-//! experiments (e.g. the 1..17-packet sweep of seed 000, Oct 1988), so it is allocated once
-//! and never grows.
+//! experiments (e.g. the 1..17-packet sweep of seed 000, Oct 1988); it never grows, is
+//! allocated when the application first writes, and can be given back when empty.
 
 #[derive(Debug, Clone)]
 pub struct SendBuffer {
+    /// Empty until the first write, then `cap` bytes.
     ring: Box<[u8]>,
+    cap: usize,
     /// Ring index of the byte at SND.UNA.
     head: usize,
     len: usize,
@@ -14,13 +16,24 @@ pub struct SendBuffer {
 impl SendBuffer {
     pub fn new(capacity: usize) -> Self {
         SendBuffer {
-            ring: vec![0u8; capacity.max(1)].into_boxed_slice(),
+            ring: Box::default(),
+            cap: capacity.max(1),
             head: 0,
             len: 0,
         }
     }
     pub fn capacity(&self) -> usize {
-        self.ring.len()
+        self.cap
+    }
+    /// Gives the ring's memory back when it holds nothing; the next write allocates it
+    /// again. Returns whether it did.
+    pub fn release(&mut self) -> bool {
+        if self.len == 0 && !self.ring.is_empty() {
+            self.ring = Box::default();
+            self.head = 0;
+            return true;
+        }
+        false
     }
     /// Bytes held (unacknowledged plus unsent).
     pub fn len(&self) -> usize {
@@ -30,13 +43,13 @@ impl SendBuffer {
         self.len == 0
     }
     pub fn free(&self) -> usize {
-        self.ring.len() - self.len
+        self.cap - self.len
     }
     /// `(a + b) % capacity` for `a < capacity` and `b <= capacity`, with a compare instead
     /// of a 64-bit division (as `RecvBuffer` does).
     #[inline]
     fn wrap_add(&self, a: usize, b: usize) -> usize {
-        let room = self.ring.len() - b;
+        let room = self.cap - b;
         if a >= room {
             a - room
         } else {
@@ -47,7 +60,14 @@ impl SendBuffer {
     /// Appends as much of `data` as fits; returns the count.
     pub fn write(&mut self, data: &[u8]) -> usize {
         let n = data.len().min(self.free());
-        let cap = self.ring.len();
+        if n == 0 {
+            return 0;
+        }
+        if self.ring.is_empty() {
+            self.ring = vec![0u8; self.cap].into_boxed_slice();
+            self.head = 0;
+        }
+        let cap = self.cap;
         let tail = self.wrap_add(self.head, self.len);
         let first = n.min(cap - tail);
         self.ring[tail..tail + first].copy_from_slice(&data[..first]);
@@ -63,7 +83,7 @@ impl SendBuffer {
             return (&[], &[]);
         }
         let len = len.min(self.len - offset);
-        let cap = self.ring.len();
+        let cap = self.cap;
         let start = self.wrap_add(self.head, offset);
         let first = len.min(cap - start);
         (&self.ring[start..start + first], &self.ring[..len - first])
@@ -104,5 +124,23 @@ mod tests {
         assert_eq!(b.slices(8, 1), (&[][..], &[][..]));
         b.consume(100);
         assert!(b.is_empty());
+    }
+
+    #[test]
+    fn the_ring_is_allocated_by_the_first_write_and_released_when_empty() {
+        let mut b = SendBuffer::new(1 << 20);
+        assert_eq!(b.ring.len(), 0, "allocated before any write");
+        assert_eq!((b.capacity(), b.free()), (1 << 20, 1 << 20));
+        assert_eq!(b.write(b""), 0);
+        assert_eq!(b.ring.len(), 0);
+        assert_eq!(b.write(b"abc"), 3);
+        assert_eq!(b.ring.len(), 1 << 20);
+        assert!(!b.release(), "released while holding data");
+        b.consume(3);
+        assert!(b.release());
+        assert_eq!(b.ring.len(), 0);
+        assert_eq!(b.write(b"de"), 2);
+        let (x, y) = b.slices(0, 2);
+        assert_eq!([x, y].concat(), b"de");
     }
 }

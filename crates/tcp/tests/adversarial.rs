@@ -133,8 +133,18 @@ fn two_way(h: &mut Harness, a_cfg: TcpConfig, b_cfg: TcpConfig, ab: &[u8], ba: &
             && idle(h.a.conn(a))
             && idle(b.and_then(|id| h.b.conn(id)))
     });
-    assert!(got_b == ab, "A->B stream corrupted or short ({} of {})", got_b.len(), ab.len());
-    assert!(got_a == ba, "B->A stream corrupted or short ({} of {})", got_a.len(), ba.len());
+    assert!(
+        got_b == ab,
+        "A->B stream corrupted or short ({} of {})",
+        got_b.len(),
+        ab.len()
+    );
+    assert!(
+        got_a == ba,
+        "B->A stream corrupted or short ({} of {})",
+        got_a.len(),
+        ba.len()
+    );
     done
 }
 
