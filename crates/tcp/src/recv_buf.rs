@@ -143,7 +143,7 @@ impl RecvBuffer {
     /// Gives the ring's memory back when nothing is held (readable, out of order or
     /// staged); the next byte to arrive allocates it again. Returns whether it did.
     pub fn release(&mut self) -> bool {
-        if self.len == 0 && self.n_ranges == 0 && self.staged == 0 && self.ring.len() > 0 {
+        if self.len == 0 && self.n_ranges == 0 && self.staged == 0 && !self.ring.is_empty() {
             self.ring = Box::default();
             self.head = 0;
             return true;
