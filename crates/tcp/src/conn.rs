@@ -429,6 +429,25 @@ impl Connection {
         Ok(c)
     }
 
+    /// A connection in SYN-RECEIVED whose SYN,ACK (with ISN `iss`) has already been sent by
+    /// the endpoint's SYN-cookie path, which kept no state: `syn` is rebuilt from the
+    /// handshake's ACK and the options its cookie carried. The ACK itself is processed next.
+    pub(crate) fn from_cookie(
+        now: Instant,
+        cfg: TcpConfig,
+        syn: &Segment<'_>,
+        iss: SeqNum,
+    ) -> Result<Self, TcpError> {
+        let mut c = Self::accept(now, cfg, syn, iss)?;
+        c.syn_pending = false;
+        c.snd_nxt = iss + 1u32;
+        c.snd_max = c.snd_nxt;
+        // The SYN,ACK offered the window a fresh connection offers (its field unscaled):
+        // record that right edge, or the first ACK would look like a window to announce.
+        c.advertise_window(true);
+        Ok(c)
+    }
+
     // ------------------------------------------------------------------------------------
     // Application interface
 

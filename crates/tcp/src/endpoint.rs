@@ -4,14 +4,18 @@
 //! §3.10.7.1).
 //!
 //! Half-open state is bounded: a listener holds at most `backlog` connections that are
-//! either still in the handshake or waiting in the accept queue, and drops further SYNs
-//! (counted), so a SYN flood costs a bounded amount of memory. (SYN cookies would keep
-//! accepting under a flood; they are not implemented.)
+//! either still in the handshake or waiting in the accept queue (a half-open one holds no
+//! buffers). Beyond that it answers SYNs with SYN cookies (RFC 4987 §3.6, `syn_cookie`):
+//! the SYN,ACK's sequence number remembers the handshake, nothing is kept, and the
+//! connection is made when the ACK returns the cookie. A SYN flood then costs a hash and a
+//! reply per SYN, and legitimate clients keep connecting.
 
 use crate::conn::{Connection, Transmit};
 use crate::seq::SeqNum;
+use crate::syn_cookie;
 use crate::{Segment, SegmentChecksum, State, TcpConfig, TcpError};
 use ackclock_wire::packet::parse_ipv4_tcp_deferred;
+use ackclock_wire::tcp::Timestamps;
 use ackclock_wire::{checksum, packet, Instant, Ipv4Header, TcpFlags, TcpHeader, TcpOptions};
 use ackclock_wire::{WireError, IPPROTO_TCP};
 use core::hash::Hasher;
@@ -29,6 +33,12 @@ pub struct EndpointConfig {
     pub ephemeral_ports: (u16, u16),
     /// RSTs waiting to be sent are bounded; beyond this they are dropped (counted).
     pub max_pending_rsts: usize,
+    /// Answer SYNs beyond a full backlog with SYN cookies (RFC 4987) rather than dropping
+    /// them.
+    pub syn_cookies: bool,
+    /// Cookie SYN,ACKs waiting to be sent are bounded; beyond this the SYN is dropped
+    /// (counted): a flood must not turn into unbounded memory or output.
+    pub max_pending_synacks: usize,
 }
 
 impl EndpointConfig {
@@ -38,6 +48,8 @@ impl EndpointConfig {
             isn_key,
             ephemeral_ports: (49152, 65535),
             max_pending_rsts: 64,
+            syn_cookies: true,
+            max_pending_synacks: 256,
         }
     }
 }
@@ -75,7 +87,14 @@ pub struct EndpointStats {
     pub rsts_sent: u64,
     pub rsts_dropped: u64,
     pub syns_received: u64,
+    /// SYNs dropped: backlog full with cookies off, or too many cookie SYN,ACKs waiting.
     pub syns_dropped_backlog: u64,
+    /// SYN,ACKs sent with a cookie, and handshakes completed from one.
+    pub syn_cookies_sent: u64,
+    pub syn_cookies_accepted: u64,
+    /// Handshakes completed from a valid cookie while the accept queue was full (dropped;
+    /// the client's retransmission may find room).
+    pub syn_cookies_accept_queue_full: u64,
     pub connections_opened: u64,
     pub connections_accepted: u64,
 }
@@ -97,6 +116,21 @@ struct Listener {
     accept_queue: VecDeque<ConnId>,
     /// Connections of this listener still in SYN-RECEIVED.
     half_open: usize,
+}
+
+/// A SYN answered with a cookie: what its SYN,ACK is built from.
+#[derive(Clone, Copy, Debug)]
+struct PendingSynAck {
+    /// The SYN's source (the client) and destination (our listener).
+    from: SocketAddrV4,
+    to: SocketAddrV4,
+    irs: SeqNum,
+    iss: SeqNum,
+    window: u16,
+    mss: Option<u16>,
+    window_scale: Option<u8>,
+    sack_permitted: bool,
+    tsval: Option<u32>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -140,6 +174,7 @@ pub struct Endpoint {
     reap_due: bool,
     listeners: HashMap<u16, Listener>,
     rsts: VecDeque<PendingRst>,
+    synacks: VecDeque<PendingSynAck>,
     next_port: u16,
     round_robin: usize,
     stats: EndpointStats,
@@ -160,6 +195,7 @@ impl Endpoint {
             reap_due: false,
             listeners: HashMap::new(),
             rsts: VecDeque::new(),
+            synacks: VecDeque::new(),
             next_port,
             round_robin: 0,
             stats: EndpointStats::default(),
@@ -490,7 +526,11 @@ impl Endpoint {
             if let Some(l) = self.listeners.get_mut(&seg.dst.port()) {
                 self.stats.syns_received += 1;
                 if l.half_open + l.accept_queue.len() >= l.backlog {
-                    self.stats.syns_dropped_backlog += 1;
+                    if !self.cfg.syn_cookies || self.synacks.len() >= self.cfg.max_pending_synacks {
+                        self.stats.syns_dropped_backlog += 1;
+                        return;
+                    }
+                    self.queue_cookie_synack(now, seg);
                     return;
                 }
                 l.half_open += 1;
@@ -509,6 +549,15 @@ impl Endpoint {
                 }
                 return;
             }
+        }
+        // The third segment of a handshake answered with a SYN cookie.
+        if self.cfg.syn_cookies
+            && f.contains(TcpFlags::ACK)
+            && !f.intersects(TcpFlags::SYN.union(TcpFlags::FIN))
+            && self.listeners.contains_key(&seg.dst.port())
+            && self.accept_cookie(now, seg)
+        {
+            return;
         }
         // RFC 9293 §3.10.7.1: reset anything that matches no connection.
         self.stats.no_connection += 1;
@@ -535,6 +584,11 @@ impl Endpoint {
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
         if !self.rsts.is_empty() {
             if let Some(t) = self.send_rst(buf) {
+                return Some(t);
+            }
+        }
+        while !self.synacks.is_empty() {
+            if let Some(t) = self.send_cookie_synack(now, buf) {
                 return Some(t);
             }
         }
@@ -595,6 +649,145 @@ impl Endpoint {
             }
         }
         None
+    }
+
+    /// The key of SYN cookies: the ISN secret, made distinct so the two hashes never share
+    /// inputs.
+    fn cookie_key(&self) -> [u8; 16] {
+        let mut k = self.cfg.isn_key;
+        for b in &mut k {
+            *b ^= 0x5c;
+        }
+        k
+    }
+
+    /// Answers a SYN beyond a full backlog with a SYN cookie (RFC 4987 §3.6): nothing is
+    /// kept but the SYN,ACK waiting to be sent.
+    #[cold]
+    #[inline(never)]
+    fn queue_cookie_synack(&mut self, now: Instant, seg: &Segment<'_>) {
+        if let SegmentChecksum::Pending { header_sum } = seg.checksum {
+            if checksum::add(header_sum, checksum::sum(seg.payload)) != 0xffff {
+                self.stats.malformed += 1;
+                self.stats.bad_tcp_checksum += 1;
+                return;
+            }
+        }
+        let o = &seg.options;
+        let opts = syn_cookie::CookieOptions::from_syn(o.mss, o.window_scale, o.sack_permitted);
+        let iss = syn_cookie::encode(
+            &self.cookie_key(),
+            now.as_nanos() / 1_000_000_000,
+            seg.dst,
+            seg.src,
+            seg.seq,
+            opts,
+        );
+        self.synacks.push_back(PendingSynAck {
+            from: seg.src,
+            to: seg.dst,
+            irs: seg.seq,
+            iss,
+            window: seg.window,
+            mss: o.mss,
+            window_scale: o.window_scale,
+            sack_permitted: o.sack_permitted,
+            tsval: o.timestamps.map(|t| t.tsval),
+        });
+        self.stats.syn_cookies_sent += 1;
+    }
+
+    /// Builds the first waiting cookie SYN,ACK: the connection the SYN would have made,
+    /// asked for its SYN,ACK and dropped (no buffers are allocated for it).
+    #[cold]
+    #[inline(never)]
+    fn send_cookie_synack(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        let p = self.synacks.pop_front()?;
+        let cfg = self.listeners.get(&p.to.port())?.cfg.clone();
+        let syn = Segment {
+            src: p.from,
+            dst: p.to,
+            seq: p.irs,
+            ack: SeqNum::new(0),
+            flags: TcpFlags::SYN,
+            window: p.window,
+            options: TcpOptions {
+                mss: p.mss,
+                window_scale: p.window_scale,
+                sack_permitted: p.sack_permitted,
+                timestamps: p.tsval.map(|tsval| Timestamps { tsval, tsecr: 0 }),
+                ..TcpOptions::NONE
+            },
+            payload: &[],
+            checksum: SegmentChecksum::Verified,
+            ecn: 0,
+            only_timestamps: false,
+        };
+        let mut c = Connection::accept(now, cfg, &syn, p.iss).ok()?;
+        let t = c.poll_transmit(now, buf)?;
+        self.stats.packets_out += 1;
+        Some(t)
+    }
+
+    /// Completes a handshake whose SYN was answered with a cookie, if `seg` (an ACK that
+    /// matched no connection) returns a valid one. Returns whether it did (or dropped the
+    /// segment because the accept queue is full).
+    #[cold]
+    #[inline(never)]
+    fn accept_cookie(&mut self, now: Instant, seg: &Segment<'_>) -> bool {
+        let irs = seg.seq - 1u32;
+        let Some(opts) = syn_cookie::decode(
+            &self.cookie_key(),
+            now.as_nanos() / 1_000_000_000,
+            seg.dst,
+            seg.src,
+            irs,
+            seg.ack,
+        ) else {
+            return false;
+        };
+        let port = seg.dst.port();
+        let Some(l) = self.listeners.get_mut(&port) else {
+            return false;
+        };
+        if l.accept_queue.len() >= l.backlog {
+            self.stats.syn_cookies_accept_queue_full += 1;
+            return true;
+        }
+        let syn = Segment {
+            src: seg.src,
+            dst: seg.dst,
+            seq: irs,
+            ack: SeqNum::new(0),
+            flags: TcpFlags::SYN,
+            // The SYN's own window is unknown; the ACK, processed next, sets it.
+            window: 0,
+            options: TcpOptions {
+                mss: Some(opts.mss),
+                window_scale: opts.window_scale,
+                sack_permitted: opts.sack_permitted,
+                // A client that offered timestamps sends them on its ACK.
+                timestamps: seg.options.timestamps.map(|t| Timestamps {
+                    tsval: t.tsval,
+                    tsecr: 0,
+                }),
+                ..TcpOptions::NONE
+            },
+            payload: &[],
+            checksum: SegmentChecksum::Verified,
+            ecn: 0,
+            only_timestamps: false,
+        };
+        let Ok(conn) = Connection::from_cookie(now, l.cfg.clone(), &syn, seg.ack - 1u32) else {
+            return false;
+        };
+        l.half_open += 1;
+        self.insert(conn, Some(port));
+        self.stats.syn_cookies_accepted += 1;
+        // The ACK now finds its connection: SYN-RECEIVED to ESTABLISHED, into the accept
+        // queue, as for any handshake.
+        self.handle_segment(now, seg);
+        true
     }
 
     /// The earliest deadline of any connection.

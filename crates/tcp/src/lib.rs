@@ -21,6 +21,7 @@ pub mod sack;
 pub mod send_buf;
 pub mod seq;
 pub mod stats;
+pub mod syn_cookie;
 
 pub use config::{AckPolicy, CongestionAlgorithm, InitialWindow, RecoveryAlgorithm, TcpConfig};
 pub use conn::{Connection, Transmit};

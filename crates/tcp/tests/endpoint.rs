@@ -18,8 +18,11 @@ fn syn_from(p: &Peer, port: u16, iss: u32) -> Out {
 }
 
 #[test]
-fn endpoint_listen_backlog_drops_syns_beyond_the_backlog() {
-    let mut p = Peer::new();
+fn endpoint_listen_backlog_without_syn_cookies_drops_syns_beyond_the_backlog() {
+    let mut p = Peer::with_endpoint(Endpoint::new(EndpointConfig {
+        syn_cookies: false,
+        ..EndpointConfig::new(ENGINE_ADDR, [7u8; 16])
+    }));
     p.ep.listen(SERVER_PORT, TcpConfig::newreno(), 2).unwrap();
     let mut synacks = Vec::new();
     for i in 0..3u16 {

@@ -267,7 +267,11 @@ fn rfc9293_3_8_3_syn_received_gives_up_and_frees_the_backlog() {
         max_syn_retransmits: 3,
         ..TcpConfig::newreno()
     };
-    let mut p = Peer::new();
+    // Without SYN cookies, which would answer the second SYN with a cookie instead.
+    let mut p = Peer::with_endpoint(ackclock_tcp::Endpoint::new(ackclock_tcp::EndpointConfig {
+        syn_cookies: false,
+        ..ackclock_tcp::EndpointConfig::new(ENGINE_ADDR, [7u8; 16])
+    }));
     p.ep.listen(SERVER_PORT, cfg, 1).unwrap();
     let o = p.out(SYN).opts(syn_opts(Some(1460), None, false, false));
     assert_eq!(p.inject(&o).len(), 1);

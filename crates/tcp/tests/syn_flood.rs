@@ -1,0 +1,86 @@
+//! SYN cookies (RFC 4987 §3.6): a listener whose backlog is full answers with a cookie,
+//! keeps no state, and makes the connection when the ACK returns it. The flood itself is in
+//! `syn_flood_memory.rs`.
+
+mod common;
+
+use ackclock_tcp::{State, TcpConfig};
+use ackclock_wire::tcp::Timestamps;
+use common::*;
+
+/// Fills the backlog of 1 with a SYN that never completes, from port 39999.
+fn full_listener() -> Peer {
+    let mut p = Peer::new();
+    p.ep.listen(SERVER_PORT, TcpConfig::sack(), 1).unwrap();
+    let o = p
+        .out(SYN)
+        .src_port(39999)
+        .seq(5)
+        .opts(syn_opts(Some(1460), None, false, false));
+    assert_eq!(
+        p.inject(&o).len(),
+        1,
+        "the first SYN gets an ordinary SYN,ACK"
+    );
+    assert_eq!(p.ep.stats().syn_cookies_sent, 0);
+    p
+}
+
+#[test]
+fn rfc4987_3_6_a_client_connects_through_a_full_backlog_with_a_syn_cookie() {
+    let mut p = full_listener();
+    // The legitimate client offers MSS 1460, window scale 7, SACK and timestamps.
+    let mut o = p.out(SYN).opts(syn_opts(Some(1460), Some(7), true, true));
+    o.opts.timestamps = Some(Timestamps {
+        tsval: p.ts_now(),
+        tsecr: 0,
+    });
+    let out = p.inject(&o);
+    p.snd_nxt = PEER_ISS.wrapping_add(1);
+    assert_eq!(out.len(), 1, "{out:?}");
+    let synack = out[0].clone();
+    assert_eq!(synack.flags, SYN | ACK);
+    assert_eq!(p.ep.stats().syn_cookies_sent, 1);
+    assert_eq!(p.ep.connections().count(), 1, "a cookie keeps no state");
+    // The client's ACK returns the cookie: the connection is made, established.
+    p.rcv_nxt = synack.seq.wrapping_add(1);
+    p.ts = true;
+    p.ts_recent = synack.tsval().expect("timestamps offered back");
+    let out = p.send_ack();
+    // At most a window update, as after any handshake with window scaling (the SYN,ACK's
+    // window field is not scaled).
+    assert!(
+        out.iter()
+            .all(|s| s.is_pure_ack() && s.ack == p.snd_nxt && s.window > 0),
+        "{out:?}"
+    );
+    p.id = p.ep.accept(SERVER_PORT);
+    assert!(p.id.is_some(), "no connection from the cookie");
+    assert_eq!(p.state(), State::Established);
+    assert_eq!(p.ep.stats().syn_cookies_accepted, 1);
+    let st = p.conn().stats();
+    assert!(st.sack_enabled && st.timestamps_enabled, "{st:?}");
+    assert_eq!(
+        st.snd_wscale, 6,
+        "window scale 7 rounds down to the table's 6"
+    );
+    assert_eq!(st.snd_mss, 1460 - 12);
+    // Data both ways.
+    p.send_data(&data(1000));
+    p.advance(ms(500));
+    assert_eq!(p.app_read(), data(1000));
+    // Full-sized segments of the negotiated MSS (1460 less the 12 bytes of timestamps).
+    let out = p.app_send(&data(2000));
+    assert_eq!(out.first().map(|s| s.payload.len()), Some(1448), "{out:?}");
+}
+
+#[test]
+fn rfc4987_3_6_an_ack_with_a_forged_cookie_makes_nothing_and_draws_a_reset() {
+    let mut p = full_listener();
+    let o = p.out(ACK).src_port(40001).seq(77).ack(0x1234_5678);
+    let out = p.inject(&o);
+    assert!(out.len() == 1 && out[0].has(RST), "{out:?}");
+    assert!(p.ep.accept(SERVER_PORT).is_none());
+    assert_eq!(p.ep.stats().syn_cookies_accepted, 0);
+    assert_eq!(p.ep.connections().count(), 1);
+}
