@@ -26,11 +26,13 @@ fn tool(name: &str) -> bool {
 }
 
 /// A short conversation: handshake with options, two data segments, an ACK carrying SACK,
-/// FIN exchange. Timestamps 1 ms apart with sub-microsecond parts.
-fn write_conversation() -> PathBuf {
+/// FIN exchange. Timestamps 1 ms apart with sub-microsecond parts. Each test writes its own
+/// file (`name`): the tests run in parallel, and one rewriting a file another's tool was
+/// reading made tcptrace see 0 packets now and then.
+fn write_conversation(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("ackclock-pcap-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("conversation.pcap");
+    let path = dir.join(format!("{name}.pcap"));
     let mut w = PcapWriter::new(std::io::BufWriter::new(
         std::fs::File::create(&path).unwrap(),
     ))
@@ -183,7 +185,7 @@ fn tcpdump_reads_our_pcap() {
     if !tool("tcpdump") {
         return;
     }
-    let path = write_conversation();
+    let path = write_conversation("tcpdump");
     let out = Command::new("tcpdump")
         .args(["-nn", "-S", "-tt", "-v", "--nano", "-r"])
         .arg(&path)
@@ -221,7 +223,7 @@ fn tshark_reads_our_pcap_without_errors() {
     if !tool("tshark") {
         return;
     }
-    let path = write_conversation();
+    let path = write_conversation("tshark");
     let out = Command::new("tshark")
         .args(["-n", "-o", "tcp.check_checksum:TRUE", "-r"])
         .arg(&path)
@@ -254,7 +256,7 @@ fn tcptrace_reads_our_pcap() {
     if !tool("tcptrace") {
         return;
     }
-    let path = write_conversation();
+    let path = write_conversation("tcptrace");
     let out = Command::new("tcptrace")
         .arg("-l")
         .arg(&path)
