@@ -29,6 +29,7 @@ use ackclock_wire::{
     checksum, packet, Duration, Instant, Ipv4Header, SackBlock, TcpFlags, TcpHeader, TcpOptions,
 };
 use core::net::SocketAddrV4;
+use std::sync::Arc;
 
 /// `Connection::hp_ready` bits: a pure ACK may be predicted; in-order data may be.
 const HP_ACK: u8 = 1;
@@ -82,7 +83,9 @@ enum Flow {
 }
 
 pub struct Connection {
-    cfg: TcpConfig,
+    /// Shared with the listener's other connections (one copy per listener, not per
+    /// connection: it is read, never written).
+    cfg: Arc<TcpConfig>,
     state: State,
     local: SocketAddrV4,
     remote: SocketAddrV4,
@@ -250,7 +253,7 @@ fn wscale_for(buffer: usize) -> u8 {
 impl Connection {
     fn new(
         now: Instant,
-        cfg: TcpConfig,
+        cfg: Arc<TcpConfig>,
         local: SocketAddrV4,
         remote: SocketAddrV4,
         iss: SeqNum,
@@ -390,12 +393,12 @@ impl Connection {
     /// next `poll_transmit`.
     pub fn connect(
         now: Instant,
-        cfg: TcpConfig,
+        cfg: impl Into<Arc<TcpConfig>>,
         local: SocketAddrV4,
         remote: SocketAddrV4,
         iss: SeqNum,
     ) -> Self {
-        Self::new(now, cfg, local, remote, iss, State::SynSent)
+        Self::new(now, cfg.into(), local, remote, iss, State::SynSent)
     }
 
     /// Passive open: `syn` arrived for a listener; the connection starts in SYN-RECEIVED
@@ -403,10 +406,11 @@ impl Connection {
     /// or RST.
     pub fn accept(
         now: Instant,
-        cfg: TcpConfig,
+        cfg: impl Into<Arc<TcpConfig>>,
         syn: &Segment<'_>,
         iss: SeqNum,
     ) -> Result<Self, TcpError> {
+        let cfg = cfg.into();
         if let SegmentChecksum::Pending { header_sum } = syn.checksum {
             if checksum::add(header_sum, checksum::sum(syn.payload)) != 0xffff {
                 return Err(TcpError::BadChecksum);
@@ -434,7 +438,7 @@ impl Connection {
     /// handshake's ACK and the options its cookie carried. The ACK itself is processed next.
     pub(crate) fn from_cookie(
         now: Instant,
-        cfg: TcpConfig,
+        cfg: Arc<TcpConfig>,
         syn: &Segment<'_>,
         iss: SeqNum,
     ) -> Result<Self, TcpError> {

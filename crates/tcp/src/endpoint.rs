@@ -18,9 +18,12 @@ use ackclock_wire::packet::parse_ipv4_tcp_deferred;
 use ackclock_wire::tcp::Timestamps;
 use ackclock_wire::{checksum, packet, Instant, Ipv4Header, TcpFlags, TcpHeader, TcpOptions};
 use ackclock_wire::{WireError, IPPROTO_TCP};
+use core::cell::{Cell, RefCell};
+use core::cmp::Reverse;
 use core::hash::Hasher;
 use core::net::{Ipv4Addr, SocketAddrV4};
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::sync::Arc;
 
 /// Endpoint-wide settings.
 #[derive(Clone, Debug)]
@@ -101,17 +104,48 @@ pub struct EndpointStats {
 
 struct Slot {
     generation: u32,
-    conn: Option<Connection>,
+    /// Boxed: the slot array stays small (its growth slack is a few words per slot, not a
+    /// connection's 1.3 KB), so memory per idle connection is what the connection needs.
+    conn: Option<Box<Connection>>,
     /// For passive connections: the listener port, until accepted.
     listener: Option<u16>,
     /// The application let go of it (closed or aborted through the endpoint); removed once
     /// CLOSED with nothing left to send.
     released: bool,
     queued_for_accept: bool,
+    /// The time of this connection's entry in the timer heap: never after its real
+    /// deadline (a deadline that moved later is found when the entry comes up).
+    scheduled: Cell<Option<Instant>>,
+    /// In `dirty`: its deadline may have moved earlier since it was scheduled.
+    dirty: Cell<bool>,
+    /// In `ready`: it may have something to send.
+    ready: bool,
+    /// In `reap_check`: it may have become removable.
+    reap_check: bool,
 }
 
+impl Slot {
+    fn new(generation: u32, conn: Connection, listener: Option<u16>) -> Slot {
+        Slot {
+            generation,
+            conn: Some(Box::new(conn)),
+            listener,
+            released: false,
+            queued_for_accept: false,
+            scheduled: Cell::new(None),
+            dirty: Cell::new(false),
+            ready: false,
+            reap_check: false,
+        }
+    }
+}
+
+/// A timer heap entry: (deadline, slot index, slot generation), earliest first.
+type TimerEntry = Reverse<(Instant, u32, u32)>;
+
 struct Listener {
-    cfg: TcpConfig,
+    /// Shared by every connection the listener makes.
+    cfg: Arc<TcpConfig>,
     backlog: usize,
     accept_queue: VecDeque<ConnId>,
     /// Connections of this listener still in SYN-RECEIVED.
@@ -169,14 +203,24 @@ pub struct Endpoint {
     /// checked before the hash table (a bulk flow hits it on nearly every segment, as the
     /// seed's header prediction assumed). Cleared when that connection is removed.
     last: Option<(ConnKey, ConnId)>,
-    /// A connection may have become removable (closed, or released); `reap` runs on the
-    /// next idle `poll_transmit` only then instead of scanning every slot each time.
-    reap_due: bool,
+    /// Connections that may have become removable (closed, or released): `reap` looks at
+    /// these, not at every slot.
+    reap_check: Vec<u32>,
+    /// Every connection's next deadline, in a heap: `poll_timeout` and `handle_timeout` cost
+    /// O(log n) in the number of connections, not a scan. Behind a `RefCell` because
+    /// `poll_timeout` takes `&self` and brings it up to date.
+    timers: RefCell<BinaryHeap<TimerEntry>>,
+    /// Connections touched since their deadline was last looked at.
+    dirty: RefCell<Vec<u32>>,
+    /// Connections that may have something to send, in the order they became so:
+    /// `poll_transmit` visits only these, round robin.
+    ready: VecDeque<u32>,
+    /// Scratch for `handle_timeout`: the connections due now.
+    due: Vec<u32>,
     listeners: HashMap<u16, Listener>,
     rsts: VecDeque<PendingRst>,
     synacks: VecDeque<PendingSynAck>,
     next_port: u16,
-    round_robin: usize,
     stats: EndpointStats,
     /// Statistics of connections removed by the endpoint itself (after TIME-WAIT, or once
     /// released and closed), kept until a driver collects them.
@@ -192,12 +236,15 @@ impl Endpoint {
             free: Vec::new(),
             map: HashMap::new(),
             last: None,
-            reap_due: false,
+            reap_check: Vec::new(),
+            timers: RefCell::new(BinaryHeap::new()),
+            dirty: RefCell::new(Vec::new()),
+            ready: VecDeque::new(),
+            due: Vec::new(),
             listeners: HashMap::new(),
             rsts: VecDeque::new(),
             synacks: VecDeque::new(),
             next_port,
-            round_robin: 0,
             stats: EndpointStats::default(),
             reaped: Vec::new(),
         }
@@ -232,7 +279,7 @@ impl Endpoint {
         self.listeners.insert(
             port,
             Listener {
-                cfg,
+                cfg: Arc::new(cfg),
                 backlog: backlog.max(1),
                 accept_queue: VecDeque::new(),
                 half_open: 0,
@@ -301,29 +348,20 @@ impl Endpoint {
         let key = ConnKey::new(conn.local(), conn.remote());
         let id = if let Some(index) = self.free.pop() {
             let slot = &mut self.slots[index as usize];
-            slot.generation = slot.generation.wrapping_add(1);
-            slot.conn = Some(conn);
-            slot.listener = listener;
-            slot.released = false;
-            slot.queued_for_accept = false;
+            *slot = Slot::new(slot.generation.wrapping_add(1), conn, listener);
             ConnId {
                 index,
                 generation: slot.generation,
             }
         } else {
-            self.slots.push(Slot {
-                generation: 0,
-                conn: Some(conn),
-                listener,
-                released: false,
-                queued_for_accept: false,
-            });
+            self.slots.push(Slot::new(0, conn, listener));
             ConnId {
                 index: (self.slots.len() - 1) as u32,
                 generation: 0,
             }
         };
         self.map.insert(key, id);
+        self.touch(id.index);
         id
     }
 
@@ -343,7 +381,7 @@ impl Endpoint {
         if s.generation != id.generation {
             return None;
         }
-        s.conn.as_ref()
+        s.conn.as_deref()
     }
 
     pub fn conn_mut(&mut self, id: ConnId) -> Option<&mut Connection> {
@@ -351,15 +389,72 @@ impl Endpoint {
         if s.generation != id.generation {
             return None;
         }
-        // The caller may close or abort it.
-        self.reap_due = true;
-        s.conn.as_mut()
+        s.conn.as_ref()?;
+        // The caller may write, read (opening the window), close or abort: its deadline,
+        // its output and its removability may all change.
+        self.touch(id.index);
+        self.check_reap(id.index);
+        self.slots[id.index()].conn.as_deref_mut()
+    }
+
+    /// Notes that a connection was handed work: it may have something to send and its
+    /// deadline may have moved.
+    #[inline]
+    fn touch(&mut self, index: u32) {
+        let s = &mut self.slots[index as usize];
+        if !s.ready {
+            s.ready = true;
+            self.ready.push_back(index);
+        }
+        if !s.dirty.get() {
+            s.dirty.set(true);
+            self.dirty.get_mut().push(index);
+        }
+    }
+
+    #[inline]
+    fn mark_dirty(&self, index: u32) {
+        let s = &self.slots[index as usize];
+        if !s.dirty.get() {
+            s.dirty.set(true);
+            self.dirty.borrow_mut().push(index);
+        }
+    }
+
+    #[inline]
+    fn check_reap(&mut self, index: u32) {
+        let s = &mut self.slots[index as usize];
+        if !s.reap_check {
+            s.reap_check = true;
+            self.reap_check.push(index);
+        }
+    }
+
+    /// Schedules the touched connections whose deadline moved earlier than their entry.
+    fn flush_dirty(&self) {
+        let mut dirty = self.dirty.borrow_mut();
+        if dirty.is_empty() {
+            return;
+        }
+        let mut timers = self.timers.borrow_mut();
+        for &i in dirty.iter() {
+            let s = &self.slots[i as usize];
+            s.dirty.set(false);
+            let Some(c) = s.conn.as_ref() else { continue };
+            if let Some(d) = c.poll_timeout() {
+                if s.scheduled.get().is_none_or(|t| d < t) {
+                    s.scheduled.set(Some(d));
+                    timers.push(Reverse((d, i, s.generation)));
+                }
+            }
+        }
+        dirty.clear();
     }
 
     /// Every live connection.
     pub fn connections(&self) -> impl Iterator<Item = (ConnId, &Connection)> + '_ {
         self.slots.iter().enumerate().filter_map(|(i, s)| {
-            s.conn.as_ref().map(|c| {
+            s.conn.as_deref().map(|c| {
                 (
                     ConnId {
                         index: i as u32,
@@ -382,7 +477,6 @@ impl Endpoint {
         let c = self.conn_mut(id).ok_or(TcpError::NoSuchConnection)?;
         let r = c.close();
         self.slots[id.index()].released = true;
-        self.reap_due = true;
         r
     }
 
@@ -391,7 +485,6 @@ impl Endpoint {
         if let Some(c) = self.conn_mut(id) {
             c.abort();
             self.slots[id.index()].released = true;
-            self.reap_due = true;
         }
     }
 
@@ -402,6 +495,9 @@ impl Endpoint {
             return None;
         }
         let conn = s.conn.take()?;
+        // Its heap entry (if any) goes stale: the generation changes on reuse, and an empty
+        // slot is skipped.
+        s.scheduled.set(None);
         if let Some(port) = s.listener.take() {
             if let Some(l) = self.listeners.get_mut(&port) {
                 if conn.state() == State::SynReceived {
@@ -416,7 +512,7 @@ impl Endpoint {
             self.last = None;
         }
         self.free.push(id.index);
-        Some(conn)
+        Some(*conn)
     }
 
     /// Processes one IPv4 packet addressed to this host. Never panics: malformed packets are
@@ -483,9 +579,11 @@ impl Endpoint {
             let before = conn.state();
             conn.handle_segment(now, seg);
             let after = conn.state();
+            self.touch(id.index);
             if after == State::Closed {
-                self.reap_due = true;
+                self.check_reap(id.index);
             }
+            let slot = &mut self.slots[id.index()];
             if let Some(port) = slot.listener {
                 if before == State::SynReceived && after != State::SynReceived {
                     if let Some(l) = self.listeners.get_mut(&port) {
@@ -592,24 +690,27 @@ impl Endpoint {
                 return Some(t);
             }
         }
-        // Round robin from `round_robin`, wrapping with a compare rather than `%` (a 64-bit
-        // division per slot).
-        let n = self.slots.len();
-        let mut i = self.round_robin;
-        for _ in 0..n {
-            if i >= n {
-                i = 0;
+        // The ready connections, round robin: a connection that sent goes to the back, one
+        // that had nothing leaves the list until it is handed work again.
+        for _ in 0..self.ready.len() {
+            let Some(i) = self.ready.pop_front() else {
+                break;
+            };
+            let s = &mut self.slots[i as usize];
+            s.ready = false;
+            let Some(c) = s.conn.as_mut() else { continue };
+            let t = c.poll_transmit(now, buf);
+            // Sending arms timers; finding nothing to send may too (persist).
+            self.mark_dirty(i);
+            if let Some(t) = t {
+                let s = &mut self.slots[i as usize];
+                s.ready = true;
+                self.ready.push_back(i);
+                self.stats.packets_out += 1;
+                return Some(t);
             }
-            if let Some(c) = self.slots[i].conn.as_mut() {
-                if let Some(t) = c.poll_transmit(now, buf) {
-                    self.round_robin = if i + 1 >= n { 0 } else { i + 1 };
-                    self.stats.packets_out += 1;
-                    return Some(t);
-                }
-            }
-            i += 1;
         }
-        if self.reap_due {
+        if !self.reap_check.is_empty() {
             self.reap();
         }
         None
@@ -790,53 +891,97 @@ impl Endpoint {
         true
     }
 
-    /// The earliest deadline of any connection.
+    /// The earliest deadline of any connection (O(log n): a heap, brought up to date here).
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.slots
-            .iter()
-            .filter_map(|s| s.conn.as_ref().and_then(|c| c.poll_timeout()))
-            .min()
+        self.flush_dirty();
+        let mut timers = self.timers.borrow_mut();
+        while let Some(&Reverse((t, i, generation))) = timers.peek() {
+            let s = &self.slots[i as usize];
+            if s.generation != generation || s.scheduled.get() != Some(t) {
+                timers.pop();
+                continue;
+            }
+            // Entries may be early (a deadline moved later is not rescheduled when it
+            // moves): report only an exact one.
+            let actual = s.conn.as_ref().and_then(|c| c.poll_timeout());
+            if actual == Some(t) {
+                return Some(t);
+            }
+            timers.pop();
+            s.scheduled.set(actual);
+            if let Some(a) = actual {
+                timers.push(Reverse((a, i, generation)));
+            }
+        }
+        None
     }
 
-    /// Runs every connection timer that is due.
+    /// Runs every connection timer that is due (in the order of the connections, as a scan
+    /// would).
     pub fn handle_timeout(&mut self, now: Instant) {
-        for i in 0..self.slots.len() {
-            let Some(c) = self.slots[i].conn.as_mut() else {
-                continue;
-            };
-            if c.poll_timeout().is_some_and(|t| t <= now) {
-                let before = c.state();
-                c.handle_timeout(now);
-                if c.is_closed() {
-                    self.reap_due = true;
+        self.flush_dirty();
+        let mut due = std::mem::take(&mut self.due);
+        {
+            let timers = self.timers.get_mut();
+            while let Some(&Reverse((t, i, generation))) = timers.peek() {
+                if t > now {
+                    break;
                 }
-                if before == State::SynReceived && c.state() == State::Closed {
-                    if let Some(port) = self.slots[i].listener {
-                        if let Some(l) = self.listeners.get_mut(&port) {
-                            l.half_open = l.half_open.saturating_sub(1);
-                        }
-                        self.slots[i].released = true;
-                    }
+                timers.pop();
+                let s = &self.slots[i as usize];
+                if s.generation == generation && s.scheduled.get() == Some(t) {
+                    s.scheduled.set(None);
+                    due.push(i);
                 }
             }
         }
+        due.sort_unstable();
+        for &i in &due {
+            let s = &mut self.slots[i as usize];
+            let Some(c) = s.conn.as_mut() else { continue };
+            if c.poll_timeout().is_some_and(|t| t <= now) {
+                let before = c.state();
+                c.handle_timeout(now);
+                let closed = c.is_closed();
+                let after = c.state();
+                if closed {
+                    self.check_reap(i);
+                }
+                if before == State::SynReceived && after == State::Closed {
+                    if let Some(port) = self.slots[i as usize].listener {
+                        if let Some(l) = self.listeners.get_mut(&port) {
+                            l.half_open = l.half_open.saturating_sub(1);
+                        }
+                        self.slots[i as usize].released = true;
+                    }
+                }
+                let s = &mut self.slots[i as usize];
+                if !s.ready {
+                    s.ready = true;
+                    self.ready.push_back(i);
+                }
+            }
+            // Its next deadline, whether it fired or had moved later.
+            self.mark_dirty(i);
+        }
+        due.clear();
+        self.due = due;
     }
 
     /// Drops connections that are closed, released by the application (or never accepted)
-    /// and have nothing left to send.
+    /// and have nothing left to send; looks only at those that may have become so.
     #[cold]
     #[inline(never)]
     fn reap(&mut self) {
-        // Nothing becomes removable until a connection closes, is released, or is handed to
-        // the application (`conn_mut`), each of which sets `reap_due` again.
-        self.reap_due = false;
-        for i in 0..self.slots.len() {
-            let s = &self.slots[i];
+        let check = std::mem::take(&mut self.reap_check);
+        for &i in &check {
+            let s = &mut self.slots[i as usize];
+            s.reap_check = false;
             let Some(c) = s.conn.as_ref() else { continue };
             let unaccepted = s.listener.is_some() && !s.queued_for_accept;
             if c.is_closed() && (s.released || unaccepted) {
                 let id = ConnId {
-                    index: i as u32,
+                    index: i,
                     generation: s.generation,
                 };
                 if let Some(conn) = self.remove(id) {
@@ -845,6 +990,12 @@ impl Endpoint {
                     }
                 }
             }
+        }
+        let mut check = check;
+        check.clear();
+        if self.reap_check.is_empty() {
+            // Keep the allocation.
+            self.reap_check = check;
         }
     }
 }

@@ -1,11 +1,13 @@
 //! The TCP receive buffer: in-order data waiting for the application, and out-of-order data
 //! waiting for a hole to fill (RFC 9293 §3.10.7.4, RFC 5681 §4.2, RFC 2018).
 //!
-//! Memory is fixed at construction: one ring of `capacity` bytes and [`MAX_RANGES`] range
-//! slots. RFC 9293 §3.10.7.4 says segments beyond RCV.NXT "SHOULD be held for later
-//! processing" (SHLD-31), but only acceptable ones, inside RCV.WND; storing nothing outside
-//! the advertised window means whatever a peer sends cannot grow the buffer, and nothing on
-//! the per-segment path allocates.
+//! Memory is bounded at construction: one ring of `capacity` bytes, allocated when the first
+//! byte arrives, and [`MAX_RANGES`] range slots, allocated when the first out-of-order
+//! segment does (a connection that never receives, or never out of order, pays for
+//! neither; each is allocated once). RFC 9293 §3.10.7.4 says segments beyond RCV.NXT
+//! "SHOULD be held for later processing" (SHLD-31), but only acceptable ones, inside
+//! RCV.WND; storing nothing outside the advertised window means whatever a peer sends
+//! cannot grow the buffer.
 //!
 //! Layout of the ring, starting at `head`:
 //!
@@ -74,7 +76,8 @@ pub struct RecvBuffer {
     /// Out-of-order ranges, `ranges[..n_ranges]` sorted, disjoint, non-adjacent, each
     /// starting after `nxt` and ending at most `capacity` bytes after the first readable
     /// byte (they lie inside the window that was advertised when they arrived).
-    ranges: [Span; MAX_RANGES],
+    /// Empty until the first out-of-order segment, then `MAX_RANGES` slots.
+    ranges: Box<[Span]>,
 }
 
 impl core::fmt::Debug for RecvBuffer {
@@ -107,7 +110,7 @@ impl RecvBuffer {
             head: 0,
             len: 0,
             nxt: 0,
-            ranges: [Span::default(); MAX_RANGES],
+            ranges: Box::default(),
             n_ranges: 0,
             staged: 0,
         }
@@ -221,6 +224,9 @@ impl RecvBuffer {
         if i == j {
             if self.n_ranges == MAX_RANGES {
                 return Err(ReassemblyFull);
+            }
+            if self.ranges.is_empty() {
+                self.ranges = vec![Span::default(); MAX_RANGES].into_boxed_slice();
             }
             self.write(offset, data);
             self.ranges.copy_within(i..self.n_ranges, i + 1);
