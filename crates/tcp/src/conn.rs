@@ -159,6 +159,9 @@ pub struct Connection {
     hp_ready: u8,
     delack_at: Option<Instant>,
     time_wait_at: Option<Instant>,
+    /// A timer was armed earlier than it was (or armed at all): the earliest deadline may
+    /// have moved earlier, and the endpoint's timer heap needs a look (`take_timer_armed`).
+    timer_armed: bool,
     last_send_at: Instant,
     /// Our timestamp value of the last retransmission by timeout, for spurious detection.
     rto_retransmit_ts: Option<u32>,
@@ -316,6 +319,7 @@ impl Connection {
             hp_ready: 0,
             delack_at: None,
             time_wait_at: None,
+            timer_armed: false,
             last_send_at: now,
             rto_retransmit_ts: None,
             cc,
@@ -736,16 +740,38 @@ impl Connection {
     // Timers
 
     /// The earliest time at which `handle_timeout` has work to do.
+    /// `Some(t)`, noting when `t` is earlier than the timer's `old` value.
+    #[inline(always)]
+    fn arm(&mut self, old: Option<Instant>, t: Instant) -> Option<Instant> {
+        if old.is_none_or(|o| t < o) {
+            self.timer_armed = true;
+        }
+        Some(t)
+    }
+
+    /// Whether a timer was armed earlier than before since the last call: only then can
+    /// `poll_timeout` have moved earlier. Lets a driver that keeps connections' deadlines
+    /// in a heap skip looking after most calls.
+    #[inline]
+    pub fn take_timer_armed(&mut self) -> bool {
+        std::mem::take(&mut self.timer_armed)
+    }
+
+    #[inline]
     pub fn poll_timeout(&self) -> Option<Instant> {
-        [
-            self.rto_at,
-            self.persist_at,
-            self.delack_deadline(),
-            self.time_wait_at,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        // Absent timers as u64::MAX: a branch-free minimum (the endpoint asks after every
+        // segment, to keep its timer heap up to date).
+        let at = |t: Option<Instant>| t.map_or(u64::MAX, Instant::as_nanos);
+        let delack = if self.cfg.ack.delayed_ack_clock {
+            self.delack_deadline()
+        } else {
+            self.delack_at
+        };
+        let m = at(self.rto_at)
+            .min(at(self.persist_at))
+            .min(at(delack))
+            .min(at(self.time_wait_at));
+        (m != u64::MAX).then(|| Instant::from_nanos(m))
     }
 
     pub fn handle_timeout(&mut self, now: Instant) {
@@ -1214,7 +1240,7 @@ impl Connection {
                     }
                     // A retransmitted FIN in TIME-WAIT restarts the 2 MSL timer.
                     if self.state == State::TimeWait && f.contains(TcpFlags::FIN) {
-                        self.time_wait_at = Some(now + self.cfg.time_wait);
+                        self.time_wait_at = self.arm(self.time_wait_at, now + self.cfg.time_wait);
                     }
                 }
                 return;
@@ -1275,7 +1301,7 @@ impl Connection {
                 }
                 State::TimeWait => {
                     self.ack_now = true;
-                    self.time_wait_at = Some(now + self.cfg.time_wait);
+                    self.time_wait_at = self.arm(self.time_wait_at, now + self.cfg.time_wait);
                 }
                 _ => {}
             }
@@ -1490,7 +1516,7 @@ impl Connection {
         if self.snd_una == self.snd_max {
             self.rto_at = None;
         } else if !impatient || self.rto_at.is_none() {
-            self.rto_at = Some(now + self.rtt.rto());
+            self.rto_at = self.arm(self.rto_at, now + self.rtt.rto());
         }
         self.emit(now, TraceKind::Ack { ack });
     }
@@ -1574,7 +1600,7 @@ impl Connection {
         if self.unacked_segs >= self.ack_every_segs || self.unacked_bytes >= self.ack_every_bytes {
             self.ack_now = true;
         } else if self.delack_at.is_none() {
-            self.delack_at = Some(now + self.cfg.ack.delayed_ack);
+            self.delack_at = self.arm(self.delack_at, now + self.cfg.ack.delayed_ack);
         }
     }
 
@@ -1759,7 +1785,7 @@ impl Connection {
             if req.seq >= self.snd_una && req.seq < self.snd_max {
                 let t = self.retransmit(now, buf, req.seq, mss);
                 if t.is_some() && req.restart_timer {
-                    self.rto_at = Some(now + self.rtt.rto());
+                    self.rto_at = self.arm(self.rto_at, now + self.rtt.rto());
                 }
                 if t.is_some() {
                     return t;
@@ -1892,7 +1918,7 @@ impl Connection {
                 self.refresh_prediction();
             }
             if self.rto_at.is_none() && advance > 0 {
-                self.rto_at = Some(now + self.rtt.rto());
+                self.rto_at = self.arm(self.rto_at, now + self.rtt.rto());
             }
         }
         self.last_send_at = now;
@@ -1938,7 +1964,7 @@ impl Connection {
             }
         }
         if self.rto_at.is_none() {
-            self.rto_at = Some(now + self.rtt.rto());
+            self.rto_at = self.arm(self.rto_at, now + self.rtt.rto());
         }
         Some(t)
     }
@@ -1956,7 +1982,7 @@ impl Connection {
         self.snd_nxt = self.iss + 1u32;
         self.snd_max = self.snd_max.max(self.snd_nxt);
         if self.rto_at.is_none() {
-            self.rto_at = Some(now + self.rtt.rto());
+            self.rto_at = self.arm(self.rto_at, now + self.rtt.rto());
         }
         Some(t)
     }
@@ -2242,7 +2268,7 @@ impl Connection {
                         .rto()
                         .saturating_mul(1u64 << self.persist_shift.min(16));
                     let t = base.max(self.cfg.persist_min).min(self.cfg.persist_max);
-                    self.persist_at = Some(now + t);
+                    self.persist_at = self.arm(self.persist_at, now + t);
                 }
                 return;
             }
@@ -2256,7 +2282,7 @@ impl Connection {
                         .rto()
                         .max(Duration::from_millis(100))
                         .min(Duration::from_secs(1));
-                    self.persist_at = Some(now + t);
+                    self.persist_at = self.arm(self.persist_at, now + t);
                 }
                 self.rto_at = None;
                 return;
@@ -2266,7 +2292,7 @@ impl Connection {
         if !outstanding {
             self.rto_at = None;
         } else if self.rto_at.is_none() {
-            self.rto_at = Some(now + self.rtt.rto());
+            self.rto_at = self.arm(self.rto_at, now + self.rtt.rto());
         }
     }
 
@@ -2274,7 +2300,7 @@ impl Connection {
         self.set_state(now, State::TimeWait);
         self.rto_at = None;
         self.persist_at = None;
-        self.time_wait_at = Some(now + self.cfg.time_wait);
+        self.time_wait_at = self.arm(self.time_wait_at, now + self.cfg.time_wait);
     }
 
     fn enter_closed(&mut self) {

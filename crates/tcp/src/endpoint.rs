@@ -390,10 +390,10 @@ impl Endpoint {
             return None;
         }
         s.conn.as_ref()?;
-        // The caller may write, read (opening the window), close or abort: its deadline,
-        // its output and its removability may all change.
+        // The caller may write, read (opening the window), close or abort: its deadline and
+        // its output may change. (Whether it became removable is seen when `poll_transmit`
+        // finds it closed with nothing to send, or when the endpoint releases it.)
         self.touch(id.index);
-        self.check_reap(id.index);
         self.slots[id.index()].conn.as_deref_mut()
     }
 
@@ -412,12 +412,28 @@ impl Endpoint {
         }
     }
 
+    /// After the endpoint itself drove a connection (`&mut self`, no `RefCell` to borrow):
+    /// a heap entry only if its deadline moved earlier than the one it has.
     #[inline]
-    fn mark_dirty(&self, index: u32) {
+    fn reschedule(&mut self, index: u32) {
+        let s = &mut self.slots[index as usize];
+        // Most calls arm nothing earlier: nothing to look at.
+        if !s.conn.as_mut().is_some_and(|c| c.take_timer_armed()) {
+            return;
+        }
+        self.schedule(index);
+    }
+
+    /// Puts a connection's deadline in the heap if it is earlier than its entry.
+    fn schedule(&mut self, index: u32) {
         let s = &self.slots[index as usize];
-        if !s.dirty.get() {
-            s.dirty.set(true);
-            self.dirty.borrow_mut().push(index);
+        let Some(d) = s.conn.as_ref().and_then(|c| c.poll_timeout()) else {
+            return;
+        };
+        if s.scheduled.get().is_none_or(|t| d < t) {
+            s.scheduled.set(Some(d));
+            let g = s.generation;
+            self.timers.get_mut().push(Reverse((d, index, g)));
         }
     }
 
@@ -579,7 +595,12 @@ impl Endpoint {
             let before = conn.state();
             conn.handle_segment(now, seg);
             let after = conn.state();
-            self.touch(id.index);
+            let s = &mut self.slots[id.index()];
+            if !s.ready {
+                s.ready = true;
+                self.ready.push_back(id.index);
+            }
+            self.reschedule(id.index);
             if after == State::Closed {
                 self.check_reap(id.index);
             }
@@ -690,24 +711,32 @@ impl Endpoint {
                 return Some(t);
             }
         }
-        // The ready connections, round robin: a connection that sent goes to the back, one
-        // that had nothing leaves the list until it is handed work again.
-        for _ in 0..self.ready.len() {
-            let Some(i) = self.ready.pop_front() else {
-                break;
-            };
+        // The ready connections, round robin: a connection that sent goes to the back (when
+        // there are others), one that had nothing leaves the list until it is handed work
+        // again.
+        while let Some(&i) = self.ready.front() {
             let s = &mut self.slots[i as usize];
-            s.ready = false;
-            let Some(c) = s.conn.as_mut() else { continue };
+            let Some(c) = s.conn.as_mut() else {
+                s.ready = false;
+                self.ready.pop_front();
+                continue;
+            };
             let t = c.poll_transmit(now, buf);
+            let closed = t.is_none() && c.is_closed();
             // Sending arms timers; finding nothing to send may too (persist).
-            self.mark_dirty(i);
+            self.reschedule(i);
             if let Some(t) = t {
-                let s = &mut self.slots[i as usize];
-                s.ready = true;
-                self.ready.push_back(i);
+                if self.ready.len() > 1 {
+                    self.ready.pop_front();
+                    self.ready.push_back(i);
+                }
                 self.stats.packets_out += 1;
                 return Some(t);
+            }
+            self.slots[i as usize].ready = false;
+            self.ready.pop_front();
+            if closed {
+                self.check_reap(i);
             }
         }
         if !self.reap_check.is_empty() {
@@ -962,7 +991,7 @@ impl Endpoint {
                 }
             }
             // Its next deadline, whether it fired or had moved later.
-            self.mark_dirty(i);
+            self.schedule(i);
         }
         due.clear();
         self.due = due;
