@@ -159,9 +159,13 @@ pub struct Connection {
     hp_ready: u8,
     delack_at: Option<Instant>,
     time_wait_at: Option<Instant>,
-    /// A timer was armed earlier than it was (or armed at all): the earliest deadline may
-    /// have moved earlier, and the endpoint's timer heap needs a look (`take_timer_armed`).
+    /// A timer was armed earlier than `heap_deadline`: the endpoint's timer heap needs a
+    /// look (`take_timer_armed`).
     timer_armed: bool,
+    /// The time the endpoint's timer heap will next look at this connection (`None`:
+    /// never). A timer armed at or after it needs no heap entry of its own: when the heap
+    /// comes to this one, it finds the real deadline.
+    heap_deadline: core::cell::Cell<Option<Instant>>,
     last_send_at: Instant,
     /// Our timestamp value of the last retransmission by timeout, for spurious detection.
     rto_retransmit_ts: Option<u32>,
@@ -320,6 +324,7 @@ impl Connection {
             delack_at: None,
             time_wait_at: None,
             timer_armed: false,
+            heap_deadline: core::cell::Cell::new(None),
             last_send_at: now,
             rto_retransmit_ts: None,
             cc,
@@ -740,21 +745,28 @@ impl Connection {
     // Timers
 
     /// The earliest time at which `handle_timeout` has work to do.
-    /// `Some(t)`, noting when `t` is earlier than the timer's `old` value.
+    /// `Some(t)`, noting when `t` is earlier than the time the endpoint will look anyway.
     #[inline(always)]
-    fn arm(&mut self, old: Option<Instant>, t: Instant) -> Option<Instant> {
-        if old.is_none_or(|o| t < o) {
+    fn arm(&mut self, _old: Option<Instant>, t: Instant) -> Option<Instant> {
+        if self.heap_deadline.get().is_none_or(|k| t < k) {
             self.timer_armed = true;
         }
         Some(t)
     }
 
-    /// Whether a timer was armed earlier than before since the last call: only then can
-    /// `poll_timeout` have moved earlier. Lets a driver that keeps connections' deadlines
-    /// in a heap skip looking after most calls.
+    /// Whether, since the last call, a timer was armed earlier than the time given to
+    /// `set_heap_deadline` (any timer, if none was given): only then must a driver that keeps
+    /// deadlines in a heap look at `poll_timeout`.
     #[inline]
     pub fn take_timer_armed(&mut self) -> bool {
         std::mem::take(&mut self.timer_armed)
+    }
+
+    /// Tells the connection when its driver's timer heap will next look at it (`None`:
+    /// never), so arming a later timer needs no look (`take_timer_armed`).
+    #[inline]
+    pub fn set_heap_deadline(&self, t: Option<Instant>) {
+        self.heap_deadline.set(t);
     }
 
     #[inline]

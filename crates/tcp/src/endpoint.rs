@@ -125,6 +125,15 @@ struct Slot {
 }
 
 impl Slot {
+    /// Records the time of this connection's heap entry, here and in the connection.
+    #[inline]
+    fn set_scheduled(&self, t: Option<Instant>) {
+        self.scheduled.set(t);
+        if let Some(c) = self.conn.as_ref() {
+            c.set_heap_deadline(t);
+        }
+    }
+
     fn new(generation: u32, conn: Connection, listener: Option<u16>) -> Slot {
         Slot {
             generation,
@@ -431,7 +440,7 @@ impl Endpoint {
             return;
         };
         if s.scheduled.get().is_none_or(|t| d < t) {
-            s.scheduled.set(Some(d));
+            s.set_scheduled(Some(d));
             let g = s.generation;
             self.timers.get_mut().push(Reverse((d, index, g)));
         }
@@ -459,7 +468,7 @@ impl Endpoint {
             let Some(c) = s.conn.as_ref() else { continue };
             if let Some(d) = c.poll_timeout() {
                 if s.scheduled.get().is_none_or(|t| d < t) {
-                    s.scheduled.set(Some(d));
+                    s.set_scheduled(Some(d));
                     timers.push(Reverse((d, i, s.generation)));
                 }
             }
@@ -513,7 +522,7 @@ impl Endpoint {
         let conn = s.conn.take()?;
         // Its heap entry (if any) goes stale: the generation changes on reuse, and an empty
         // slot is skipped.
-        s.scheduled.set(None);
+        s.set_scheduled(None);
         if let Some(port) = s.listener.take() {
             if let Some(l) = self.listeners.get_mut(&port) {
                 if conn.state() == State::SynReceived {
@@ -937,7 +946,7 @@ impl Endpoint {
                 return Some(t);
             }
             timers.pop();
-            s.scheduled.set(actual);
+            s.set_scheduled(actual);
             if let Some(a) = actual {
                 timers.push(Reverse((a, i, generation)));
             }
@@ -959,7 +968,7 @@ impl Endpoint {
                 timers.pop();
                 let s = &self.slots[i as usize];
                 if s.generation == generation && s.scheduled.get() == Some(t) {
-                    s.scheduled.set(None);
+                    s.set_scheduled(None);
                     due.push(i);
                 }
             }
