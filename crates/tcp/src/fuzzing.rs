@@ -59,8 +59,16 @@ pub const PACKETS_PER_SECOND: u64 = 20;
 
 /// Runs one fuzz case. Never panics unless an invariant breaks or output is unbounded.
 pub fn segments(data: &[u8]) {
+    segments_counted(data);
+}
+
+/// [`segments`], returning the packets sent and the simulated seconds (for the storm
+/// figures in BENCHMARKS.md).
+pub fn segments_counted(data: &[u8]) -> (u64, f64) {
     let mut inp = Input { data, at: 0 };
-    let Some(sel) = inp.u8() else { return };
+    let Some(sel) = inp.u8() else {
+        return (0, 0.0);
+    };
     let mut cfg = match sel % 4 {
         0 => TcpConfig::newreno(),
         1 => TcpConfig::sack(),
@@ -255,4 +263,5 @@ pub fn segments(data: &[u8]) {
         sent <= bound,
         "{sent} packets in {secs:.1} simulated seconds (at most {bound}): output unbounded"
     );
+    (sent, secs)
 }
