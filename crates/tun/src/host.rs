@@ -24,6 +24,8 @@ use std::path::PathBuf;
 /// Packets read per turn before the endpoint's output is drained: enough to take a whole
 /// window of ACKs in one go, few enough to keep the latency of our own output bounded.
 pub const RX_BATCH: usize = 64;
+/// Packets sent per flush at most, before the loop looks at its input and signals again.
+pub const TX_BATCH: usize = 1024;
 
 const TOKEN_TUN: u64 = 1;
 const TOKEN_TIMER: u64 = 2;
@@ -268,9 +270,14 @@ impl Host {
         Duration::from_nanos(sys::process_cpu_ns().saturating_sub(self.cpu_start_ns))
     }
 
-    /// Sends everything the endpoint has to send.
-    fn flush(&mut self, now: Instant) -> Result<(), Error> {
-        while let Some(t) = self.ep.poll_transmit(now, &mut self.tx) {
+    /// Sends what the endpoint has to send, at most [`TX_BATCH`] packets: the loop gets back
+    /// to its signal check and its input however much the engine wants to send. Returns
+    /// whether it stopped at the bound (more may be waiting).
+    fn flush(&mut self, now: Instant) -> Result<bool, Error> {
+        for _ in 0..TX_BATCH {
+            let Some(t) = self.ep.poll_transmit(now, &mut self.tx) else {
+                return Ok(false);
+            };
             let pkt = &self.tx[..t.len];
             if let Some(c) = self.capture.as_mut() {
                 c.write(now, pkt);
@@ -287,7 +294,7 @@ impl Host {
                 self.counters.dropped_out += 1;
             }
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Runs the loop until the application is done or a signal stops it.
@@ -297,6 +304,7 @@ impl Host {
             self.counters.turns += 1;
             let now = self.clock.now();
             let mut n = 0;
+            let mut busy = false;
             while n < RX_BATCH {
                 match self.device.tun.recv(&mut self.rx) {
                     Ok(Some(len)) => {
@@ -311,7 +319,7 @@ impl Host {
                         // Answer each packet before reading the next, as a BSD tcp_input
                         // does: ACK-every-N and the sender's ACK clock then see the
                         // segments one by one, not in batches of whatever the device held.
-                        self.flush(now)?;
+                        busy |= self.flush(now)?;
                     }
                     Ok(None) => break,
                     Err(e) => {
@@ -323,7 +331,7 @@ impl Host {
                 self.ep.handle_timeout(now);
             }
             let ctl = app.poll(now, &mut self.ep);
-            self.flush(now)?;
+            busy |= self.flush(now)?;
             if ctl == Control::Done {
                 return Ok(if stopping_until.is_some() {
                     RunEnd::Interrupted
@@ -336,8 +344,17 @@ impl Host {
                     return Ok(RunEnd::Interrupted);
                 }
             }
-            if n == RX_BATCH {
-                continue; // more input is probably waiting: no sleep
+            if n == RX_BATCH || busy {
+                // More input or output is probably waiting: no sleep, but a look at the
+                // signals, or a flood (or an engine that never stops sending) would keep a
+                // SIGTERM waiting for ever.
+                if self.signals.take() > 0 {
+                    if stopping_until.is_some() {
+                        return Ok(RunEnd::Interrupted);
+                    }
+                    stopping_until = Some(self.begin_stop(app)?);
+                }
+                continue;
             }
             let deadline = [self.ep.poll_timeout(), app.deadline(), stopping_until]
                 .into_iter()
@@ -360,17 +377,23 @@ impl Host {
                 self.timer.clear();
             }
             if signalled && self.signals.take() > 0 {
-                let now = self.clock.now();
                 if stopping_until.is_some() {
                     // A second signal: stop now.
                     return Ok(RunEnd::Interrupted);
                 }
-                eprintln!("signal received: closing connections (again to stop at once)");
-                app.shutdown(now, &mut self.ep);
-                self.flush(now)?;
-                stopping_until = Some(now + self.grace);
+                stopping_until = Some(self.begin_stop(app)?);
             }
         }
+    }
+
+    /// The first SIGINT or SIGTERM: the application closes its connections, which get the
+    /// grace period to finish. Returns when the grace period ends.
+    fn begin_stop(&mut self, app: &mut dyn App) -> Result<Instant, Error> {
+        let now = self.clock.now();
+        eprintln!("signal received: closing connections (again to stop at once)");
+        app.shutdown(now, &mut self.ep);
+        self.flush(now)?;
+        Ok(now + self.grace)
     }
 
     /// Sends what is left to send (e.g. RSTs after aborts) and flushes the capture.
