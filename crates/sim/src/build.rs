@@ -265,7 +265,9 @@ pub fn build(s: &Scenario, out_dir: Option<&Path>) -> Result<Simulation, String>
             on_until: None,
         });
     }
-    net.sample_queues(Duration::from_secs_f64(s.output.sample_ms / 1000.0));
+    if s.output.queues {
+        net.sample_queues(Duration::from_secs_f64(s.output.sample_ms / 1000.0));
+    }
     Ok(Simulation {
         net,
         scenario: s.clone(),

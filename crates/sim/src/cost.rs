@@ -326,17 +326,19 @@ impl Scenario {
             });
         }
         // Queue-length samples: every link direction, for the whole run.
-        let samples = t_run / (self.output.sample_ms / 1000.0) + 1.0;
-        cost.events.push(Item {
-            field: "output.sample_ms".into(),
-            what: "queue-length samples".into(),
-            amount: samples,
-        });
-        cost.memory.push(Item {
-            field: "output.sample_ms".into(),
-            what: format!("queue-length samples of {n_ports} link directions"),
-            amount: samples * n_ports as f64 * SAMPLE,
-        });
+        if self.output.queues {
+            let samples = t_run / (self.output.sample_ms / 1000.0) + 1.0;
+            cost.events.push(Item {
+                field: "output.sample_ms".into(),
+                what: "queue-length samples".into(),
+                amount: samples,
+            });
+            cost.memory.push(Item {
+                field: "output.sample_ms".into(),
+                what: format!("queue-length samples of {n_ports} link directions"),
+                amount: samples * n_ports as f64 * SAMPLE,
+            });
+        }
         // Queues: preallocated rings, and the packets they can hold (no more than exist).
         let mut slots = 0.0;
         let mut room = 0.0;

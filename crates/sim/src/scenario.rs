@@ -402,6 +402,10 @@ pub struct OutputSpec {
     /// Queue-length sampling period.
     #[serde(default = "default_sample")]
     pub sample_ms: f64,
+    /// Record queue-length samples of every link direction (for the queue plots and CSVs).
+    /// Off, a long run of many links keeps no per-sample memory.
+    #[serde(default = "yes")]
+    pub queues: bool,
     /// Write a pcap per link direction for every link (links can also ask with pcap = true).
     #[serde(default)]
     pub pcap_all: bool,
@@ -417,6 +421,7 @@ impl Default for OutputSpec {
     fn default() -> Self {
         OutputSpec {
             sample_ms: default_sample(),
+            queues: true,
             pcap_all: false,
             trace: true,
             plots: true,

@@ -116,6 +116,20 @@ fn learn_time(r: &RunResult, share: f64) -> Option<(f64, f64)> {
     (rtt > 0.0).then_some((done / rtt, rtt))
 }
 
+/// A run reduced to what the experiment reads from it, by its role among a seed's five.
+enum Reduced {
+    /// Tahoe over the whole run: bottleneck counters and flow figures.
+    Long((u64, u64), (f64, f64, f64, f64)),
+    /// Tahoe over the warm-up only: bottleneck counters (subtracted from the whole run's).
+    Warm((u64, u64)),
+    Vanilla((f64, f64, f64, f64)),
+    /// Learning times (ACK every packet) to the bandwidth share and to the path's share, and
+    /// the run itself where it is plotted.
+    Learn1(Option<f64>, Option<f64>, Option<Box<RunResult>>),
+    /// Learning time with an ACK every other packet.
+    Learn2(Option<f64>),
+}
+
 /// What each (pipe, seed) leaves behind.
 #[derive(Clone, Debug, Default)]
 struct Point {
@@ -207,32 +221,45 @@ impl Experiment for Overload {
                 let l2 = variant(&base, p, seed, "tahoe", learn_rtts)?;
                 scens.extend([long, warm, van, l1, l2]);
             }
-            let mut rs = ctx.run_all(scens)?;
+            // Each run is reduced to its figures as it ends (the learning run of seed 0 at
+            // pipe 49 is kept whole for its plot): holding every run of a pipe at once took
+            // 10 GiB.
+            let mut reduced = ctx.run_map(scens, |i, r| match i % 5 {
+                0 => Reduced::Long(port(&r), flows_stats(&r, data_bps)),
+                1 => Reduced::Warm(port(&r)),
+                2 => Reduced::Vanilla(flows_stats(&r, data_bps)),
+                3 => Reduced::Learn1(
+                    learn_time(&r, share).map(|x| x.0),
+                    learn_time(&r, share_k).map(|x| x.0),
+                    (p == 49 && i == 3).then(|| Box::new(r)),
+                ),
+                _ => Reduced::Learn2(learn_time(&r, share).map(|x| x.0)),
+            })?;
             let mut pts = Vec::new();
-            for (seed, chunk) in rs.chunks(5).enumerate() {
-                let (tx2, dr2) = port(&chunk[0]);
-                let (tx1, dr1) = port(&chunk[1]);
-                let (dtx, ddr) = (tx2.saturating_sub(tx1), dr2.saturating_sub(dr1));
-                let (tr, tg, tj, tm) = flows_stats(&chunk[0], data_bps);
-                let (vr, vg, vj, vm) = flows_stats(&chunk[2], data_bps);
+            for chunk in reduced.chunks_exact_mut(5) {
+                let [Reduced::Long((tx2, dr2), (tr, tg, tj, tm)), Reduced::Warm((tx1, dr1)), Reduced::Vanilla((vr, vg, vj, vm)), Reduced::Learn1(l1, lk, keep), Reduced::Learn2(l2)] =
+                    chunk
+                else {
+                    unreachable!("the five runs of a seed, in order")
+                };
+                let (dtx, ddr) = (tx2.saturating_sub(*tx1), dr2.saturating_sub(*dr1));
                 pts.push(Point {
                     loss: ddr as f64 / (dtx + ddr).max(1) as f64,
-                    tahoe_rexmit: tr,
-                    tahoe_goodput: tg,
-                    tahoe_jain: tj,
-                    tahoe_maxmin: tm,
-                    van_rexmit: vr,
-                    van_goodput: vg,
-                    van_jain: vj,
-                    van_maxmin: vm,
-                    learn1: learn_time(&chunk[3], share).map(|x| x.0),
-                    learn2: learn_time(&chunk[4], share).map(|x| x.0),
-                    learn_k: learn_time(&chunk[3], share_k).map(|x| x.0),
+                    tahoe_rexmit: *tr,
+                    tahoe_goodput: *tg,
+                    tahoe_jain: *tj,
+                    tahoe_maxmin: *tm,
+                    van_rexmit: *vr,
+                    van_goodput: *vg,
+                    van_jain: *vj,
+                    van_maxmin: *vm,
+                    learn1: *l1,
+                    learn2: *l2,
+                    learn_k: *lk,
                 });
-                let _ = seed;
-            }
-            if p == 49 {
-                learn_plot = Some(rs.swap_remove(3));
+                if let Some(r) = keep.take() {
+                    learn_plot = Some(*r);
+                }
             }
             points.push(pts);
         }

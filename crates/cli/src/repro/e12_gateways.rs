@@ -316,7 +316,7 @@ impl Experiment for Gateways {
                 runs.push(variant(&base, d, base.seed + k, q)?);
             }
         }
-        let res = ctx.run_all(runs)?;
+        let res = ctx.run_all_with_queues(runs)?;
         let per: Vec<&[RunResult]> = res.chunks(seeds as usize).collect();
         let all: Vec<Vec<Metrics>> = per
             .iter()

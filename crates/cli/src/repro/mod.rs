@@ -120,14 +120,42 @@ impl Ctx {
     /// Runs scenarios in parallel (rayon), in order of the input; each run counts on the
     /// progress bar.
     pub fn run_all(&self, scenarios: Vec<Scenario>) -> Result<Vec<RunResult>> {
+        self.run_map(scenarios, |_, r| r)
+    }
+
+    /// As [`run_all`](Self::run_all), keeping every link's queue-length samples (only the
+    /// gateways experiment plots queues; the others do not pay for them).
+    pub fn run_all_with_queues(&self, scenarios: Vec<Scenario>) -> Result<Vec<RunResult>> {
+        self.run_inner(scenarios, true, |_, r| r)
+    }
+
+    /// Runs scenarios in parallel and reduces each result with `f` (given the scenario's
+    /// index) as soon as its run ends: only what `f` keeps stays in memory, not every run's
+    /// traces at once. Queue-length samples are not recorded.
+    pub fn run_map<T: Send>(
+        &self,
+        scenarios: Vec<Scenario>,
+        f: impl Fn(usize, RunResult) -> T + Sync + Send,
+    ) -> Result<Vec<T>> {
+        self.run_inner(scenarios, false, f)
+    }
+
+    fn run_inner<T: Send>(
+        &self,
+        scenarios: Vec<Scenario>,
+        queues: bool,
+        f: impl Fn(usize, RunResult) -> T + Sync + Send,
+    ) -> Result<Vec<T>> {
         scenarios
             .into_par_iter()
-            .map(|s| {
+            .enumerate()
+            .map(|(i, mut s)| {
+                s.output.queues = queues;
                 let sim = build(&s, None).map_err(|e| anyhow!("{e}"))?;
                 let r = sim.run(|_| {});
                 let d = self.progress.done.fetch_add(1, Ordering::Relaxed) + 1;
                 self.progress.bar.set_position(d);
-                Ok(r)
+                Ok(f(i, r))
             })
             .collect()
     }
