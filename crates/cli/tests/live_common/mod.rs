@@ -325,6 +325,7 @@ pub fn transfer_bytes() -> usize {
 pub struct Seg {
     pub sport: u16,
     pub dport: u16,
+    pub seq: u32,
     pub flags: ackclock_wire::TcpFlags,
     pub window: u16,
     pub options: ackclock_wire::TcpOptions,
@@ -341,6 +342,7 @@ pub fn read_pcap(path: &Path) -> Vec<Seg> {
             v.push(Seg {
                 sport: p.tcp.src_port(),
                 dport: p.tcp.dst_port(),
+                seq: p.tcp.seq(),
                 flags: p.tcp.flags(),
                 window: p.tcp.window(),
                 options: p.tcp.options().unwrap_or_default(),
@@ -349,4 +351,30 @@ pub fn read_pcap(path: &Path) -> Vec<Seg> {
         }
     }
     v
+}
+
+/// Distinct payload bytes of `segs` (retransmissions counted once): the union of their
+/// sequence ranges, relative to the first segment's.
+pub fn unique_bytes<'a>(segs: impl IntoIterator<Item = &'a Seg>) -> usize {
+    let segs: Vec<&Seg> = segs.into_iter().filter(|s| s.len > 0).collect();
+    let Some(first) = segs.first() else { return 0 };
+    let base = first.seq;
+    let mut r: Vec<(u64, u64)> = segs
+        .iter()
+        .map(|s| {
+            // Signed distance from the first segment, so data before it counts too.
+            let off = i64::from(s.seq.wrapping_sub(base) as i32) + (1 << 32);
+            (off as u64, off as u64 + s.len as u64)
+        })
+        .collect();
+    r.sort_unstable();
+    let (mut total, mut end) = (0u64, 0u64);
+    for (a, b) in r {
+        let a = a.max(end);
+        if b > a {
+            total += b - a;
+            end = b;
+        }
+    }
+    total as usize
 }
