@@ -26,6 +26,8 @@ pub enum Dir {
 /// What a scripted filter sees of each packet it may drop.
 #[derive(Clone, Copy, Debug)]
 pub struct PacketInfo {
+    /// When the packet was put on the pipe.
+    pub at: Instant,
     /// Index of this packet on its pipe, from 0.
     pub index: u64,
     /// Index among packets carrying data on its pipe, from 0 (None for pure ACKs).
@@ -150,6 +152,7 @@ impl Pipe {
                     let has_data = !p.tcp.payload().is_empty();
                     let data_index = has_data.then_some(self.data_index);
                     PacketInfo {
+                        at: now,
                         index,
                         data_index,
                         seq: p.tcp.seq(),
@@ -159,6 +162,7 @@ impl Pipe {
                     }
                 }
                 Err(_) => PacketInfo {
+                    at: now,
                     index,
                     data_index: None,
                     seq: 0,
@@ -446,6 +450,80 @@ pub struct TransferResult {
     pub elapsed: Duration,
     pub sender: crate::Stats,
     pub receiver: crate::Stats,
+}
+
+/// Outcome of [`two_way_transfer`].
+#[derive(Clone, Debug)]
+pub struct TwoWayResult {
+    /// Each side had the other's bytes and an acknowledgment of all it sent before `limit`.
+    pub completed: bool,
+    /// What A read (B's bytes) and what B read (A's).
+    pub a_got: Vec<u8>,
+    pub b_got: Vec<u8>,
+    pub a: Option<crate::Stats>,
+    pub b: Option<crate::Stats>,
+}
+
+/// A sends `ab` to B while B sends `ba` to A, both applications reading promptly; runs
+/// until each side has the other's bytes and all its own are acknowledged, or `limit`
+/// passes. Used by tests.
+pub fn two_way_transfer(
+    h: &mut Harness,
+    a_cfg: TcpConfig,
+    b_cfg: TcpConfig,
+    ab: &[u8],
+    ba: &[u8],
+    limit: Duration,
+) -> TwoWayResult {
+    let a = h.open(7, a_cfg, b_cfg);
+    let mut b: Option<ConnId> = None;
+    let (mut sent_a, mut sent_b) = (0, 0);
+    let (mut a_got, mut b_got) = (Vec::new(), Vec::new());
+    let mut buf = vec![0u8; 65536];
+    let deadline = h.now + limit;
+    // One side's application: top the send buffer up, read everything readable.
+    fn side(
+        c: &mut crate::Connection,
+        data: &[u8],
+        sent: &mut usize,
+        got: &mut Vec<u8>,
+        buf: &mut [u8],
+    ) {
+        if *sent < data.len() {
+            *sent += c.send(&data[*sent..]).unwrap_or(0);
+        }
+        while let Ok(n) = c.recv(buf) {
+            if n == 0 {
+                break;
+            }
+            got.extend_from_slice(&buf[..n]);
+        }
+    }
+    let completed = h.run(deadline, |h| {
+        if let Some(c) = h.a.conn_mut(a) {
+            side(c, ab, &mut sent_a, &mut a_got, &mut buf);
+        }
+        if b.is_none() {
+            b = h.b.accept(7);
+        }
+        if let Some(c) = b.and_then(|id| h.b.conn_mut(id)) {
+            side(c, ba, &mut sent_b, &mut b_got, &mut buf);
+        }
+        let idle = |c: Option<&crate::Connection>| {
+            c.is_some_and(|c| c.send_queued() == 0 && c.stats().flight_bytes == 0)
+        };
+        a_got.len() >= ba.len()
+            && b_got.len() >= ab.len()
+            && idle(h.a.conn(a))
+            && idle(b.and_then(|id| h.b.conn(id)))
+    });
+    TwoWayResult {
+        completed,
+        a: h.a.conn(a).map(|c| c.stats()),
+        b: b.and_then(|id| h.b.conn(id)).map(|c| c.stats()),
+        a_got,
+        b_got,
+    }
 }
 
 /// A sends `data` to B (B's application reads promptly), then both close. Used by tests.

@@ -8,22 +8,11 @@
 //! cases from a fresh seed: `ACKCLOCK_PROPTEST_SCALE=50 cargo test --release -p
 //! ackclock-tcp --test adversarial`.
 
-use ackclock_tcp::harness::{Harness, PipeConfig};
-use ackclock_tcp::{ConnId, InitialWindow, TcpConfig};
+use ackclock_tcp::harness::{two_way_transfer, Harness, PipeConfig};
+use ackclock_tcp::{InitialWindow, TcpConfig};
+use ackclock_testkit::bytes;
 use ackclock_wire::Duration;
 use proptest::prelude::*;
-
-fn data(n: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
-}
 
 /// A buffer size, log-uniform from 1 byte to 16 MiB, sometimes just off a power of two
 /// (the window-scale unit).
@@ -90,64 +79,6 @@ fn path() -> impl Strategy<Value = PipeConfig> {
         )
 }
 
-/// A and B each send their bytes and read the other's; true when both have everything and
-/// an acknowledgment of all they sent.
-fn two_way(h: &mut Harness, a_cfg: TcpConfig, b_cfg: TcpConfig, ab: &[u8], ba: &[u8]) -> bool {
-    let a = h.open(7, a_cfg, b_cfg);
-    let mut b: Option<ConnId> = None;
-    let (mut sent_a, mut sent_b) = (0, 0);
-    let (mut got_a, mut got_b) = (Vec::new(), Vec::new());
-    let mut buf = vec![0u8; 65536];
-    let limit = h.now + Duration::from_secs(200_000);
-    let done = h.run(limit, |h| {
-        if let Some(c) = h.a.conn_mut(a) {
-            if sent_a < ab.len() {
-                sent_a += c.send(&ab[sent_a..]).unwrap_or(0);
-            }
-            while let Ok(n) = c.recv(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                got_a.extend_from_slice(&buf[..n]);
-            }
-        }
-        if b.is_none() {
-            b = h.b.accept(7);
-        }
-        if let Some(c) = b.and_then(|id| h.b.conn_mut(id)) {
-            if sent_b < ba.len() {
-                sent_b += c.send(&ba[sent_b..]).unwrap_or(0);
-            }
-            while let Ok(n) = c.recv(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                got_b.extend_from_slice(&buf[..n]);
-            }
-        }
-        let idle = |c: Option<&ackclock_tcp::Connection>| {
-            c.is_some_and(|c| c.send_queued() == 0 && c.stats().flight_bytes == 0)
-        };
-        got_a.len() >= ba.len()
-            && got_b.len() >= ab.len()
-            && idle(h.a.conn(a))
-            && idle(b.and_then(|id| h.b.conn(id)))
-    });
-    assert!(
-        got_b == ab,
-        "A->B stream corrupted or short ({} of {})",
-        got_b.len(),
-        ab.len()
-    );
-    assert!(
-        got_a == ba,
-        "B->A stream corrupted or short ({} of {})",
-        got_a.len(),
-        ba.len()
-    );
-    done
-}
-
 proptest! {
     #![proptest_config(ackclock_testkit::proptest_config(2000))]
 
@@ -164,10 +95,12 @@ proptest! {
     ) {
         // A one-byte window moves one byte per round trip: keep such cases short.
         let cap = |c: &TcpConfig, d: &TcpConfig| 64 * c.send_buffer_bytes.min(d.recv_buffer_bytes).max(1);
-        let ab = data(ab_len.min(cap(&a_cfg, &b_cfg)), seed);
-        let ba = data(ba_len.min(cap(&b_cfg, &a_cfg)), seed ^ 0x5555);
+        let ab = bytes(ab_len.min(cap(&a_cfg, &b_cfg)), seed);
+        let ba = bytes(ba_len.min(cap(&b_cfg, &a_cfg)), seed ^ 0x5555);
         let mut h = Harness::asymmetric(seed, ab_path, ba_path);
-        let done = two_way(&mut h, a_cfg, b_cfg, &ab, &ba);
-        prop_assert!(done, "data delivered but not all acknowledged by {:?}", h.now);
+        let r = two_way_transfer(&mut h, a_cfg, b_cfg, &ab, &ba, Duration::from_secs(200_000));
+        prop_assert!(r.b_got == ab, "A->B stream corrupted or short ({} of {})", r.b_got.len(), ab.len());
+        prop_assert!(r.a_got == ba, "B->A stream corrupted or short ({} of {})", r.a_got.len(), ba.len());
+        prop_assert!(r.completed, "data delivered but not all acknowledged by {:?}", h.now);
     }
 }

@@ -145,10 +145,8 @@ fn rfc9293_3_10_7_4_departure_a_handshake_ack_at_the_right_edge_establishes() {
 /// way until both gave up after 483 s (reproduced here exactly, 483.005 s).
 #[test]
 fn bsd_tcp_output_two_way_transfer_survives_a_four_second_blackout() {
-    use ackclock_tcp::harness::{Dir, Harness, PipeConfig};
+    use ackclock_tcp::harness::{two_way_transfer, Dir, Harness, PipeConfig};
     use ackclock_wire::{Duration, Instant};
-    use std::sync::{Arc, Mutex};
-    let clock = Arc::new(Mutex::new(Instant::ZERO));
     // 1 ms each way: the handshake by 2 ms, A's data at 2 ms, B's at 3 ms.
     let mut h = Harness::new(
         1,
@@ -158,63 +156,32 @@ fn bsd_tcp_output_two_way_transfer_survives_a_four_second_blackout() {
         },
     );
     for dir in [Dir::AtoB, Dir::BtoA] {
-        let c = clock.clone();
         h.set_filter(
             dir,
-            Box::new(move |p| {
+            Box::new(|p| {
                 // From 2.5 ms to 4 s every ACK is lost, and every data segment but the
                 // first transmissions (sent by 3 ms).
-                let t = *c.lock().unwrap();
-                let blackout =
-                    t >= Instant::from_nanos(2_500_000) && t < Instant::from_nanos(4_000_000_000);
-                blackout && (p.payload_len == 0 || t >= Instant::from_nanos(10_000_000))
+                let blackout = p.at >= Instant::from_nanos(2_500_000)
+                    && p.at < Instant::from_nanos(4_000_000_000);
+                blackout && (p.payload_len == 0 || p.at >= Instant::from_nanos(10_000_000))
             }),
         );
     }
-    let cfg = cfg_1000();
-    let a = h.open(9, cfg.clone(), cfg);
-    let mut b = None;
-    let (mut sent_a, mut sent_b, mut got_a, mut got_b) = (0, 0, 0, 0);
-    let mut buf = [0u8; 4096];
-    let limit = Instant::ZERO + Duration::from_secs(600);
-    let done = h.run(limit, |h| {
-        *clock.lock().unwrap() = h.now;
-        if let Some(c) = h.a.conn_mut(a) {
-            if sent_a < 3000 {
-                sent_a += c.send(&data(3000 - sent_a)).unwrap_or(0);
-            }
-            while let Ok(n) = c.recv(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                got_a += n;
-            }
-        }
-        if b.is_none() {
-            b = h.b.accept(9);
-        }
-        if let Some(c) = b.and_then(|id| h.b.conn_mut(id)) {
-            if sent_b < 3000 {
-                sent_b += c.send(&data(3000 - sent_b)).unwrap_or(0);
-            }
-            while let Ok(n) = c.recv(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                got_b += n;
-            }
-        }
-        // Done when each side has the other's bytes and an acknowledgment of its own.
-        let acked = |c: Option<&ackclock_tcp::Connection>| {
-            c.is_some_and(|c| c.stats().flight_bytes == 0 && c.send_queued() == 0)
-        };
-        got_a == 3000 && got_b == 3000 && acked(h.a.conn(a)) && acked(b.and_then(|id| h.b.conn(id)))
-    });
-    let stats = h.a.conn(a).map(|c| c.stats());
+    let r = two_way_transfer(
+        &mut h,
+        cfg_1000(),
+        cfg_1000(),
+        &data(3000),
+        &data(3000),
+        Duration::from_secs(600),
+    );
     assert!(
-        done,
-        "not delivered by {:?}: A got {got_a}, B got {got_b}; A {stats:?}",
-        h.now
+        r.completed,
+        "not done by {:?}: A got {}, B got {}; A {:?}",
+        h.now,
+        r.a_got.len(),
+        r.b_got.len(),
+        r.a
     );
     assert!(
         h.now < Instant::ZERO + Duration::from_secs(30),

@@ -4,20 +4,9 @@
 
 use ackclock_tcp::harness::{bulk_transfer, Dir, Harness, PipeConfig};
 use ackclock_tcp::{Stats, TcpConfig};
+use ackclock_testkit::bytes;
 use ackclock_wire::Duration;
 use proptest::prelude::*;
-
-fn data(n: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
-}
 
 fn preset() -> impl Strategy<Value = TcpConfig> {
     prop::sample::select(TcpConfig::PRESETS.to_vec()).prop_map(|n| TcpConfig::preset(n).unwrap())
@@ -58,7 +47,7 @@ proptest! {
         ab in impairments(),
         ba in impairments(),
     ) {
-        let d = data(1 << 20, seed);
+        let d = bytes(1 << 20, seed);
         // Giving up after R2 = 12 unanswered retransmissions (RFC 9293 §3.8.3, tested in
         // rfc9293_states) is right at 20% loss each way: a retransmission then fails with
         // probability 0.34, twelve in a row with 3e-6, and the 100x exploration meets that
@@ -88,7 +77,7 @@ type Recorded = (Vec<u8>, Stats, Stats, Vec<(u64, u8, Vec<u8>)>);
 
 fn run_recorded(seed: u64, pipe: PipeConfig, mut cfg: TcpConfig, hp: bool) -> Recorded {
     cfg.header_prediction = hp;
-    let d = data(200_000, seed);
+    let d = bytes(200_000, seed);
     let mut h = Harness::new(seed, pipe);
     h.capture = Some(Vec::new());
     let r = bulk_transfer(&mut h, &d, cfg.clone(), cfg, Duration::from_secs(10_000));
@@ -140,7 +129,7 @@ fn header_prediction_hit_rate_in_lossless_bulk_transfer() {
             ..PipeConfig::default()
         },
     );
-    let d = data(4 << 20, 5);
+    let d = bytes(4 << 20, 5);
     let mut cfg = TcpConfig::newreno();
     cfg.window_scale = true;
     cfg.send_buffer_bytes = 1 << 20;
