@@ -2,8 +2,6 @@
 //! emulator's buffers and the tests' [`TestPacket`] all implement [`PacketLike`], so every
 //! queue discipline and loss model is written once.
 
-use ackclock_wire::checksum;
-
 /// A packet as seen by a gateway: a length, a flow identity, and optionally its bytes.
 pub trait PacketLike {
     /// Length of the IP packet in bytes (link framing is the [`Link`](crate::Link)'s business).
@@ -104,28 +102,10 @@ impl PacketLike for Vec<u8> {
     }
 }
 
-/// Flow identity of an IPv4 packet: FNV-1a over the protocol byte, the source and
-/// destination addresses and the first four bytes of the transport header (the ports of
-/// TCP and UDP). Deterministic on every run and machine, and the same function the
-/// simulator uses, so flow ids agree across crates. Bytes that are not IPv4 hash to the
-/// FNV offset basis (one "flow" for all garbage), never a panic.
+/// Flow identity of an IPv4 packet: [`ackclock_wire::flow_hash`] (one function for the
+/// gateway models, the simulator and the live emulator).
 pub fn flow_id_of_ipv4(buf: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut eat = |b: &[u8]| {
-        for &x in b {
-            h ^= u64::from(x);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    };
-    if buf.len() >= 20 {
-        eat(&buf[9..10]);
-        eat(&buf[12..20]);
-        let ihl = usize::from(buf[0] & 0x0f) * 4;
-        if let Some(ports) = buf.get(ihl..ihl + 4) {
-            eat(ports);
-        }
-    }
-    h
+    ackclock_wire::flow_hash(buf)
 }
 
 /// RFC 3168 §5: the ECN field (the low two bits of the TOS byte) is ECT(0) = 10, ECT(1) = 01
@@ -134,20 +114,11 @@ pub fn ipv4_ecn_capable(buf: &[u8]) -> bool {
     buf.len() >= 20 && buf[0] >> 4 == 4 && buf[1] & 0x03 != 0
 }
 
-/// Marks an ECN-capable IPv4 packet CE and patches the header checksum incrementally
-/// (RFC 1624 eqn. 3), so the packet stays valid without a full recomputation. Returns
-/// whether the packet was marked (Not-ECT packets must never be marked, RFC 3168 §5).
+/// Marks an ECN-capable IPv4 packet CE, patching the header checksum
+/// ([`ackclock_wire::Ipv4HeaderMut::set_ecn_ce`]). Returns whether the packet was marked
+/// (Not-ECT packets must never be marked, RFC 3168 §5).
 pub fn ipv4_set_ce(buf: &mut [u8]) -> bool {
-    if !ipv4_ecn_capable(buf) {
-        return false;
-    }
-    let old = u16::from_be_bytes([buf[0], buf[1]]);
-    buf[1] |= 0x03;
-    let new = u16::from_be_bytes([buf[0], buf[1]]);
-    let ck = u16::from_be_bytes([buf[10], buf[11]]);
-    let ck = checksum::update16(ck, old, new);
-    buf[10..12].copy_from_slice(&ck.to_be_bytes());
-    true
+    ackclock_wire::Ipv4HeaderMut::new(buf).is_some_and(|mut h| h.set_ecn_ce())
 }
 
 #[cfg(test)]

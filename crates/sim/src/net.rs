@@ -526,20 +526,14 @@ impl Network {
             }
             return;
         }
-        // Router: decrement TTL (updating the checksum incrementally, RFC 1624), forward.
+        // Router: decrement TTL (the checksum patched incrementally, RFC 1624), forward.
         let mut pkt = pkt;
-        if pkt.buf.len() >= 20 {
-            if pkt.buf[8] <= 1 {
+        if let Some(mut h) = ackclock_wire::Ipv4HeaderMut::new(&mut pkt.buf) {
+            if !h.decrement_ttl() {
                 n.no_route += 1;
                 self.pool.recycle(pkt);
                 return;
             }
-            let old = u16::from_be_bytes([pkt.buf[8], pkt.buf[9]]);
-            pkt.buf[8] -= 1;
-            let new = u16::from_be_bytes([pkt.buf[8], pkt.buf[9]]);
-            let ck = u16::from_be_bytes([pkt.buf[10], pkt.buf[11]]);
-            let ck = ackclock_wire::checksum::update16(ck, old, new);
-            pkt.buf[10..12].copy_from_slice(&ck.to_be_bytes());
         }
         n.forwarded += 1;
         self.forward(node, pkt);

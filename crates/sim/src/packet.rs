@@ -30,41 +30,14 @@ impl PacketLike for SimPacket {
         self.ecn_capable
     }
     fn set_ce(&mut self) {
-        // RFC 3168: CE = 0b11 in the ECN field; the IP header checksum is updated
-        // incrementally (RFC 1624) so the packet stays valid.
-        if self.buf.len() >= 20 {
-            let old = u16::from_be_bytes([self.buf[0], self.buf[1]]);
-            self.buf[1] |= 0x03;
-            let new = u16::from_be_bytes([self.buf[0], self.buf[1]]);
-            let ck = u16::from_be_bytes([self.buf[10], self.buf[11]]);
-            let ck = ackclock_wire::checksum::update16(ck, old, new);
-            self.buf[10..12].copy_from_slice(&ck.to_be_bytes());
+        // RFC 3168: CE = 0b11 in the ECN field, the checksum patched (RFC 1624).
+        if let Some(mut h) = ackclock_wire::Ipv4HeaderMut::new(&mut self.buf) {
+            h.set_ecn_ce();
         }
     }
     fn bytes_mut(&mut self) -> Option<&mut [u8]> {
         Some(&mut self.buf)
     }
-}
-
-/// Flow identity of an IPv4 packet: a hash of protocol, addresses and ports (FNV-1a, so it
-/// is the same on every run and machine).
-pub fn flow_of(buf: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut eat = |b: &[u8]| {
-        for &x in b {
-            h ^= u64::from(x);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    };
-    if buf.len() >= 20 {
-        eat(&buf[9..10]);
-        eat(&buf[12..20]);
-        let ihl = usize::from(buf[0] & 0x0f) * 4;
-        if let Some(ports) = buf.get(ihl..ihl + 4) {
-            eat(ports);
-        }
-    }
-    h
 }
 
 /// Recycles packet buffers.
@@ -82,7 +55,7 @@ impl PacketPool {
         buf.extend_from_slice(bytes);
         self.next_uid += 1;
         SimPacket {
-            flow: flow_of(bytes),
+            flow: ackclock_wire::flow_hash(bytes),
             ecn_capable: bytes.len() >= 2 && bytes[1] & 0x03 != 0,
             buf,
             uid: self.next_uid,

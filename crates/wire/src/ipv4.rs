@@ -391,3 +391,131 @@ mod tests {
         assert_eq!(h.emit(&mut b, 65516), Err(WireError::TooLong(65536)));
     }
 }
+
+/// A mutable view of an IPv4 header for the edits a router or a gateway makes in flight
+/// (TTL, the ECN field), each patching the header checksum incrementally (RFC 1624 eqn. 3)
+/// so the packet stays valid without a full recomputation. It checks only what the edits
+/// need (a version-4 header of 20 bytes or more); the packet was validated when it was made.
+#[derive(Debug)]
+pub struct Ipv4HeaderMut<'a> {
+    hdr: &'a mut [u8; HEADER_LEN],
+}
+
+impl<'a> Ipv4HeaderMut<'a> {
+    /// The header at the start of `buf`, if it is one.
+    #[inline]
+    pub fn new(buf: &'a mut [u8]) -> Option<Self> {
+        let hdr: &mut [u8; HEADER_LEN] = buf.get_mut(..HEADER_LEN)?.try_into().ok()?;
+        (hdr[0] >> 4 == 4).then_some(Ipv4HeaderMut { hdr })
+    }
+
+    pub fn ttl(&self) -> u8 {
+        self.hdr[8]
+    }
+
+    /// Replaces the 16-bit word at `at` and patches the checksum (RFC 1624).
+    #[inline]
+    fn set_word(&mut self, at: usize, new: u16) {
+        let old = u16::from_be_bytes([self.hdr[at], self.hdr[at + 1]]);
+        self.hdr[at..at + 2].copy_from_slice(&new.to_be_bytes());
+        let ck = u16::from_be_bytes([self.hdr[10], self.hdr[11]]);
+        let ck = checksum::update16(ck, old, new);
+        self.hdr[10..12].copy_from_slice(&ck.to_be_bytes());
+    }
+
+    /// A router's forwarding step (RFC 791, RFC 1812 §5.3.1): TTL minus one. Returns false,
+    /// changing nothing, when the TTL is 1 or 0: the packet must be dropped, not forwarded.
+    #[inline]
+    pub fn decrement_ttl(&mut self) -> bool {
+        let ttl = self.hdr[8];
+        if ttl <= 1 {
+            return false;
+        }
+        self.set_word(8, u16::from_be_bytes([ttl - 1, self.hdr[9]]));
+        true
+    }
+
+    /// RFC 3168 §5: the ECN field says ECT(0), ECT(1) or CE (not Not-ECT).
+    pub fn ecn_capable(&self) -> bool {
+        self.hdr[1] & 0x03 != 0
+    }
+
+    /// Marks an ECN-capable packet Congestion Experienced (RFC 3168 §5). Returns whether it
+    /// did: a Not-ECT packet must never be marked.
+    #[inline]
+    pub fn set_ecn_ce(&mut self) -> bool {
+        if !self.ecn_capable() {
+            return false;
+        }
+        self.set_word(0, u16::from_be_bytes([self.hdr[0], self.hdr[1] | 0x03]));
+        true
+    }
+}
+
+/// Flow identity of an IPv4 packet: FNV-1a over the protocol byte, the source and
+/// destination addresses and the first four bytes of the transport header (the ports of TCP
+/// and UDP). The same on every run and machine, so the simulator and the gateway models
+/// agree; bytes that are not IPv4 all hash to the FNV offset basis, never a panic.
+pub fn flow_hash(buf: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |b: &[u8]| {
+        for &x in b {
+            h ^= u64::from(x);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    };
+    if buf.len() >= HEADER_LEN {
+        eat(&buf[9..10]);
+        eat(&buf[12..20]);
+        let ihl = usize::from(buf[0] & 0x0f) * 4;
+        if let Some(ports) = buf.get(ihl..ihl + 4) {
+            eat(ports);
+        }
+    }
+    h
+}
+
+#[cfg(test)]
+mod mut_tests {
+    use super::*;
+
+    fn packet(ttl: u8, tos: u8) -> Vec<u8> {
+        let mut h = Ipv4Header::new(
+            Ipv4Addr::new(198, 18, 0, 1),
+            Ipv4Addr::new(198, 18, 0, 2),
+            6,
+        );
+        h.ttl = ttl;
+        h.tos = tos;
+        let mut b = vec![0u8; 40];
+        h.emit(&mut b, 20).unwrap();
+        b
+    }
+
+    #[test]
+    fn rfc1812_5_3_1_ttl_decrement_keeps_the_checksum_valid_and_stops_at_one() {
+        let mut b = packet(64, 0);
+        assert!(Ipv4HeaderMut::new(&mut b).unwrap().decrement_ttl());
+        let p = Ipv4Packet::parse(&b).expect("checksum still valid");
+        assert_eq!(p.ttl(), 63);
+        let mut b = packet(1, 0);
+        let before = b.clone();
+        assert!(!Ipv4HeaderMut::new(&mut b).unwrap().decrement_ttl());
+        assert_eq!(b, before, "an expiring packet is left as it was");
+    }
+
+    #[test]
+    fn rfc3168_5_ce_marks_only_ect_packets_and_keeps_the_checksum_valid() {
+        let mut b = packet(64, 0b10);
+        assert!(Ipv4HeaderMut::new(&mut b).unwrap().set_ecn_ce());
+        assert_eq!(Ipv4Packet::parse(&b).expect("valid").ecn(), 0b11);
+        let mut b = packet(64, 0);
+        assert!(!Ipv4HeaderMut::new(&mut b).unwrap().set_ecn_ce());
+        assert_eq!(Ipv4Packet::parse(&b).unwrap().ecn(), 0);
+        assert!(Ipv4HeaderMut::new(&mut [0x45; 19]).is_none());
+        assert!(
+            Ipv4HeaderMut::new(&mut [0x65; 20]).is_none(),
+            "IPv6 is not IPv4"
+        );
+    }
+}

@@ -21,7 +21,7 @@ pub mod tcp;
 pub mod time;
 
 pub use error::WireError;
-pub use ipv4::{Ipv4Header, Ipv4Packet};
+pub use ipv4::{flow_hash, Ipv4Header, Ipv4HeaderMut, Ipv4Packet};
 pub use packet::{parse_ipv4_tcp, write_ipv4_tcp, ParsedPacket};
 pub use tcp::{SackBlock, SackBlocks, TcpFlags, TcpHeader, TcpOption, TcpOptions, TcpSegment};
 pub use time::{Duration, Instant};
