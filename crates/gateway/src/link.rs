@@ -84,6 +84,7 @@ impl LinkConfig {
     }
 
     /// Byte-times an IP packet of `ip_bytes` occupies on the wire.
+    #[inline]
     pub fn wire_bytes(&self, ip_bytes: usize) -> usize {
         (ip_bytes + self.framing_overhead_bytes).max(self.min_wire_bytes)
     }
@@ -91,7 +92,13 @@ impl LinkConfig {
     /// Time to clock `ip_bytes` (plus framing) onto the wire, in whole nanoseconds rounded up,
     /// so back-to-back packets never exceed the rate.
     pub fn serialization_time(&self, ip_bytes: usize) -> Duration {
-        let bits = self.wire_bytes(ip_bytes) as u128 * 8 * 1_000_000_000;
+        self.time_on_wire(self.wire_bytes(ip_bytes))
+    }
+
+    /// Time to clock `wire_bytes` byte-times (framing already added), rounded up.
+    #[inline]
+    fn time_on_wire(&self, wire_bytes: usize) -> Duration {
+        let bits = wire_bytes as u128 * 8 * 1_000_000_000;
         let rate = u128::from(self.rate_bps.max(1));
         Duration::from_nanos(bits.div_ceil(rate).min(u128::from(u64::MAX)) as u64)
     }
@@ -163,14 +170,16 @@ impl Link {
     /// whichever is later. Returns `(departure_done, arrival)`: the serializer is busy until
     /// `departure_done` (ask the queue for the next packet then), and the last bit reaches
     /// the far end at `arrival = departure_done + delay` (store-and-forward).
+    #[inline]
     pub fn transmit(&mut self, now: Instant, ip_bytes: usize) -> (Instant, Instant) {
         let start = now.max(self.busy_until);
-        let ser = self.cfg.serialization_time(ip_bytes);
+        let wire = self.cfg.wire_bytes(ip_bytes);
+        let ser = self.cfg.time_on_wire(wire);
         let done = start + ser;
         self.busy_until = done;
         self.stats.packets += 1;
         self.stats.ip_bytes += ip_bytes as u64;
-        self.stats.wire_bytes += self.cfg.wire_bytes(ip_bytes) as u64;
+        self.stats.wire_bytes += wire as u64;
         self.stats.busy_ns += ser.as_nanos();
         (done, done + self.delay)
     }

@@ -111,18 +111,9 @@ pub fn build(s: &Scenario, out_dir: Option<&Path>) -> Result<Simulation, String>
                 ),
                 None => None,
             };
-            let id = net.add_port(
-                &name,
-                from,
-                to,
-                p.rate_bps as u64,
-                Duration::from_secs_f64(p.delay_ms / 1000.0),
-                p.framing_bytes,
-                p.mtu_bytes,
-                qdisc,
-                impair,
-            );
-            net.ports[id].min_wire_bytes = p.min_wire_bytes;
+            let id = net
+                .add_port(&name, from, to, &p.link_config(), qdisc, impair)
+                .map_err(|e| format!("link {name}: {e}"))?;
             if p.pcap || s.output.pcap_all {
                 if let Some(dir) = out_dir {
                     let path = dir.join(format!("{name}.pcap"));

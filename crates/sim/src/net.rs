@@ -5,7 +5,7 @@
 
 use crate::app::{App, AppCtx};
 use crate::packet::{PacketPool, SimPacket};
-use ackclock_gateway::{DropReason, Impairments, Qdisc, Verdict};
+use ackclock_gateway::{DropReason, Impairments, Link, LinkConfig, Qdisc, Verdict};
 use ackclock_tcp::{Endpoint, TraceEvent};
 use ackclock_wire::pcap::PcapWriter;
 use ackclock_wire::{Duration, Instant};
@@ -99,28 +99,25 @@ pub struct Node {
     pub no_route: u64,
 }
 
-/// Counters of one port (one direction of a link).
+/// Counters of one port (one direction of a link) beyond the serializer's own
+/// ([`Port::link`]'s [`ackclock_gateway::LinkStats`]: packets, bytes, busy time).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PortStats {
-    pub tx_pkts: u64,
-    pub tx_bytes: u64,
-    pub busy_ns: u64,
     pub lost_on_wire: u64,
     pub corrupted: u64,
     pub duplicated: u64,
+    /// Packets longer than the link's MTU, dropped before the queue (the simulator does not
+    /// fragment, and no ICMP "fragmentation needed" goes back: RFC 1191's black hole).
+    pub mtu_drops: u64,
 }
 
 pub struct Port {
     pub name: String,
     pub from: NodeId,
     pub to: NodeId,
-    pub rate_bps: u64,
-    pub delay: Duration,
-    /// Bytes added on the wire per packet (preamble, link header, FCS, gap).
-    pub framing_bytes: usize,
-    /// Smallest frame on the wire in byte-times (framing included).
-    pub min_wire_bytes: usize,
-    pub mtu: usize,
+    /// The serializer and propagation delay: the same model the live emulator and the
+    /// gateway tests use, so a link means one thing everywhere.
+    pub link: Link,
     pub qdisc: Box<dyn Qdisc<SimPacket>>,
     pub impair: Option<Impairments>,
     busy: bool,
@@ -130,18 +127,6 @@ pub struct Port {
     pub pcap: Option<PcapWriter<std::io::BufWriter<std::fs::File>>>,
     /// Queue length samples (time, packets, bytes) when recording.
     pub queue_series: Option<Vec<(Instant, u32, u32)>>,
-}
-
-impl Port {
-    /// Serialization time of an IP packet of `len` bytes (integer nanoseconds, rounded up).
-    pub fn tx_time(&self, len: usize) -> Duration {
-        if self.rate_bps == 0 {
-            return Duration::ZERO;
-        }
-        let wire = (len + self.framing_bytes).max(self.min_wire_bytes);
-        let bits = (wire as u128) * 8 * 1_000_000_000;
-        Duration::from_nanos(bits.div_ceil(u128::from(self.rate_bps)) as u64)
-    }
 }
 
 struct Medium {
@@ -316,28 +301,20 @@ impl Network {
     }
 
     /// Adds one direction of a link.
-    #[allow(clippy::too_many_arguments)]
     pub fn add_port(
         &mut self,
         name: &str,
         from: NodeId,
         to: NodeId,
-        rate_bps: u64,
-        delay: Duration,
-        framing_bytes: usize,
-        mtu: usize,
+        link: &LinkConfig,
         qdisc: Box<dyn Qdisc<SimPacket>>,
         impair: Option<Impairments>,
-    ) -> PortId {
+    ) -> Result<PortId, ackclock_gateway::ConfigError> {
         self.ports.push(Port {
             name: name.to_string(),
             from,
             to,
-            rate_bps,
-            delay,
-            framing_bytes,
-            min_wire_bytes: 0,
-            mtu,
+            link: Link::new(link)?,
             qdisc,
             impair,
             busy: false,
@@ -347,7 +324,7 @@ impl Network {
             queue_series: None,
         });
         self.drops.push([0; 4]);
-        self.ports.len() - 1
+        Ok(self.ports.len() - 1)
     }
 
     /// Makes two ports share one half-duplex medium: only one transmits at a time (data
@@ -555,6 +532,11 @@ impl Network {
 
     fn enqueue(&mut self, port: PortId, pkt: SimPacket) {
         let now = self.now;
+        if !self.ports[port].link.fits_mtu(pkt.buf.len()) {
+            self.ports[port].stats.mtu_drops += 1;
+            self.pool.recycle(pkt);
+            return;
+        }
         if let Some((p, r)) = self.ports[port].qdisc.enqueue(now, pkt).into_dropped() {
             self.drops[port][reason_index(r)] += 1;
             self.pool.recycle(p);
@@ -586,11 +568,9 @@ impl Network {
             return;
         };
         let p = &mut self.ports[port];
-        let tx = p.tx_time(pkt.buf.len());
+        // The port is idle here, so the serializer starts now.
+        let (done, mut arrival) = p.link.transmit(now, pkt.buf.len());
         p.busy = true;
-        p.stats.tx_pkts += 1;
-        p.stats.tx_bytes += pkt.buf.len() as u64;
-        p.stats.busy_ns += tx.as_nanos();
         if let Some(m) = p.medium {
             self.mediums[m].busy = true;
             self.mediums[m].last = Some(port);
@@ -599,9 +579,7 @@ impl Network {
         if let Some(w) = p.pcap.as_mut() {
             let _ = w.write_packet(now, &pkt.buf);
         }
-        let done = now + tx;
         let to = p.to;
-        let mut arrival = done + p.delay;
         let mut duplicate = false;
         if let Some(imp) = p.impair.as_mut() {
             match imp.apply(now, &mut pkt) {

@@ -59,6 +59,8 @@ pub struct LinkSummary {
     pub queue_marks: u64,
     pub lost_on_wire: u64,
     pub corrupted: u64,
+    /// Packets longer than the link's `mtu_bytes`, dropped (the simulator does not fragment).
+    pub mtu_drops: u64,
     pub queue_delay_mean_ms: Option<f64>,
     pub queue_delay_p99_ms: Option<f64>,
     pub max_queue_pkts: u64,
@@ -204,16 +206,17 @@ impl RunResult {
             let d = net.drops[i];
             links.push(LinkSummary {
                 name: p.name.clone(),
-                rate_bps: p.rate_bps,
-                utilization: (p.stats.busy_ns as f64 / dur).min(1.0),
-                packets: p.stats.tx_pkts,
-                bytes: p.stats.tx_bytes,
+                rate_bps: p.link.config().rate_bps,
+                utilization: (p.link.stats().busy_ns as f64 / dur).min(1.0),
+                packets: p.link.stats().packets,
+                bytes: p.link.stats().ip_bytes,
                 queue_drops: d.iter().sum(),
                 queue_drops_overflow: d[0] + d[1],
                 queue_drops_early: d[2] + d[3],
                 queue_marks: q.marked,
                 lost_on_wire: p.stats.lost_on_wire,
                 corrupted: p.stats.corrupted,
+                mtu_drops: p.stats.mtu_drops,
                 queue_delay_mean_ms: q.mean_delay().map(|d| d.as_secs_f64() * 1000.0),
                 queue_delay_p99_ms: q.p99_delay().map(|d| d.as_secs_f64() * 1000.0),
                 max_queue_pkts: q.max_len_pkts as u64,
@@ -281,18 +284,26 @@ impl RunResult {
             "\n{:<20} {:>6} {:>10} {:>8} {:>10} {:>10}",
             "link", "util", "packets", "drops", "qdelay ms", "q p99 ms"
         );
-        for l in s.links.iter().filter(|l| l.packets > 0) {
+        for l in s.links.iter().filter(|l| l.packets > 0 || l.mtu_drops > 0) {
             let _ = writeln!(
                 t,
                 "{:<20} {:>5.1}% {:>10} {:>8} {:>10} {:>10}",
                 l.name,
                 l.utilization * 100.0,
                 l.packets,
-                l.queue_drops + l.lost_on_wire,
+                l.queue_drops + l.lost_on_wire + l.mtu_drops,
                 l.queue_delay_mean_ms
                     .map_or("-".into(), |v| format!("{v:.2}")),
                 l.queue_delay_p99_ms
                     .map_or("-".into(), |v| format!("{v:.2}")),
+            );
+        }
+        for l in s.links.iter().filter(|l| l.mtu_drops > 0) {
+            let _ = writeln!(
+                t,
+                "\nwarning: link {} dropped {} packets longer than its mtu_bytes (the simulator \
+                 does not fragment); give the hosts a smaller mss or the link a larger mtu_bytes",
+                l.name, l.mtu_drops
             );
         }
         if let Some(j) = s.jain_fairness {

@@ -234,6 +234,19 @@ pub struct LinkSpec {
     pub pcap: bool,
 }
 
+impl LinkParams {
+    /// The serializer's configuration ([`ackclock_gateway::Link`] models every link).
+    pub fn link_config(&self) -> ackclock_gateway::LinkConfig {
+        ackclock_gateway::LinkConfig {
+            rate_bps: self.rate_bps as u64,
+            delay_ms: self.delay_ms,
+            mtu_bytes: self.mtu_bytes,
+            framing_overhead_bytes: self.framing_bytes,
+            min_wire_bytes: self.min_wire_bytes,
+        }
+    }
+}
+
 impl LinkSpec {
     /// The parameters, as generated links carry them. (Not `#[serde(flatten)]`: serde cannot
     /// combine flatten with deny_unknown_fields, and a misspelt field must be an error.)

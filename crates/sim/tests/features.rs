@@ -182,3 +182,42 @@ app = {{ kind = "bulk" }}
         "the medium is busy all the time: {util}"
     );
 }
+
+/// RFC 791: a datagram larger than a link's MTU must be fragmented or, with DF set, dropped
+/// (RFC 1191). The simulator does not fragment, so a host whose segments do not fit a link
+/// on the path is dropped there and counted; with a matching MSS the same path carries it.
+#[test]
+fn rfc791_packets_larger_than_the_link_mtu_are_dropped_and_counted() {
+    let scenario = |mss: u32| {
+        format!(
+            r#"
+duration_s = 5
+{PAIR}
+[[link]]
+a = "a"
+b = "b"
+rate_bps = 10e6
+delay_ms = 1
+mtu_bytes = 576
+[[flow]]
+from = "a"
+to = "b"
+tcp_overrides = {{ mss = {mss} }}
+app = {{ kind = "bulk", bytes = 100000 }}
+"#
+        )
+    };
+    let r = run(&scenario(1460));
+    let l = r.summary.links.iter().find(|l| l.name == "a-b").unwrap();
+    assert!(l.mtu_drops > 0, "{l:?}");
+    assert!(r.summary.flows[0].bytes_delivered < 100_000);
+    assert!(
+        r.table().contains("warning: link a-b dropped"),
+        "{}",
+        r.table()
+    );
+    let r = run(&scenario(536));
+    let l = r.summary.links.iter().find(|l| l.name == "a-b").unwrap();
+    assert_eq!(l.mtu_drops, 0);
+    assert_eq!(r.summary.flows[0].bytes_delivered, 100_000);
+}
