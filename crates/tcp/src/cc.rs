@@ -14,6 +14,7 @@ use core::fmt;
 /// What the connection knows when new data is acknowledged.
 #[derive(Clone, Copy, Debug)]
 pub struct AckEvent {
+    /// When the ACK arrived.
     pub now: Instant,
     /// Bytes newly acknowledged by this ACK.
     pub bytes_acked: u32,
@@ -23,7 +24,9 @@ pub struct AckEvent {
     pub flight_bytes: u32,
     /// RTT measured by this ACK, if any.
     pub rtt: Option<Duration>,
+    /// The smoothed RTT after this ACK's sample (zero before the first sample).
     pub srtt: Duration,
+    /// The smallest RTT sample so far, if any.
     pub min_rtt: Option<Duration>,
     /// True while a loss recovery episode is in progress (most controllers hold still).
     pub in_recovery: bool,
@@ -32,21 +35,31 @@ pub struct AckEvent {
 /// A congestion signal: loss detected by duplicate ACKs, or a timeout.
 #[derive(Clone, Copy, Debug)]
 pub struct CongestionEvent {
+    /// When the loss was detected.
     pub now: Instant,
+    /// The sender's maximum segment size (SMSS) in bytes.
     pub mss: u32,
-    /// Bytes in flight when the loss was detected (RFC 5681's FlightSize).
+    /// Bytes outstanding when the loss was detected, SND.MAX - SND.UNA (RFC 5681's
+    /// FlightSize).
     pub flight_bytes: u32,
     /// The peer's advertised window (the 1990 diff halves min(snd_wnd, cwnd)).
     pub snd_wnd: u32,
 }
 
 /// The congestion-control policy of one connection.
+///
+/// The connection owns one controller, made from
+/// [`TcpConfig::congestion`](crate::TcpConfig::congestion). It calls `on_ack` for every ACK of new data,
+/// `on_congestion` when recovery detects a loss, `on_rto` on a retransmission timeout, and
+/// reads `cwnd` before sending. All windows are in bytes.
 pub trait CongestionControl: fmt::Debug + Send {
+    /// A short name for logs ("aimd", "cubic", "fixed", "none").
     fn name(&self) -> &'static str;
     /// Congestion window in bytes.
     fn cwnd(&self) -> u32;
     /// Slow-start threshold in bytes.
     fn ssthresh(&self) -> u32;
+    /// Whether the window grows by slow start now (by default, cwnd < ssthresh).
     fn in_slow_start(&self) -> bool {
         self.cwnd() < self.ssthresh()
     }
@@ -88,6 +101,7 @@ pub struct AimdConfig {
     /// first thought is to use a symmetric, multiplicative increase ... This is a mistake.
     /// The result will oscillate wildly". Here for the experiment that shows it.
     pub multiplicative_increase: Option<f64>,
+    /// How ssthresh is computed on a congestion signal.
     pub ssthresh_base: SsthreshBase,
     /// RFC 3465 byte counting with limit L in segments (1 or 2); None counts ACKs.
     pub abc_limit_segments: Option<u32>,
@@ -117,6 +131,8 @@ pub struct Aimd {
 }
 
 impl Aimd {
+    /// A controller with cwnd = `initial_window_bytes` (at least 1) and ssthresh =
+    /// `initial_ssthresh`, both in bytes.
     pub fn new(cfg: AimdConfig, initial_window_bytes: u32, initial_ssthresh: u32) -> Self {
         Aimd {
             cfg,
@@ -251,6 +267,7 @@ pub struct FixedWindow {
 }
 
 impl FixedWindow {
+    /// A window of `cwnd` bytes (at least 1), for good.
     pub fn new(cwnd: u32) -> Self {
         FixedWindow { cwnd: cwnd.max(1) }
     }

@@ -19,6 +19,8 @@ pub enum InitialWindow {
 }
 
 impl InitialWindow {
+    /// The window in bytes for a send MSS of `mss` bytes. `Segments(0)` counts as one
+    /// segment.
     pub fn bytes(self, mss: u32) -> u32 {
         match self {
             InitialWindow::Segments(n) => n.max(1) * mss,
@@ -93,17 +95,29 @@ impl Default for AckPolicy {
 /// The configuration of one connection.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TcpConfig {
-    /// Largest segment payload we send and the MSS we advertise (MTU minus 40).
+    /// The MSS we advertise on our SYN, in bytes, and the cap on the payload we send: the
+    /// send MSS is the smaller of this and the peer's MSS (536 when it sends none, RFC 9293
+    /// §3.7.1), less 12 bytes when timestamps are in use. Usually the MTU minus 40 (1460).
+    /// Packets can be up to `mss + 80` bytes long (see the [`Endpoint`](crate::Endpoint)
+    /// documentation).
     pub mss: u16,
     /// Send socket buffer in bytes.
     pub send_buffer_bytes: usize,
     /// Receive socket buffer in bytes (bounds the advertised window and reassembly memory).
     pub recv_buffer_bytes: usize,
+    /// The first congestion window, sized from the negotiated send MSS; also the restart
+    /// window after an idle period (`idle_restart`), and the window of
+    /// [`CongestionAlgorithm::Fixed`].
     pub initial_window: InitialWindow,
     /// Initial ssthresh in bytes (RFC 5681: "arbitrarily high").
     pub initial_ssthresh: u32,
+    /// The RTT estimator and the bounds of the retransmission timeout.
     pub rtt: RttConfig,
+    /// When the receiver sends ACKs.
     pub ack: AckPolicy,
+    /// Nagle's algorithm (RFC 9293 §3.8.6.2.1): a segment shorter than the MSS is held
+    /// while data is unacknowledged, unless it carries the FIN or is at least half the
+    /// largest window the peer has offered.
     pub nagle: bool,
     /// Offer/accept RFC 2018 SACK.
     pub sack: bool,
@@ -111,7 +125,9 @@ pub struct TcpConfig {
     pub timestamps: bool,
     /// Offer/accept RFC 7323 window scaling.
     pub window_scale: bool,
+    /// How losses detected by duplicate ACKs or SACK blocks are repaired.
     pub recovery: RecoveryAlgorithm,
+    /// The congestion controller that sizes cwnd.
     pub congestion: CongestionAlgorithm,
     /// Duplicate ACKs that trigger fast retransmit ("tcprexmtthresh", 3).
     pub dupack_threshold: u32,
@@ -126,8 +142,11 @@ pub struct TcpConfig {
     pub max_syn_retransmits: u32,
     /// TIME-WAIT duration, 2*MSL (RFC 9293: MSL = 2 minutes; Linux uses 60 s in total).
     pub time_wait: Duration,
-    /// Persist timer bounds for zero-window probes (4.3BSD: 5 s to 60 s).
+    /// Shortest interval of the persist timer for zero-window probes (4.3BSD: 5 s). The
+    /// interval is the RTO doubled per probe, kept between `persist_min` and
+    /// `persist_max`.
     pub persist_min: Duration,
+    /// Longest interval of the persist timer (4.3BSD: 60 s).
     pub persist_max: Duration,
     /// The in-sequence fast path of the seeds (Sep 1993; 4.3BSD tcp_input).
     pub header_prediction: bool,
@@ -136,7 +155,7 @@ pub struct TcpConfig {
     pub checksum_and_copy: bool,
     /// RFC 5681 §4.1: after an idle period longer than RTO, restart from the initial window.
     pub idle_restart: bool,
-    /// RFC 5961 §5: at most this many challenge ACKs per second per connection.
+    /// RFC 5961 §7: at most this many challenge ACKs per second per connection.
     pub challenge_ack_limit_per_sec: u32,
     /// At most one ACK per this interval in answer to segments without data that are out
     /// of window, fail PAWS or acknowledge unsent data (Linux's tcp_invalid_ratelimit, 500
@@ -148,6 +167,7 @@ pub struct TcpConfig {
     /// answering zero-window probes without opening its window. `None`: no user timeout
     /// (the retry limit alone ends a connection).
     pub user_timeout: Option<Duration>,
+    /// IPv4 time-to-live of the packets the connection sends (64).
     pub ttl: u8,
 }
 
@@ -408,59 +428,90 @@ mod tests {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Overrides {
+    /// [`TcpConfig::mss`]: 64 to 65495 bytes.
     pub mss: Option<u16>,
+    /// [`TcpConfig::send_buffer_bytes`]: 1 to 2^30 bytes.
     pub send_buffer_bytes: Option<usize>,
+    /// [`TcpConfig::recv_buffer_bytes`]: 1 to 2^30 bytes.
     pub recv_buffer_bytes: Option<usize>,
-    /// Initial window in segments, or "rfc3390" / "rfc6928" via `initial_window_rfc`.
+    /// Initial window in segments, 1 to 65535, or "rfc3390" / "rfc6928" via
+    /// `initial_window_rfc`.
     pub initial_window_segments: Option<u32>,
+    /// 3390 or 6928: the initial window of that RFC. Applied after
+    /// `initial_window_segments`, so it wins when both are given.
     pub initial_window_rfc: Option<u32>,
+    /// [`TcpConfig::initial_ssthresh`]: 1 to 2^32 - 1 bytes.
     pub initial_ssthresh_bytes: Option<u32>,
-    /// "jacobson" or "rfc793".
+    /// "jacobson" or "rfc793". Switching estimator sets the new one's defaults (k = 4;
+    /// alpha 0.9, beta 2); naming the current one changes nothing.
     pub rtt_estimator: Option<String>,
-    /// k of `rto = srtt + k * rttvar` (Jacobson).
+    /// k of `rto = srtt + k * rttvar` (Jacobson), 1 to 64; selects Jacobson's estimator.
     pub rto_k: Option<u32>,
+    /// RFC 793 smoothing factor alpha, in [0, 1); selects the RFC 793 estimator.
     pub rfc793_alpha: Option<f64>,
+    /// RFC 793 delay variance factor beta, 1 to 1000; selects the RFC 793 estimator.
     pub rfc793_beta: Option<f64>,
+    /// Lower bound of the RTO, 0.001 to 10^7 ms.
     pub rto_min_ms: Option<f64>,
+    /// Upper bound of the RTO, 0.001 to 10^7 ms, and not below the lower bound.
     pub rto_max_ms: Option<f64>,
+    /// RTO before the first sample, 0.001 to 10^7 ms.
     pub rto_initial_ms: Option<f64>,
+    /// Clock granularity G of Jacobson's estimator, 0 to 10^4 ms.
     pub clock_granularity_ms: Option<f64>,
     /// Karn's algorithm on (true) or off (4.3BSD as released in 1986).
     pub karn: Option<bool>,
-    /// ACK every N full-sized segments.
+    /// ACK every N full-sized segments, 1 to 64.
     pub ack_every: Option<u32>,
+    /// Longest delay of an ACK, 0 to 10^7 ms; 0 disables delayed ACKs.
     pub delayed_ack_ms: Option<f64>,
+    /// [`AckPolicy::quickack`]: acknowledge every segment at once.
     pub quickack: Option<bool>,
     /// Delayed ACKs at the ticks of a `delayed_ack_ms` clock (4.3BSD's tcp_fasttimo).
     pub delayed_ack_clock: Option<bool>,
+    /// [`TcpConfig::nagle`].
     pub nagle: Option<bool>,
+    /// [`TcpConfig::sack`].
     pub sack: Option<bool>,
+    /// [`TcpConfig::timestamps`].
     pub timestamps: Option<bool>,
+    /// [`TcpConfig::window_scale`].
     pub window_scale: Option<bool>,
-    /// "timeout_only", "tahoe", "reno", "newreno", "sack".
+    /// "timeout_only", "tahoe", "reno", "newreno", "sack" ("sack" also turns SACK on).
     pub recovery: Option<String>,
     /// "none", "fixed" (cwnd = the initial window, always), "aimd" (alias "reno"), "cubic".
+    /// "aimd" keeps the current AIMD parameters when AIMD is already selected; otherwise,
+    /// and always for "cubic", the controller starts from its defaults.
     pub cc: Option<String>,
-    /// AIMD multiplicative decrease d (0.5; Jain's 0.875; 1 = no reduction on loss).
+    /// AIMD multiplicative decrease d, in (0, 1] (0.5; Jain's 0.875; 1 = no reduction on
+    /// loss). This and the next four fields apply to cc = "aimd" only; with another
+    /// controller they are an error.
     pub decrease: Option<f64>,
-    /// AIMD additive increase u in segments per RTT.
+    /// AIMD additive increase u in segments per RTT, 0 to 10^6.
     pub increase: Option<f64>,
     /// Multiplicative increase factor per RTT instead of additive (the "mistake" of seed
-    /// 000, 11 Feb 1988); must be above 1.
+    /// 000, 11 Feb 1988); must be above 1, at most 1000.
     pub multiplicative_increase: Option<f64>,
-    /// RFC 3465 byte counting limit L (0 turns ABC off).
+    /// RFC 3465 byte counting limit L in segments, 0 to 65535 (0 turns ABC off).
     pub abc: Option<u32>,
     /// "window" (the 1990 diff: min(snd_wnd, cwnd)/2) or "flight" (RFC 5681).
     pub ssthresh_base: Option<String>,
+    /// [`TcpConfig::dupack_threshold`]: 1 to 65535 duplicate ACKs.
     pub dupack_threshold: Option<u32>,
+    /// [`TcpConfig::limited_transmit`].
     pub limited_transmit: Option<bool>,
+    /// [`TcpConfig::max_retransmits`]: 0 to 10^6.
     pub max_retransmits: Option<u32>,
+    /// [`TcpConfig::time_wait`]: 0 to 10^7 ms.
     pub time_wait_ms: Option<f64>,
+    /// [`TcpConfig::header_prediction`].
     pub header_prediction: Option<bool>,
+    /// [`TcpConfig::idle_restart`].
     pub idle_restart: Option<bool>,
-    /// Least time between ACKs for invalid segments without data (0: no limit).
+    /// Least time between ACKs for invalid segments without data, 0 to 10^7 ms (0: no
+    /// limit).
     pub invalid_ack_interval_ms: Option<f64>,
-    /// RFC 5482 user timeout (0: none).
+    /// RFC 5482 user timeout, 0 to 10^7 ms (0: none).
     pub user_timeout_ms: Option<f64>,
 }
 
@@ -473,7 +524,9 @@ fn ms(v: f64) -> Duration {
 /// `field = value` and says what is accepted.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OverrideError {
+    /// The field, as scenario files spell it (e.g. `"rto_min_ms"`).
     pub field: &'static str,
+    /// The whole message, starting with `field = value` (or `field:`).
     pub message: String,
 }
 

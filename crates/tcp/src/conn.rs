@@ -44,14 +44,21 @@ const MAX_WSCALE: u8 = 14;
 const PAWS_IDLE: Duration = Duration::from_secs(24 * 24 * 3600);
 
 /// What `poll_transmit` produced: a complete IPv4 packet in the caller's buffer.
+///
+/// The packet is `&buf[..len]`, checksums included, ready for the wire. The other fields
+/// describe it, for drivers that count or log without parsing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Transmit {
     /// Bytes of the packet written at the front of the buffer.
     pub len: usize,
+    /// The segment's sequence number: its first data byte, or its SYN or FIN when it
+    /// carries no data.
     pub seq: SeqNum,
+    /// Data bytes the segment carries (0 for SYNs, pure ACKs, a FIN alone and RSTs).
     pub payload_len: u32,
+    /// The segment's control bits.
     pub flags: TcpFlags,
-    /// The segment resends data sent before.
+    /// The segment resends data (or a SYN, or a FIN) sent before.
     pub retransmit: bool,
 }
 
@@ -82,6 +89,36 @@ enum Flow {
     Drop,
 }
 
+/// One TCP connection: the RFC 9293 state machine, its send and receive buffers, its
+/// timers, congestion control and loss recovery.
+///
+/// Connections are normally made and owned by an [`Endpoint`](crate::Endpoint): the
+/// application gets one through [`Endpoint::conn_mut`](crate::Endpoint::conn_mut) and
+/// uses the application interface ([`send`](Self::send), [`recv`](Self::recv),
+/// [`close`](Self::close), [`abort`](Self::abort), [`stats`](Self::stats) and the
+/// accessors). The endpoint hands it its segments and timer events and collects its
+/// output.
+///
+/// A connection can also be driven without an endpoint, made with
+/// [`connect`](Self::connect) or [`accept`](Self::accept), by a driver that
+/// demultiplexes packets itself. The protocol is the endpoint's, for one connection:
+///
+/// - give it each segment of its 4-tuple with [`handle_segment`](Self::handle_segment);
+///   it does not check the addresses, and it does not answer segments of other
+///   connections (an endpoint sends those a RST);
+/// - when the time reaches [`poll_timeout`](Self::poll_timeout), call
+///   [`handle_timeout`](Self::handle_timeout);
+/// - after either, and after every application call, call
+///   [`poll_transmit`](Self::poll_transmit) until it returns `None` and send what it
+///   writes. Its buffer must hold [`TcpConfig::mss`] + 80 bytes (see "The transmit
+///   buffer" in the [`Endpoint`](crate::Endpoint) documentation);
+/// - read `poll_timeout` again after draining (sending arms timers).
+///
+/// `now` never decreases from one call to the next. The application calls take no `now`;
+/// what they change is stamped with the latest time passed in.
+///
+/// A connection never panics on what a peer sends: malformed, out-of-window and
+/// checksum-failing segments are counted in [`Stats`] and dropped.
 pub struct Connection {
     /// Shared with the listener's other connections (one copy per listener, not per
     /// connection: it is read, never written).
@@ -399,7 +436,8 @@ impl Connection {
     }
 
     /// Active open (RFC 9293 §3.10.1): a connection in SYN-SENT whose SYN goes out on the
-    /// next `poll_transmit`.
+    /// next `poll_transmit`. `iss` is the initial send sequence number (an endpoint uses
+    /// RFC 6528's); `local` and `remote` are the 4-tuple.
     pub fn connect(
         now: Instant,
         cfg: impl Into<Arc<TcpConfig>>,
@@ -412,7 +450,11 @@ impl Connection {
 
     /// Passive open: `syn` arrived for a listener; the connection starts in SYN-RECEIVED
     /// and answers with a SYN-ACK. The caller has checked that `syn` is a SYN without ACK
-    /// or RST.
+    /// or RST. The options the SYN offered are taken up to what `cfg` allows, and data on
+    /// the SYN is kept.
+    ///
+    /// # Errors
+    /// [`TcpError::BadChecksum`] when `syn`'s checksum is pending and does not verify.
     pub fn accept(
         now: Instant,
         cfg: impl Into<Arc<TcpConfig>>,
@@ -464,15 +506,20 @@ impl Connection {
     // ------------------------------------------------------------------------------------
     // Application interface
 
+    /// The current state (RFC 9293 §3.3.2).
     pub fn state(&self) -> State {
         self.state
     }
+    /// Our address and port.
     pub fn local(&self) -> SocketAddrV4 {
         self.local
     }
+    /// The peer's address and port.
     pub fn remote(&self) -> SocketAddrV4 {
         self.remote
     }
+    /// The configuration the connection was made with (one copy shared by every
+    /// connection of a listener).
     pub fn config(&self) -> &TcpConfig {
         &self.cfg
     }
@@ -484,6 +531,8 @@ impl Connection {
     pub fn is_closed(&self) -> bool {
         self.state == State::Closed
     }
+    /// True in ESTABLISHED only: false before the handshake completes and once either side
+    /// has closed.
     pub fn is_established(&self) -> bool {
         self.state == State::Established
     }
@@ -493,6 +542,17 @@ impl Connection {
     }
 
     /// Queues data for sending; returns how much fit in the send buffer (possibly 0).
+    ///
+    /// Allowed in SYN-SENT and SYN-RECEIVED (the data waits for the handshake), ESTABLISHED
+    /// and CLOSE-WAIT, until the application closes. The data goes out on the driver's
+    /// next drain of `poll_transmit`, as the windows allow; Nagle's rule
+    /// ([`TcpConfig::nagle`]) holds a small segment back while data is unacknowledged. The
+    /// buffer's space comes back as the peer acknowledges data
+    /// ([`send_capacity`](Self::send_capacity)).
+    ///
+    /// # Errors
+    /// The connection's error ([`error`](Self::error)) if it ended abnormally, else
+    /// [`TcpError::NotOpenForSending`].
     pub fn send(&mut self, data: &[u8]) -> Result<usize, TcpError> {
         match self.state {
             State::SynSent | State::SynReceived | State::Established | State::CloseWait
@@ -514,7 +574,17 @@ impl Connection {
     }
 
     /// Reads received data. `Ok(0)` means end of stream (the peer's FIN and all data before
-    /// it were read); `Err(WouldBlock)` means nothing yet.
+    /// it were read); `Err(WouldBlock)` means nothing yet. An empty `buf` gives `Ok(0)`.
+    ///
+    /// Reading frees receive buffer. Once the window can grow by
+    /// [`AckPolicy::segments_per_ack`](crate::AckPolicy::segments_per_ack) segments (at
+    /// least two) or by half the buffer, whichever is smaller (4.3BSD's rule), the next
+    /// drain of `poll_transmit` announces it.
+    ///
+    /// # Errors
+    /// [`TcpError::WouldBlock`] while the connection may still receive; after that, the
+    /// connection's error ([`error`](Self::error)) if it ended abnormally, else
+    /// [`TcpError::NotConnected`]. Data that arrived before a reset can still be read.
     pub fn recv(&mut self, buf: &mut [u8]) -> Result<usize, TcpError> {
         if buf.is_empty() {
             return Ok(0);
@@ -574,6 +644,19 @@ impl Connection {
     }
 
     /// Closes our sending side (RFC 9293 §3.10.4): a FIN follows the queued data.
+    ///
+    /// ESTABLISHED becomes FIN-WAIT-1 and CLOSE-WAIT becomes LAST-ACK; in SYN-RECEIVED the
+    /// FIN waits for the handshake; in SYN-SENT the connection goes straight to CLOSED
+    /// (nothing sent). A second close while closing is accepted and does nothing. The
+    /// application may keep reading until the peer's FIN.
+    ///
+    /// Through an [`Endpoint`](crate::Endpoint), prefer
+    /// [`Endpoint::close`](crate::Endpoint::close), which also lets the endpoint remove the
+    /// connection when it is done.
+    ///
+    /// # Errors
+    /// On a CLOSED connection: its error if it ended abnormally, else
+    /// [`TcpError::NotConnected`].
     pub fn close(&mut self) -> Result<(), TcpError> {
         match self.state {
             State::SynSent => {
@@ -605,7 +688,14 @@ impl Connection {
         }
     }
 
-    /// Aborts (RFC 9293 §3.10.5): a RST to the peer if synchronized, then CLOSED.
+    /// Aborts (RFC 9293 §3.10.5): a RST to the peer in SYN-RECEIVED, ESTABLISHED,
+    /// FIN-WAIT-1, FIN-WAIT-2 and CLOSE-WAIT (not in CLOSING, LAST-ACK or TIME-WAIT, as the
+    /// RFC says), then CLOSED with [`TcpError::Aborted`]. Queued data is not sent. The RST
+    /// goes out on the next `poll_transmit`.
+    ///
+    /// Through an [`Endpoint`](crate::Endpoint), prefer
+    /// [`Endpoint::abort`](crate::Endpoint::abort), which also lets the endpoint remove the
+    /// connection.
     pub fn abort(&mut self) {
         if matches!(
             self.state,
@@ -666,15 +756,22 @@ impl Connection {
     pub fn recv_sequence(&self) -> (SeqNum, SeqNum) {
         (self.rcv_nxt, self.rcv_adv)
     }
+    /// The congestion window in bytes, as the congestion controller holds it (without the
+    /// fast-recovery inflation, [`Recovery::extra_window`]). `u32::MAX` with
+    /// [`CongestionAlgorithm::None`].
     pub fn cwnd(&self) -> u32 {
         self.cc.cwnd()
     }
+    /// The slow-start threshold in bytes, as the congestion controller holds it (for AIMD
+    /// and CUBIC, [`TcpConfig::initial_ssthresh`] until the first loss).
     pub fn ssthresh(&self) -> u32 {
         self.cc.ssthresh()
     }
+    /// The RTT estimator: smoothed RTT, deviation, the RTO and its backoff.
     pub fn rtt_estimator(&self) -> &RttEstimator {
         &self.rtt
     }
+    /// The loss-recovery state: duplicate-ACK count, recovery episode, SACK scoreboard.
     pub fn recovery(&self) -> &Recovery {
         &self.rec
     }
@@ -769,6 +866,10 @@ impl Connection {
         self.heap_deadline.set(t);
     }
 
+    /// The earliest armed timer (retransmission, persist, delayed ACK or TIME-WAIT), or
+    /// `None` when none is. When the time reaches it, call
+    /// [`handle_timeout`](Self::handle_timeout). Any call that takes `now` or changes the
+    /// connection may move it.
     #[inline]
     pub fn poll_timeout(&self) -> Option<Instant> {
         // Absent timers as u64::MAX: a branch-free minimum (the endpoint asks after every
@@ -786,6 +887,20 @@ impl Connection {
         (m != u64::MAX).then(|| Instant::from_nanos(m))
     }
 
+    /// Runs the timers due at `now`; the others are left alone, so an early call is
+    /// harmless.
+    ///
+    /// - TIME-WAIT ends: CLOSED.
+    /// - Delayed ACK: an ACK is due.
+    /// - Retransmission timeout (RFC 6298 §5): the RTO backs off, the congestion controller
+    ///   responds, and sending goes back to SND.UNA (go-back-N, as 4.3BSD); after more than
+    ///   [`TcpConfig::max_retransmits`] timeouts in a row (or the user timeout) the
+    ///   connection gives up with [`TcpError::TimedOut`]. In the handshake the SYN (or
+    ///   SYN,ACK) is resent, up to [`TcpConfig::max_syn_retransmits`].
+    /// - Persist timer: a zero-window probe (RFC 9293 §3.8.6.1, with backoff), or the
+    ///   RFC 9293 §3.8.6.2.1 override that sends data sender SWS avoidance held back.
+    ///
+    /// What the timers queue goes out on the following `poll_transmit` calls.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.now = now;
         if self.time_wait_at.is_some_and(|t| t <= now) {
@@ -900,6 +1015,11 @@ impl Connection {
     /// Processes one segment addressed to this connection. Malformed, out-of-window and
     /// checksum-failing segments are counted and dropped; none of them can panic or corrupt
     /// the stream.
+    ///
+    /// The caller has matched the segment to this connection (its `dst` is
+    /// [`local`](Self::local), its `src` [`remote`](Self::remote)); the addresses are not
+    /// checked again. Drain [`poll_transmit`](Self::poll_transmit) afterwards: an ACK, data
+    /// or a retransmission may be due.
     pub fn handle_segment(&mut self, now: Instant, seg: &Segment<'_>) {
         self.now = now;
         // Header prediction first, inlined here so that a predicted segment pays for no
@@ -1725,8 +1845,13 @@ impl Connection {
     // ------------------------------------------------------------------------------------
     // Output
 
-    /// Writes the next packet to send into `buf` (which must hold an MTU) and describes it,
-    /// or returns `None` when there is nothing to send now.
+    /// Writes the next packet to send into `buf` and describes it, or returns `None` when
+    /// there is nothing to send now. Call it until it returns `None`.
+    ///
+    /// `buf` must hold [`TcpConfig::mss`] + 80 bytes: the MSS payload plus 40 bytes of
+    /// headers and up to 40 of options (a data segment that carries SACK blocks is larger
+    /// than the MTU the MSS is derived from). A packet that does not fit is not written and
+    /// the call returns `None`.
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
         self.now = now;
         if let Some(r) = self.rst_pending.take() {

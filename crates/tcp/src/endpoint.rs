@@ -25,9 +25,13 @@ use core::net::{Ipv4Addr, SocketAddrV4};
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::sync::Arc;
 
-/// Endpoint-wide settings.
+/// Endpoint-wide settings. [`EndpointConfig::new`] gives the defaults; the fields are public
+/// so a driver can change any of them before [`Endpoint::new`].
 #[derive(Clone, Debug)]
 pub struct EndpointConfig {
+    /// This host's IPv4 address: the source of every packet the endpoint writes, and the
+    /// only destination [`Endpoint::handle_packet`] accepts (others are counted in
+    /// [`EndpointStats::not_for_us`]).
     pub addr: Ipv4Addr,
     /// Secret of the RFC 6528 ISN function. A simulator derives it from its seed (so runs
     /// repeat); a live driver takes it from the OS's random source.
@@ -45,6 +49,8 @@ pub struct EndpointConfig {
 }
 
 impl EndpointConfig {
+    /// Settings for `addr` with the ISN secret `isn_key`: ephemeral ports 49152 to 65535,
+    /// at most 64 RSTs and 256 cookie SYN,ACKs waiting to be sent, SYN cookies on.
     pub fn new(addr: Ipv4Addr, isn_key: [u8; 16]) -> Self {
         EndpointConfig {
             addr,
@@ -66,39 +72,68 @@ pub struct ConnId {
 }
 
 impl ConnId {
+    /// The connection's slot in the endpoint: unique among live connections, and reused
+    /// once a connection is removed (the generation tells the two apart). Small and dense,
+    /// so a driver can index a `Vec` of per-connection data with it.
     pub fn index(self) -> usize {
         self.index as usize
     }
 }
 
-/// Endpoint-level counters (per-connection ones are in each connection's `stats()`).
+/// Endpoint-level counters, all counts since [`Endpoint::new`]. Per-connection counters are
+/// in each connection's [`Stats`](crate::Stats) ([`Connection::stats`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EndpointStats {
+    /// Packets given to [`Endpoint::handle_packet`], whatever became of them. Segments
+    /// given to [`Endpoint::handle_segment`] are not counted.
     pub packets_in: u64,
+    /// Packets [`Endpoint::poll_transmit`] wrote: the connections' segments, the
+    /// endpoint's RSTs and its cookie SYN,ACKs.
     pub packets_out: u64,
-    /// Packets that failed to parse, by reason (see `ackclock_wire::WireError`).
+    /// Packets dropped as malformed: the sum of the six reasons below (see
+    /// `ackclock_wire::WireError`).
     pub malformed: u64,
+    /// Malformed: shorter than a header says, or a bad version, header length, total
+    /// length, data offset or options length.
     pub truncated: u64,
+    /// Malformed: the IPv4 header checksum does not verify.
     pub bad_ip_checksum: u64,
+    /// Malformed: an IPv4 fragment (the endpoint does not reassemble).
     pub fragments: u64,
+    /// Malformed: the IPv4 protocol is not TCP.
     pub not_tcp: u64,
+    /// Malformed: the TCP checksum of a segment that matched no connection does not
+    /// verify (SYNs for a listener and ACKs returning a cookie included); such segments
+    /// never draw a RST. Failures in a connection's segments are counted in that
+    /// connection's [`Stats::bad_checksum`](crate::Stats::bad_checksum).
     pub bad_tcp_checksum: u64,
+    /// Malformed: the TCP options do not parse.
     pub bad_options: u64,
+    /// Packets whose destination is not [`EndpointConfig::addr`]; dropped.
     pub not_for_us: u64,
-    /// Segments that matched no connection or listener.
+    /// Segments that matched no connection and that no listener took. Each is answered
+    /// with a RST (RFC 9293 §3.10.7.1) or counted in `rsts_dropped`. Segments that carry a
+    /// RST themselves are dropped without being counted.
     pub no_connection: u64,
+    /// RSTs the endpoint sent for segments that matched no connection. A connection's own
+    /// RSTs are in its [`Stats::rst_out`](crate::Stats::rst_out).
     pub rsts_sent: u64,
+    /// RSTs not sent because [`EndpointConfig::max_pending_rsts`] were already waiting.
     pub rsts_dropped: u64,
+    /// SYNs (without ACK) that reached a listener.
     pub syns_received: u64,
     /// SYNs dropped: backlog full with cookies off, or too many cookie SYN,ACKs waiting.
     pub syns_dropped_backlog: u64,
-    /// SYN,ACKs sent with a cookie, and handshakes completed from one.
+    /// SYNs answered with a SYN cookie (counted when the SYN,ACK is queued).
     pub syn_cookies_sent: u64,
+    /// Handshakes completed from a valid cookie: each made a connection.
     pub syn_cookies_accepted: u64,
     /// Handshakes completed from a valid cookie while the accept queue was full (dropped;
     /// the client's retransmission may find room).
     pub syn_cookies_accept_queue_full: u64,
+    /// Active opens ([`Endpoint::connect`], [`Endpoint::connect_from_port`]).
     pub connections_opened: u64,
+    /// Connections handed to the application by [`Endpoint::accept`].
     pub connections_accepted: u64,
 }
 
@@ -203,6 +238,90 @@ impl ConnKey {
     }
 }
 
+/// One host's TCP: the connections and listeners of one IPv4 address, and the timers of
+/// all of them.
+///
+/// An endpoint does no I/O and reads no clock. A driver owns it, gives it packets and the
+/// time, and sends what it writes. Every call that can change something takes `now`; the
+/// driver passes a value that never decreases.
+///
+/// # Calling protocol
+///
+/// A driver runs a loop with four kinds of call:
+///
+/// 1. **Input.** Each IPv4 packet addressed to this host goes to
+///    [`handle_packet`](Self::handle_packet). It never panics on any input: malformed
+///    packets are counted in [`EndpointStats`] and dropped. (A driver that parses packets
+///    itself calls [`handle_segment`](Self::handle_segment) instead.)
+/// 2. **Timers.** When the time reaches [`poll_timeout`](Self::poll_timeout), the driver
+///    calls [`handle_timeout`](Self::handle_timeout). `poll_timeout` is `None` when no
+///    timer is armed: an idle ESTABLISHED connection arms none (there are no
+///    keep-alives). Calling `handle_timeout` early is harmless; it runs only the timers
+///    that are due at `now`.
+/// 3. **Application.** [`connect`](Self::connect), [`listen`](Self::listen),
+///    [`accept`](Self::accept), [`conn_mut`](Self::conn_mut) (to
+///    [`send`](Connection::send), [`recv`](Connection::recv) or otherwise change a
+///    connection), [`close`](Self::close), [`abort`](Self::abort) and
+///    [`remove`](Self::remove).
+/// 4. **Output.** After each `handle_packet` (or batch of them), after `handle_timeout`
+///    and after the application's calls, the driver calls
+///    [`poll_transmit`](Self::poll_transmit) until it returns `None`, and sends each packet
+///    it writes. Nothing leaves the engine any other way: until the driver drains, ACKs,
+///    data, retransmissions and SYNs wait, and the retransmission timer that sending
+///    arms is not armed. Draining is also when the endpoint removes connections that have
+///    finished.
+///
+/// After draining, the driver reads `poll_timeout` again (sending arms timers) and waits
+/// for the next packet or that deadline, whichever comes first. Draining after every
+/// packet, as a BSD `tcp_input` answers every segment, keeps the ACK clock per segment;
+/// draining after a batch works too, but one ACK may then cover more segments than the
+/// ACK policy asks for.
+///
+/// # The transmit buffer
+///
+/// [`poll_transmit`](Self::poll_transmit) writes one complete IPv4 packet at the front of
+/// the buffer it is given and returns its length in [`Transmit::len`]. The largest packet
+/// is 20 bytes of IPv4 header, 20 of TCP header, up to 40 of TCP options and a payload of
+/// at most [`TcpConfig::mss`] bytes: a buffer of `mss + 80` bytes (the largest `mss` of
+/// any configuration in use) always suffices. `mss + 40`, the MTU the MSS is usually
+/// derived from, does not: a data segment that carries SACK blocks is larger. When the next
+/// packet does not fit, it is not written: that connection sends nothing on this call (a
+/// RST is lost), and `poll_transmit` may return `None` although there was something to
+/// send.
+///
+/// # Connections
+///
+/// [`connect`](Self::connect) and [`accept`](Self::accept) return a [`ConnId`];
+/// [`conn`](Self::conn) and [`conn_mut`](Self::conn_mut) look it up. A handle whose
+/// connection was removed finds nothing, even after its slot is reused.
+///
+/// `conn_mut` marks the connection as touched: the next `poll_transmit` looks at it and
+/// the next `poll_timeout` reads its deadline again. That is how changes the application
+/// makes through the `&mut Connection` (data to send, a window opened by a read, a close)
+/// reach the wire, so a driver must drain `poll_transmit` after using it. `conn` marks
+/// nothing.
+///
+/// Connections leave the endpoint in one of three ways:
+///
+/// - [`close`](Self::close) closes our side and releases the connection: the endpoint
+///   removes it once it is CLOSED (after TIME-WAIT if we closed first) and has nothing
+///   left to send.
+/// - [`abort`](Self::abort) sends a RST (where RFC 9293 §3.10.5 calls for one) and
+///   releases it: it is removed on the next drain.
+/// - [`remove`](Self::remove) takes it out at once, in any state, and sends nothing.
+///
+/// A passive connection that closes before it is accepted (reset or timed out in the
+/// handshake) is removed by the endpoint too. A connection the application holds and has
+/// not released stays when it reaches CLOSED, after a reset, a timeout, or a
+/// [`Connection::close`] or [`Connection::abort`] called through `conn_mut`, so that its
+/// error and statistics can be read; the application then calls `remove` (which returns
+/// the connection), `close` or `abort`. The statistics of connections the endpoint removed on its own are kept for
+/// [`take_reaped`](Self::take_reaped).
+///
+/// # Example
+///
+/// The crate documentation has a complete driver loop for two endpoints;
+/// `examples/loopback.rs` adds a path delay and a bulk transfer.
 pub struct Endpoint {
     cfg: EndpointConfig,
     slots: Vec<Slot>,
@@ -237,6 +356,7 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
+    /// An endpoint with no connections and no listeners.
     pub fn new(cfg: EndpointConfig) -> Self {
         let next_port = cfg.ephemeral_ports.0;
         Endpoint {
@@ -259,9 +379,11 @@ impl Endpoint {
         }
     }
 
+    /// This host's address ([`EndpointConfig::addr`]).
     pub fn addr(&self) -> Ipv4Addr {
         self.cfg.addr
     }
+    /// The endpoint's counters.
     pub fn stats(&self) -> &EndpointStats {
         &self.stats
     }
@@ -280,7 +402,13 @@ impl Endpoint {
     }
 
     /// Accepts connections on `port` with `cfg`, holding at most `backlog` connections in
-    /// the handshake or the accept queue.
+    /// the handshake or the accept queue (at least 1).
+    ///
+    /// Every connection the listener makes shares the one `cfg`. SYNs beyond the backlog
+    /// are answered with SYN cookies ([`EndpointConfig::syn_cookies`]) or dropped.
+    ///
+    /// # Errors
+    /// [`TcpError::AddrInUse`] when `port` already has a listener.
     pub fn listen(&mut self, port: u16, cfg: TcpConfig, backlog: usize) -> Result<(), TcpError> {
         if self.listeners.contains_key(&port) {
             return Err(TcpError::AddrInUse);
@@ -297,12 +425,23 @@ impl Endpoint {
         Ok(())
     }
 
-    /// Stops listening; connections already accepted are unaffected.
+    /// Stops listening; connections already accepted are unaffected. Connections of the
+    /// listener still in the handshake or in its accept queue stay in the endpoint but can
+    /// no longer be accepted ([`connections`](Self::connections) finds them). Does nothing
+    /// when `port` has no listener.
     pub fn unlisten(&mut self, port: u16) {
         self.listeners.remove(&port);
     }
 
-    /// Active open to `remote` from an ephemeral port.
+    /// Active open (RFC 9293 §3.10.1) to `remote` from an ephemeral port of
+    /// [`EndpointConfig::ephemeral_ports`], taken in turn from where the last search
+    /// stopped. The connection starts in SYN-SENT; its SYN goes out on the next
+    /// [`poll_transmit`](Self::poll_transmit). The ISN is RFC 6528's: a keyed hash of the
+    /// 4-tuple ([`EndpointConfig::isn_key`]) plus a 4-microsecond clock read from `now`.
+    ///
+    /// # Errors
+    /// [`TcpError::NoPorts`] when every ephemeral port is in use toward `remote` or has a
+    /// listener.
     pub fn connect(
         &mut self,
         now: Instant,
@@ -325,7 +464,11 @@ impl Endpoint {
         Err(TcpError::NoPorts)
     }
 
-    /// Active open from a chosen local port.
+    /// Active open from a chosen local port, otherwise as [`connect`](Self::connect). A
+    /// listener on `local_port` does not prevent it.
+    ///
+    /// # Errors
+    /// [`TcpError::AddrInUse`] when a connection already uses this 4-tuple.
     pub fn connect_from_port(
         &mut self,
         now: Instant,
@@ -374,7 +517,13 @@ impl Endpoint {
         id
     }
 
-    /// The next established connection of the listener on `port`.
+    /// The next connection of the listener on `port` whose handshake has completed, in the
+    /// order they completed; `None` when none is waiting or `port` has no listener.
+    ///
+    /// The connection is ESTABLISHED or later: the peer may already have sent data, its
+    /// FIN, or a RST. Once accepted it belongs to the application: the endpoint no longer
+    /// removes it on its own when it closes, until the application calls
+    /// [`close`](Self::close), [`abort`](Self::abort) or [`remove`](Self::remove).
     pub fn accept(&mut self, port: u16) -> Option<ConnId> {
         let l = self.listeners.get_mut(&port)?;
         let id = l.accept_queue.pop_front()?;
@@ -385,6 +534,8 @@ impl Endpoint {
         Some(id)
     }
 
+    /// The connection of `id`, for reading; `None` when the handle is stale. Marks nothing
+    /// (see [`conn_mut`](Self::conn_mut)).
     pub fn conn(&self, id: ConnId) -> Option<&Connection> {
         let s = self.slots.get(id.index())?;
         if s.generation != id.generation {
@@ -393,6 +544,14 @@ impl Endpoint {
         s.conn.as_deref()
     }
 
+    /// The connection of `id`, for the application's calls ([`Connection::send`],
+    /// [`Connection::recv`], ...); `None` when the handle is stale.
+    ///
+    /// Marks the connection as touched, whether or not the caller changes it: the next
+    /// [`poll_transmit`](Self::poll_transmit) asks it for output and the next
+    /// [`poll_timeout`](Self::poll_timeout) reads its deadline again. The driver drains
+    /// `poll_transmit` afterwards, or what the call provoked (data, a window update, a FIN)
+    /// is not sent.
     pub fn conn_mut(&mut self, id: ConnId) -> Option<&mut Connection> {
         let s = self.slots.get_mut(id.index())?;
         if s.generation != id.generation {
@@ -476,7 +635,8 @@ impl Endpoint {
         dirty.clear();
     }
 
-    /// Every live connection.
+    /// Every connection the endpoint holds, in slot order: those in the handshake, those
+    /// waiting to be accepted, and closed ones not yet removed included.
     pub fn connections(&self) -> impl Iterator<Item = (ConnId, &Connection)> + '_ {
         self.slots.iter().enumerate().filter_map(|(i, s)| {
             s.conn.as_deref().map(|c| {
@@ -491,13 +651,23 @@ impl Endpoint {
         })
     }
 
-    /// Final statistics of connections the endpoint removed on its own since the last call.
+    /// Final statistics of connections the endpoint removed on its own since the last call
+    /// (released ones once closed, and passive ones that closed before being accepted). At
+    /// most 4096 are kept between calls; later ones are dropped.
     pub fn take_reaped(&mut self) -> Vec<(ConnId, crate::Stats)> {
         std::mem::take(&mut self.reaped)
     }
 
-    /// Closes our side and lets the endpoint remove the connection once it is fully closed
-    /// (after TIME-WAIT where that applies).
+    /// Closes our side ([`Connection::close`]: a FIN follows the queued data) and lets the
+    /// endpoint remove the connection once it is fully closed (after TIME-WAIT where that
+    /// applies) and has nothing left to send. The application may still read what arrives
+    /// until then.
+    ///
+    /// # Errors
+    /// [`TcpError::NoSuchConnection`] for a stale handle. On a connection that is already
+    /// CLOSED, the error of [`Connection::close`] (its cause, or
+    /// [`TcpError::NotConnected`]); the connection is released all the same and removed on
+    /// the next drain.
     pub fn close(&mut self, id: ConnId) -> Result<(), TcpError> {
         let c = self.conn_mut(id).ok_or(TcpError::NoSuchConnection)?;
         let r = c.close();
@@ -505,7 +675,10 @@ impl Endpoint {
         r
     }
 
-    /// Aborts with a RST and lets the endpoint remove the connection.
+    /// Aborts ([`Connection::abort`]: a RST where RFC 9293 §3.10.5 sends one; queued data is
+    /// not sent) and lets the endpoint remove the connection, which it does on the next
+    /// drain of [`poll_transmit`](Self::poll_transmit), after the RST. Does nothing for a
+    /// stale handle.
     pub fn abort(&mut self, id: ConnId) {
         if let Some(c) = self.conn_mut(id) {
             c.abort();
@@ -513,7 +686,9 @@ impl Endpoint {
         }
     }
 
-    /// Removes a connection now, whatever its state (its statistics go with it).
+    /// Removes a connection now, whatever its state, and returns it (its statistics go with
+    /// it); `None` for a stale handle. Nothing is sent: the peer learns of it only when its
+    /// next segment draws a RST. The handle, and any copy of it, then finds nothing.
     pub fn remove(&mut self, id: ConnId) -> Option<Connection> {
         let s = self.slots.get_mut(id.index())?;
         if s.generation != id.generation {
@@ -540,8 +715,14 @@ impl Endpoint {
         Some(*conn)
     }
 
-    /// Processes one IPv4 packet addressed to this host. Never panics: malformed packets are
-    /// counted by reason and dropped.
+    /// Processes one IPv4 packet addressed to this host: `bytes` is the packet from the IPv4
+    /// header on. Never panics: malformed packets are counted by reason and dropped, as are
+    /// packets for another address. The IPv4 checksum is verified here; the TCP checksum
+    /// where the segment's data is read.
+    ///
+    /// The segment goes to its connection, to a listener (a SYN, or the ACK that returns
+    /// a SYN cookie), or draws a RST. Drain [`poll_transmit`](Self::poll_transmit)
+    /// afterwards.
     pub fn handle_packet(&mut self, now: Instant, bytes: &[u8]) {
         self.stats.packets_in += 1;
         let p = match parse_ipv4_tcp_deferred(bytes) {
@@ -583,7 +764,10 @@ impl Endpoint {
         }
     }
 
-    /// Processes a parsed segment (for drivers that parse themselves).
+    /// Processes a parsed segment (for drivers that parse themselves), as
+    /// [`handle_packet`](Self::handle_packet) does after parsing. The segment's destination
+    /// address is not checked against [`EndpointConfig::addr`], and
+    /// [`EndpointStats::packets_in`] is not counted.
     pub fn handle_segment(&mut self, now: Instant, seg: &Segment<'_>) {
         let key = ConnKey::new(seg.dst, seg.src);
         let found = match self.last {
@@ -707,8 +891,15 @@ impl Endpoint {
         });
     }
 
-    /// The next packet to send, from pending RSTs or any connection (round robin, so one
-    /// busy connection cannot starve the others).
+    /// Writes the next packet to send at the front of `buf` and describes it, or returns
+    /// `None` when there is nothing to send now. Pending RSTs go first, then cookie
+    /// SYN,ACKs, then the connections that may have output, round robin (so one busy
+    /// connection cannot starve the others).
+    ///
+    /// Call it until it returns `None` after every other call (see the calling protocol
+    /// in the [`Endpoint`] documentation); connections that have finished are removed when
+    /// it returns `None`. `buf` must hold the largest packet: see "The transmit buffer"
+    /// there. The packet is `&buf[..t.len]`.
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
         if !self.rsts.is_empty() {
             if let Some(t) = self.send_rst(buf) {
@@ -929,7 +1120,11 @@ impl Endpoint {
         true
     }
 
-    /// The earliest deadline of any connection (O(log n): a heap, brought up to date here).
+    /// The earliest deadline of any connection, or `None` when no timer is armed (O(log n):
+    /// a heap, brought up to date here). When the time reaches it, call
+    /// [`handle_timeout`](Self::handle_timeout). Read it after draining
+    /// [`poll_transmit`](Self::poll_transmit): sending arms timers. The value may already be
+    /// in the past if the driver is late; the timer is then due.
     pub fn poll_timeout(&self) -> Option<Instant> {
         self.flush_dirty();
         let mut timers = self.timers.borrow_mut();
@@ -954,8 +1149,11 @@ impl Endpoint {
         None
     }
 
-    /// Runs every connection timer that is due (in the order of the connections, as a scan
-    /// would).
+    /// Runs every connection timer that is due at `now` (in the order of the connections,
+    /// as a scan would): retransmission, persist, delayed ACK and TIME-WAIT. Timers not yet
+    /// due are left alone, so an early call is harmless. Drain
+    /// [`poll_transmit`](Self::poll_transmit) afterwards: that sends what the timers
+    /// queued and removes released connections whose TIME-WAIT ended.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.flush_dirty();
         let mut due = std::mem::take(&mut self.due);

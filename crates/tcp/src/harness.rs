@@ -19,7 +19,9 @@ pub const B_ADDR: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 2);
 /// Which pipe a packet is on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dir {
+    /// From endpoint A to endpoint B.
     AtoB,
+    /// From endpoint B to endpoint A.
     BtoA,
 }
 
@@ -32,27 +34,37 @@ pub struct PacketInfo {
     pub index: u64,
     /// Index among packets carrying data on its pipe, from 0 (None for pure ACKs).
     pub data_index: Option<u64>,
+    /// The TCP sequence number (0 if the packet does not parse).
     pub seq: u32,
+    /// The TCP acknowledgment number (0 if the packet does not parse).
     pub ack: u32,
+    /// The TCP control bits (none if the packet does not parse).
     pub flags: TcpFlags,
+    /// Bytes of TCP data (0 if the packet does not parse).
     pub payload_len: usize,
 }
 
 /// A scripted drop rule: return true to drop.
 pub type Filter = Box<dyn FnMut(&PacketInfo) -> bool + Send>;
 
-/// One direction of the path.
+/// One direction of the path. Each packet goes through, in order: the scripted filter,
+/// random loss, the drop-tail queue and serializer, then the propagation delay, with
+/// possible reordering, corruption and duplication.
 #[derive(Clone, Debug)]
 pub struct PipeConfig {
+    /// One-way propagation delay, added after serialization (10 ms by default).
     pub delay: Duration,
     /// Serialization rate in bits per second; 0 means infinitely fast.
     pub rate_bps: u64,
     /// Drop-tail limit of the queue in front of the serializer (packets); 0 is unlimited.
     pub queue_limit_pkts: usize,
+    /// Probability that a packet is dropped at random (0 to 1).
     pub loss: f64,
     /// Probability that a packet is held back by `reorder_delay` extra.
     pub reorder: f64,
+    /// The extra delay of a reordered packet (5 ms by default).
     pub reorder_delay: Duration,
+    /// Probability that a packet is delivered twice, the copy up to 1 ms later.
     pub duplicate: f64,
     /// Probability that one random bit of the packet is flipped.
     pub corrupt: f64,
@@ -76,14 +88,23 @@ impl Default for PipeConfig {
 /// Counters of one pipe.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PipeStats {
+    /// Packets put on the pipe.
     pub sent: u64,
+    /// Packets that arrived at the other end (duplicates included).
     pub delivered: u64,
+    /// Packets dropped by `loss`.
     pub dropped_random: u64,
+    /// Packets dropped by the scripted filter.
     pub dropped_scripted: u64,
+    /// Packets dropped because the queue held `queue_limit_pkts`.
     pub dropped_queue: u64,
+    /// Packets delivered a second time.
     pub duplicated: u64,
+    /// Packets delivered with one bit flipped.
     pub corrupted: u64,
+    /// Packets delayed by `reorder_delay`.
     pub reordered: u64,
+    /// Bytes of the packets that were not dropped (duplicates counted once).
     pub bytes: u64,
 }
 
@@ -236,10 +257,16 @@ impl Pipe {
     }
 }
 
-/// Two endpoints, A and B, and the path between them.
+/// Two endpoints, A ([`A_ADDR`]) and B ([`B_ADDR`]), and the path between them, driven in
+/// simulated time. Each packet that arrives is handed to its endpoint, followed by the
+/// application callback and a drain of both endpoints' output; the timers run at every
+/// step. The transmit buffer is 64 KiB.
 pub struct Harness {
+    /// The simulated time: starts at zero, moves to each event as it is processed.
     pub now: Instant,
+    /// Endpoint A, the side that connects in [`open`](Self::open).
     pub a: Endpoint,
+    /// Endpoint B, the side that listens.
     pub b: Endpoint,
     ab: Pipe,
     ba: Pipe,
@@ -258,6 +285,8 @@ impl Harness {
         Self::asymmetric(seed, pipe.clone(), pipe)
     }
 
+    /// A path with `ab` from A to B and `ba` from B to A. The endpoints' ISN keys and the
+    /// pipes' random numbers derive from `seed`.
     pub fn asymmetric(seed: u64, ab: PipeConfig, ba: PipeConfig) -> Self {
         let key = |x: u64| {
             let mut k = [0u8; 16];
@@ -285,6 +314,7 @@ impl Harness {
         }
     }
 
+    /// The counters of one direction.
     pub fn pipe_stats(&self, dir: Dir) -> &PipeStats {
         match dir {
             Dir::AtoB => &self.ab.stats,
@@ -445,10 +475,16 @@ impl Harness {
 /// Outcome of [`bulk_transfer`].
 #[derive(Clone, Debug)]
 pub struct TransferResult {
+    /// What B's application read.
     pub delivered: Vec<u8>,
+    /// B read the end of the stream before the limit.
     pub completed: bool,
+    /// Simulated time from the start of the transfer to the end of the run.
     pub elapsed: Duration,
+    /// A's connection statistics at the end (default if it was removed).
     pub sender: crate::Stats,
+    /// B's connection statistics at the end (default if it was never accepted or was
+    /// removed).
     pub receiver: crate::Stats,
 }
 
@@ -457,10 +493,13 @@ pub struct TransferResult {
 pub struct TwoWayResult {
     /// Each side had the other's bytes and an acknowledgment of all it sent before `limit`.
     pub completed: bool,
-    /// What A read (B's bytes) and what B read (A's).
+    /// What A read (B's bytes).
     pub a_got: Vec<u8>,
+    /// What B read (A's bytes).
     pub b_got: Vec<u8>,
+    /// A's connection statistics at the end, if it still exists.
     pub a: Option<crate::Stats>,
+    /// B's connection statistics at the end, if it was accepted and still exists.
     pub b: Option<crate::Stats>,
 }
 

@@ -1,10 +1,121 @@
-//! `ackclock-tcp`: the sans-IO TCP engine (see DESIGN.md).
+//! `ackclock-tcp`: a sans-IO TCP engine for IPv4.
 //!
-//! Time is passed in; packets go in through `handle_segment` (or an [`Endpoint`]'s
-//! `handle_packet`) and come out of `poll_transmit`. Nothing here reads a clock or does I/O.
+//! The crate holds the protocol and nothing else. It reads no clock, does no I/O, starts
+//! no thread and never blocks. A driver owns the sockets, the timers and the clock: it
+//! passes every IPv4 packet in as a byte slice, passes the current time (an
+//! [`ackclock_wire::Instant`], nanoseconds on a clock the driver chooses) into every call,
+//! and sends the packets the engine writes into a buffer the driver provides. The same
+//! code therefore runs in the discrete-event simulator (simulated time), on a TUN device
+//! (the monotonic wall clock) and in the tests (an in-memory path, [`harness`]).
 //!
-//! The algorithms are those of the seed messages (Jacobson and Karels' 4BSD TCP) and the
-//! RFCs that grew from them; each module cites its source.
+//! The algorithms are those of the 4BSD TCP of Van Jacobson and Mike Karels, as their
+//! messages of 1987 to 1993 describe it, and of the RFCs that grew from it. Comments cite
+//! those messages as "seeds" (by number and date) and the RFCs by section; each module
+//! names its sources.
+//!
+//! # Main types
+//!
+//! - [`Endpoint`]: one host's TCP. It owns the connections of one IPv4 address,
+//!   demultiplexes arriving packets by 4-tuple, keeps listeners and their accept queues,
+//!   answers SYN floods with SYN cookies and segments for no connection with RSTs, and
+//!   keeps every connection's timers in one heap. Its documentation states the calling
+//!   protocol a driver follows.
+//! - [`Connection`]: one connection, the RFC 9293 state machine. The application reaches
+//!   it through [`Endpoint::conn`] and [`Endpoint::conn_mut`] and calls
+//!   [`send`](Connection::send), [`recv`](Connection::recv) and
+//!   [`close`](Connection::close) on it.
+//! - [`ConnId`]: a handle to a connection of an endpoint, returned by
+//!   [`Endpoint::connect`] and [`Endpoint::accept`].
+//! - [`TcpConfig`]: every setting of one connection. Presets give the TCPs the project
+//!   compares: [`TcpConfig::vanilla_4_3bsd`], [`TcpConfig::tahoe`], [`TcpConfig::reno`],
+//!   [`TcpConfig::newreno`] (the default), [`TcpConfig::sack`], [`TcpConfig::cubic`] and
+//!   [`TcpConfig::modern`]; [`TcpConfig::preset`] finds one by name.
+//!   [`EndpointConfig`] holds the settings of an endpoint.
+//! - [`Stats`]: a connection's counters and a snapshot of its state
+//!   ([`Connection::stats`]). [`TraceEvent`] and [`TraceKind`]: the per-event record a
+//!   connection keeps when tracing is on ([`Connection::set_tracing`]).
+//!   [`EndpointStats`]: the endpoint's own counters.
+//!
+//! The other modules hold the parts of the engine: [`seq`] (sequence-number arithmetic),
+//! [`rtt`] (RTT estimation and the retransmission timeout), [`cc`] and [`cubic`]
+//! (congestion control), [`recovery`] and [`sack`] (loss recovery), [`send_buf`] and
+//! [`recv_buf`] (the socket buffers), [`syn_cookie`], and [`harness`] (two endpoints on
+//! an in-memory path with delay and loss, for tests).
+//!
+//! # Example
+//!
+//! Two endpoints in one process, joined by a path with no delay. A connects to B, sends a
+//! few bytes and B reads them; B's delayed ACK goes out when the driver runs B's timer;
+//! both close, and the endpoints remove the connections once they are fully closed. The
+//! `loopback` example (`cargo run -p ackclock-tcp --example loopback`) does the same with
+//! a path delay and 1 MiB of data.
+//!
+//! ```
+//! use ackclock_tcp::{Endpoint, EndpointConfig, TcpConfig};
+//! use ackclock_wire::{Duration, Instant};
+//! use core::net::{Ipv4Addr, SocketAddrV4};
+//!
+//! /// Moves packets both ways until neither endpoint has anything to send.
+//! fn exchange(now: Instant, x: &mut Endpoint, y: &mut Endpoint, buf: &mut [u8]) {
+//!     let mut moved = true;
+//!     while moved {
+//!         moved = false;
+//!         while let Some(t) = x.poll_transmit(now, buf) {
+//!             y.handle_packet(now, &buf[..t.len]);
+//!             moved = true;
+//!         }
+//!         while let Some(t) = y.poll_transmit(now, buf) {
+//!             x.handle_packet(now, &buf[..t.len]);
+//!             moved = true;
+//!         }
+//!     }
+//! }
+//! /// Runs the earliest timer of either endpoint; false when no timer is armed.
+//! fn run_timer(now: &mut Instant, x: &mut Endpoint, y: &mut Endpoint, buf: &mut [u8]) -> bool {
+//!     let Some(t) = [x.poll_timeout(), y.poll_timeout()].into_iter().flatten().min() else {
+//!         return false;
+//!     };
+//!     *now = (*now).max(t);
+//!     x.handle_timeout(*now);
+//!     y.handle_timeout(*now);
+//!     exchange(*now, x, y, buf);
+//!     true
+//! }
+//!
+//! let b_addr = Ipv4Addr::new(198, 18, 0, 2);
+//! // Fixed ISN keys keep the run repeatable; a live driver draws them from the OS.
+//! let mut a = Endpoint::new(EndpointConfig::new(Ipv4Addr::new(198, 18, 0, 1), [1; 16]));
+//! let mut b = Endpoint::new(EndpointConfig::new(b_addr, [2; 16]));
+//! let cfg = TcpConfig::newreno();
+//! // Room for the largest packet: the MSS plus 80 bytes of headers and options.
+//! let mut buf = vec![0u8; usize::from(cfg.mss) + 80];
+//! let mut now = Instant::ZERO;
+//! b.listen(80, cfg.clone(), 16)?;
+//! let ca = a.connect(now, SocketAddrV4::new(b_addr, 80), cfg)?;
+//! exchange(now, &mut a, &mut b, &mut buf); // SYN, SYN,ACK, ACK
+//! let cb = b.accept(80).expect("the handshake is complete");
+//! let msg = b"fourteen bytes";
+//! assert_eq!(a.conn_mut(ca).unwrap().send(msg)?, msg.len());
+//! exchange(now, &mut a, &mut b, &mut buf);
+//! let mut got = [0u8; 64];
+//! let n = b.conn_mut(cb).unwrap().recv(&mut got)?;
+//! assert_eq!(&got[..n], msg);
+//! // B delays its ACK (200 ms by default); until the timer runs, A holds the bytes.
+//! assert_eq!(a.conn(ca).unwrap().send_queued(), msg.len());
+//! run_timer(&mut now, &mut a, &mut b, &mut buf);
+//! assert_eq!(now, Instant::ZERO + Duration::from_millis(200));
+//! assert_eq!(a.conn(ca).unwrap().send_queued(), 0);
+//! // A closes first and waits in TIME-WAIT (60 s); then both connections are removed.
+//! a.close(ca)?;
+//! exchange(now, &mut a, &mut b, &mut buf);
+//! b.close(cb)?;
+//! exchange(now, &mut a, &mut b, &mut buf);
+//! while run_timer(&mut now, &mut a, &mut b, &mut buf) {}
+//! assert_eq!(a.connections().count() + b.connections().count(), 0);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![warn(missing_docs)]
 
 pub mod cc;
 pub mod config;
@@ -34,19 +145,44 @@ use ackclock_wire::{packet::ParsedPacket, TcpFlags, TcpOptions, WireError};
 use core::net::SocketAddrV4;
 
 /// RFC 9293 §3.3.2 connection states.
+///
+/// A [`Connection`] starts in SYN-SENT (active open) or SYN-RECEIVED (passive open) and
+/// ends in CLOSED. [`Connection::state`] reports the current one. With tracing on, state
+/// changes are recorded as [`TraceKind::StateChange`] events (all but the one an abort
+/// makes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum State {
+    /// No connection: the state after the close completes, after TIME-WAIT, after a reset,
+    /// an abort, or a timeout ([`Connection::error`] then says which). A closed
+    /// connection arms no timer and sends nothing but the RST an abort or a timeout
+    /// queued.
     #[default]
     Closed,
+    /// Waiting for a SYN. Listeners live in the [`Endpoint`], not in a [`Connection`], so no
+    /// connection reports this state.
     Listen,
+    /// Our SYN is sent (or waiting to be sent); waiting for the peer's SYN and its
+    /// acknowledgment of ours.
     SynSent,
+    /// The peer's SYN arrived and our SYN,ACK is sent (or waiting to be sent); waiting for
+    /// the ACK of our SYN.
     SynReceived,
+    /// The handshake is complete; data flows both ways.
     Established,
+    /// We closed: our FIN is queued or sent and not yet acknowledged.
     FinWait1,
+    /// Our FIN is acknowledged; waiting for the peer's FIN. We send nothing but ACKs.
     FinWait2,
+    /// The peer's FIN arrived; waiting for the application to close. We may still send.
     CloseWait,
+    /// Both sides closed at once: our FIN is not yet acknowledged and the peer's has
+    /// arrived.
     Closing,
+    /// The peer closed first, then we did; waiting for the ACK of our FIN.
     LastAck,
+    /// Both FINs are acknowledged. The connection waits [`TcpConfig::time_wait`] (2 MSL)
+    /// so that late segments of this connection die out, then becomes CLOSED. A
+    /// retransmitted FIN restarts the wait.
     TimeWait,
 }
 
@@ -55,6 +191,7 @@ impl State {
     pub fn is_synchronized(self) -> bool {
         !matches!(self, State::Closed | State::Listen | State::SynSent)
     }
+    /// The name RFC 9293 uses, e.g. `"SYN-SENT"`; also the `Display` form.
     pub fn name(self) -> &'static str {
         match self {
             State::Closed => "CLOSED",
@@ -79,35 +216,68 @@ impl core::fmt::Display for State {
 }
 
 /// Errors the application sees.
+///
+/// A connection that ends abnormally keeps its cause ([`Connection::error`]): `Reset`,
+/// `Refused`, `TimedOut` or `Aborted`. [`Connection::send`], [`Connection::recv`] and
+/// [`Connection::close`] then return that error instead of the generic one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum TcpError {
+    /// [`Connection::recv`]: nothing to read yet, and the stream has not ended.
     #[error("no data available yet")]
     WouldBlock,
+    /// [`Connection::send`]: the application already closed its side, or the state does
+    /// not allow sending (SYN-SENT, SYN-RECEIVED, ESTABLISHED and CLOSE-WAIT do).
     #[error("connection is not open for sending (closed by us, or not connected)")]
     NotOpenForSending,
+    /// [`Connection::recv`] or [`Connection::close`] on a connection that is not (or no
+    /// longer) connected and ended without an error.
     #[error("connection is not connected")]
     NotConnected,
+    /// The peer reset the connection (an acceptable RST, RFC 9293 §3.10.7.4, RFC 5961
+    /// §3.2).
     #[error("connection reset by peer")]
     Reset,
+    /// The peer answered our SYN with a RST (RFC 9293 §3.10.7.3).
     #[error("connection refused")]
     Refused,
+    /// The connection gave up: more consecutive retransmission timeouts than
+    /// [`TcpConfig::max_retransmits`] ([`TcpConfig::max_syn_retransmits`] in the
+    /// handshake), more zero-window probes in a row without any answer than
+    /// `max_retransmits`, or the RFC 5482 user timeout ([`TcpConfig::user_timeout`]).
+    /// A RST tells a synchronized peer.
     #[error("connection timed out")]
     TimedOut,
+    /// The application aborted the connection ([`Connection::abort`],
+    /// [`Endpoint::abort`]).
     #[error("connection aborted")]
     Aborted,
+    /// [`Connection::accept`]: the SYN's TCP checksum does not verify.
     #[error("segment checksum does not verify")]
     BadChecksum,
+    /// [`Endpoint::listen`] on a port that already has a listener, or
+    /// [`Endpoint::connect_from_port`] to a 4-tuple already in use.
     #[error("address or port in use")]
     AddrInUse,
+    /// [`Endpoint::connect`]: every port of [`EndpointConfig::ephemeral_ports`] is in use
+    /// toward that remote address and port, or has a listener.
     #[error("no free ephemeral port")]
     NoPorts,
+    /// Not returned by this crate: a full backlog makes the endpoint answer SYNs with
+    /// cookies or drop them ([`EndpointStats::syns_dropped_backlog`]). Kept for drivers
+    /// that report it.
     #[error("listen backlog full")]
     BacklogFull,
+    /// [`Endpoint::close`] with a handle that finds no connection (never valid, or the
+    /// connection was removed).
     #[error("no such connection")]
     NoSuchConnection,
 }
 
 /// Whether a segment's TCP checksum has been verified yet.
+///
+/// [`Endpoint::handle_packet`] passes segments on with `Pending`: the checksum is finished
+/// where the data is read anyway, and a segment that fails it is counted and dropped
+/// without effect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SegmentChecksum {
     /// Verified (or verified by a device).
@@ -115,20 +285,37 @@ pub enum SegmentChecksum {
     /// Not yet: `header_sum` is the one's complement sum of the pseudo-header and the TCP
     /// header; the connection finishes it over the data, on the fast path while copying the
     /// data into the receive buffer (checksum-and-copy).
-    Pending { header_sum: u16 },
+    Pending {
+        /// One's complement sum of the pseudo-header and the TCP header (options included).
+        header_sum: u16,
+    },
 }
 
 /// A parsed TCP segment as the engine consumes it.
+///
+/// Built by [`Segment::from_packet`] from a packet parsed by `ackclock_wire`; a driver that
+/// parses packets itself passes it to [`Endpoint::handle_segment`] or
+/// [`Connection::handle_segment`]. The payload is borrowed from the packet.
 #[derive(Clone, Copy, Debug)]
 pub struct Segment<'a> {
+    /// The sender's address and port (the peer's, as seen by the receiving connection).
     pub src: SocketAddrV4,
+    /// The receiver's address and port (ours).
     pub dst: SocketAddrV4,
+    /// SEG.SEQ: sequence number of the first byte (of the SYN, if set).
     pub seq: SeqNum,
+    /// SEG.ACK: the next sequence number the sender expects. Meaningful only with the ACK
+    /// flag.
     pub ack: SeqNum,
+    /// The control bits.
     pub flags: TcpFlags,
+    /// The window field as sent, before window scaling (RFC 7323 §2.3) is applied.
     pub window: u16,
+    /// The TCP options (MSS, window scale, SACK-permitted, SACK blocks, timestamps).
     pub options: TcpOptions,
+    /// The segment's data.
     pub payload: &'a [u8],
+    /// Whether the TCP checksum still has to be verified over `payload`.
     pub checksum: SegmentChecksum,
     /// The IP header's ECN field (RFC 3168).
     pub ecn: u8,

@@ -39,9 +39,14 @@ pub enum DupAckOutcome {
 /// What an ACK of new data led to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NewAckOutcome {
+    /// No recovery episode was in progress.
     Normal,
-    /// NewReno partial ACK: the next hole is queued for retransmission.
+    /// A partial ACK: SND.UNA advanced but not past the recovery point. With NewReno the
+    /// next hole is queued for retransmission; with SACK the scoreboard decides what goes
+    /// next.
     PartialAck {
+        /// The first partial ACK of the episode (RFC 6582 restarts the retransmission
+        /// timer on this one only).
         first: bool,
     },
     /// The recovery episode ended.
@@ -51,12 +56,20 @@ pub enum NewAckOutcome {
 /// A segment the recovery wants resent now, ahead of new data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RetransmitRequest {
+    /// Sequence number of the first byte to resend (one segment from here).
     pub seq: SeqNum,
     /// Restart the retransmission timer when it is sent (the diff zeroes TCPT_REXMT so that
     /// tcp_output re-arms it; RFC 6582 restarts it on the first partial ACK only).
     pub restart_timer: bool,
 }
 
+/// The loss-recovery state of one connection: the duplicate-ACK count, the recovery
+/// episode, the window inflation and the SACK scoreboard, run by the algorithm of
+/// [`TcpConfig::recovery`](crate::TcpConfig::recovery).
+///
+/// The connection reports ACKs to it (`on_dupack`, `on_new_ack`, `on_other_ack`,
+/// `on_sack_blocks`) and timeouts (`on_rto`); it asks for retransmissions
+/// (`take_retransmit`) ahead of new data, and adds `extra_window` to cwnd.
 #[derive(Clone, Debug)]
 pub struct Recovery {
     alg: RecoveryAlgorithm,
@@ -79,6 +92,8 @@ pub struct Recovery {
 }
 
 impl Recovery {
+    /// Idle recovery for `alg`, with fast retransmit on the `threshold`th duplicate ACK (at
+    /// least 1) and RFC 3042 limited transmit if `limited_transmit`.
     pub fn new(alg: RecoveryAlgorithm, threshold: u32, limited_transmit: bool) -> Self {
         Recovery {
             alg,
@@ -96,6 +111,7 @@ impl Recovery {
         }
     }
 
+    /// Duplicate ACKs that trigger fast retransmit (DupThresh).
     pub fn threshold(&self) -> u32 {
         self.threshold
     }
@@ -126,12 +142,18 @@ impl Recovery {
         }
     }
 
+    /// The recovery algorithm.
     pub fn algorithm(&self) -> RecoveryAlgorithm {
         self.alg
     }
+    /// Consecutive duplicate ACKs counted (BSD's `t_dupacks`). Cleared by any ACK that is
+    /// not a duplicate while no episode is in progress, when an episode ends, and by a
+    /// timeout.
     pub fn dupacks(&self) -> u32 {
         self.dupacks
     }
+    /// True while a recovery episode (Reno, NewReno or SACK fast recovery) is in progress.
+    /// Tahoe and timeout-only recovery never have one.
     pub fn in_recovery(&self) -> bool {
         self.in_recovery
     }
@@ -139,9 +161,12 @@ impl Recovery {
     pub fn extra_window(&self) -> u32 {
         self.inflation.saturating_add(self.limited_extra)
     }
+    /// Takes the retransmission the recovery asked for, if any (the connection sends it
+    /// before new data).
     pub fn take_retransmit(&mut self) -> Option<RetransmitRequest> {
         self.pending.take()
     }
+    /// Whether a retransmission is waiting to be taken.
     pub fn has_retransmit(&self) -> bool {
         self.pending.is_some()
     }

@@ -116,6 +116,7 @@ impl RecvBuffer {
         }
     }
 
+    /// The capacity in bytes, allocated or not: the most the window can offer.
     #[inline]
     pub fn capacity(&self) -> usize {
         self.cap
@@ -160,6 +161,7 @@ impl RecvBuffer {
         self.len
     }
 
+    /// True when no in-order byte waits to be read (out-of-order data may be held).
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
@@ -176,6 +178,7 @@ impl RecvBuffer {
         self.capacity() - self.len
     }
 
+    /// Whether out-of-order data is held beyond RCV.NXT, waiting for a hole to fill.
     #[inline]
     pub fn has_out_of_order(&self) -> bool {
         self.n_ranges != 0

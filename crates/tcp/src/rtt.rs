@@ -18,14 +18,24 @@ use ackclock_wire::Duration;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum RttAlgorithm {
     /// Jacobson 1987/1988: `rto = srtt + max(G, k * mdev)`.
-    Jacobson { k: u32 },
+    Jacobson {
+        /// Weight of the mean deviation: 2 in the 15 Jun 1987 message, 4 in RFC 6298.
+        k: u32,
+    },
     /// RFC 793: `rto = beta * srtt`, `srtt` smoothed with `alpha`.
-    Rfc793 { alpha: f64, beta: f64 },
+    Rfc793 {
+        /// Smoothing factor: `srtt = alpha * srtt + (1 - alpha) * sample` (RFC 793
+        /// suggests 0.8 to 0.9).
+        alpha: f64,
+        /// Delay variance factor (RFC 793 suggests 1.3 to 2.0).
+        beta: f64,
+    },
 }
 
 /// Configuration of the estimator and the timer bounds.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RttConfig {
+    /// The estimator.
     pub algorithm: RttAlgorithm,
     /// Clock granularity G: samples are counted in whole ticks of G (at least one).
     pub granularity: Duration,
@@ -83,7 +93,8 @@ impl Default for RttConfig {
     }
 }
 
-/// Estimator state. All durations it reports are already clamped to the bounds.
+/// Estimator state of one connection. The RTO it reports is already clamped to the
+/// bounds of its [`RttConfig`]; SRTT and RTTVAR are not.
 #[derive(Clone, Debug)]
 pub struct RttEstimator {
     cfg: RttConfig,
@@ -104,6 +115,7 @@ pub struct RttEstimator {
 }
 
 impl RttEstimator {
+    /// An estimator with no sample: the RTO is `cfg.initial_rto` (clamped to the bounds).
     pub fn new(cfg: RttConfig) -> Self {
         let g_ns = cfg.granularity.as_nanos().max(1);
         RttEstimator {
@@ -120,6 +132,7 @@ impl RttEstimator {
         }
     }
 
+    /// The configuration it was made with.
     pub fn config(&self) -> &RttConfig {
         &self.cfg
     }
@@ -179,7 +192,8 @@ impl RttEstimator {
         }
     }
 
-    /// Forget the backoff without a sample (e.g. when a connection restarts after idle).
+    /// Forget the backoff without a sample. The connection does this when the handshake
+    /// completes, and on any ACK of new data when Karn's algorithm is off (4.3BSD of 1986).
     pub fn reset_backoff(&mut self) {
         self.backoff_shift = 0;
     }
@@ -206,9 +220,11 @@ impl RttEstimator {
         }
     }
 
+    /// Doublings of the RTO applied since the last valid sample (BSD's `t_rxtshift`).
     pub fn backoff_shift(&self) -> u32 {
         self.backoff_shift
     }
+    /// Whether any RTT sample has been taken.
     pub fn has_sample(&self) -> bool {
         self.has_sample
     }
@@ -237,9 +253,11 @@ impl RttEstimator {
     pub fn scaled_state(&self) -> (i64, i64) {
         (self.avg_scaled, self.mdev_scaled)
     }
+    /// The most recent sample (zero before the first).
     pub fn latest(&self) -> Duration {
         self.latest
     }
+    /// The smallest sample so far; `None` before the first.
     pub fn min_rtt(&self) -> Option<Duration> {
         self.has_sample.then_some(self.min_seen)
     }

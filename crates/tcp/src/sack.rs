@@ -15,13 +15,26 @@ pub const MAX_SACK_RANGES: usize = 32;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NextSeg {
     /// Rule 1 or 3: retransmit `len` bytes of a hole from `seq`.
-    Retransmit { seq: SeqNum, len: u32 },
+    Retransmit {
+        /// First byte to resend.
+        seq: SeqNum,
+        /// Bytes to resend, at most one SMSS.
+        len: u32,
+    },
     /// Rule 2: send new data.
     NewData,
     /// Rule 4: the one rescue retransmission of the episode.
-    Rescue { seq: SeqNum, len: u32 },
+    Rescue {
+        /// First byte to resend.
+        seq: SeqNum,
+        /// Bytes to resend, at most one SMSS.
+        len: u32,
+    },
 }
 
+/// The SACK scoreboard of one connection: the byte ranges above SND.UNA the receiver
+/// reported holding, plus RFC 6675's HighRxt and RescueRxt. Ranges are
+/// `[left, right)`, sorted and disjoint; at most [`MAX_SACK_RANGES`] are kept.
 #[derive(Clone, Debug)]
 pub struct Scoreboard {
     /// SACKed ranges `[left, right)`, sorted, disjoint, non-adjacent, above SND.UNA.
@@ -45,12 +58,16 @@ impl Default for Scoreboard {
 }
 
 impl Scoreboard {
+    /// The SACKed ranges `[left, right)`, lowest first.
     pub fn ranges(&self) -> &[(SeqNum, SeqNum)] {
         &self.ranges[..self.n]
     }
+    /// True when nothing is SACKed.
     pub fn is_empty(&self) -> bool {
         self.n == 0
     }
+    /// Forgets every SACKed range (after a timeout: the receiver may have reneged, RFC
+    /// 2018 §8). HighRxt and RescueRxt are left as they are.
     pub fn clear(&mut self) {
         self.n = 0;
     }
@@ -119,6 +136,7 @@ impl Scoreboard {
         self.ranges().last().map(|r| r.1)
     }
 
+    /// Whether byte `s` lies in a SACKed range.
     pub fn is_sacked(&self, s: SeqNum) -> bool {
         self.ranges().iter().any(|(l, r)| s >= *l && s < *r)
     }

@@ -3,6 +3,8 @@
 //! experiments (e.g. the 1..17-packet sweep of seed 000, Oct 1988); it never grows, is
 //! allocated when the application first writes, and can be given back when empty.
 
+/// The send buffer of one connection: a ring of fixed capacity holding the bytes from
+/// SND.UNA onward. See the module documentation.
 #[derive(Debug, Clone)]
 pub struct SendBuffer {
     /// Empty until the first write, then `cap` bytes.
@@ -14,6 +16,8 @@ pub struct SendBuffer {
 }
 
 impl SendBuffer {
+    /// An empty buffer of `capacity` bytes (at least 1). No memory is allocated until the
+    /// first write.
     pub fn new(capacity: usize) -> Self {
         SendBuffer {
             ring: Box::default(),
@@ -22,6 +26,7 @@ impl SendBuffer {
             len: 0,
         }
     }
+    /// The capacity in bytes, allocated or not.
     pub fn capacity(&self) -> usize {
         self.cap
     }
@@ -39,9 +44,11 @@ impl SendBuffer {
     pub fn len(&self) -> usize {
         self.len
     }
+    /// True when the buffer holds nothing.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+    /// Bytes that can still be written: capacity minus `len`.
     pub fn free(&self) -> usize {
         self.cap - self.len
     }
@@ -99,6 +106,7 @@ impl SendBuffer {
             self.head = 0;
         }
     }
+    /// Empties the buffer, keeping its memory.
     pub fn clear(&mut self) {
         self.head = 0;
         self.len = 0;

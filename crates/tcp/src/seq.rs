@@ -9,10 +9,13 @@ use core::cmp::Ordering;
 use core::fmt;
 use core::ops::{Add, AddAssign, Sub, SubAssign};
 
+/// A TCP sequence number: a `u32` with modulo-2^32 ordering and arithmetic (see the module
+/// documentation). `+` and `-` wrap.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct SeqNum(u32);
 
 impl SeqNum {
+    /// The sequence number with raw value `v`.
     #[inline]
     pub const fn new(v: u32) -> Self {
         SeqNum(v)
@@ -38,6 +41,7 @@ impl SeqNum {
             0
         }
     }
+    /// The later of the two in sequence space.
     #[inline]
     pub fn max(self, other: SeqNum) -> SeqNum {
         if other > self {
@@ -46,6 +50,7 @@ impl SeqNum {
             self
         }
     }
+    /// The earlier of the two in sequence space.
     #[inline]
     pub fn min(self, other: SeqNum) -> SeqNum {
         if other < self {

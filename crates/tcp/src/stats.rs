@@ -6,113 +6,208 @@ use crate::State;
 use ackclock_wire::{Duration, Instant};
 
 /// Counters of one connection, plus a snapshot of its current state.
+///
+/// [`Connection::stats`](crate::Connection::stats) returns a copy: the snapshot fields are
+/// filled in at that moment, the counters count since the connection was made. All byte
+/// counts are payload bytes (no headers); all segment counts are TCP segments.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Stats {
     // --- snapshot (filled in by `Connection::stats`) ---
+    /// The connection's state.
     pub state: State,
+    /// Congestion window in bytes, without fast-recovery inflation (`u32::MAX` without
+    /// congestion control).
     pub cwnd_bytes: u32,
+    /// Slow-start threshold in bytes.
     pub ssthresh_bytes: u32,
+    /// Smoothed RTT (zero before the first sample).
     pub srtt: Duration,
+    /// RTT mean deviation (zero before the first sample, and always with the RFC 793
+    /// estimator, which keeps none).
     pub rttvar: Duration,
+    /// The retransmission timeout now, backoff included.
     pub rto: Duration,
+    /// Smallest RTT sample so far; `None` before the first.
     pub min_rtt: Option<Duration>,
+    /// Payload bytes of a full-sized segment we send: the smaller of our and the peer's
+    /// MSS, less 12 bytes when timestamps are in use.
     pub snd_mss: u32,
+    /// The peer's advertised window in bytes, scaled (SND.WND).
     pub snd_wnd_bytes: u32,
+    /// Free space in our receive buffer in bytes: the most we could advertise, before
+    /// receiver SWS avoidance and scaling.
     pub rcv_wnd_bytes: u32,
+    /// Sequence space sent and not acknowledged, SND.NXT - SND.UNA (a SYN or FIN counts
+    /// one). A timeout pulls SND.NXT back, so this drops to zero then.
     pub flight_bytes: u32,
+    /// A loss-recovery episode (Reno, NewReno or SACK fast recovery) is in progress.
     pub in_recovery: bool,
+    /// Both ends offered SACK (RFC 2018): SACK blocks are sent and used.
     pub sack_enabled: bool,
+    /// Both ends offered timestamps (RFC 7323): every segment carries them.
     pub timestamps_enabled: bool,
+    /// Shift applied to the windows the peer advertises (RFC 7323 §2); 0 without scaling.
     pub snd_wscale: u8,
+    /// Shift applied to the windows we advertise; 0 without scaling.
     pub rcv_wscale: u8,
     // --- counters ---
+    /// Segments received in any state but CLOSED, bad ones included (the SYN that made a
+    /// passive connection counts).
     pub segs_in: u64,
+    /// Segments sent, RSTs and retransmissions included.
     pub segs_out: u64,
+    /// Segments with data whose checksum verified, duplicates and out-of-window ones
+    /// included.
     pub data_segs_in: u64,
+    /// Segments sent with data, retransmissions and zero-window probes included.
     pub data_segs_out: u64,
     /// Payload bytes sent, retransmissions included.
     pub bytes_sent: u64,
+    /// Payload bytes sent again (a subset of `bytes_sent`).
     pub bytes_retransmitted: u64,
     /// Payload bytes acknowledged by the peer.
     pub bytes_acked: u64,
     /// Payload bytes received in order (delivered to the receive buffer).
     pub bytes_received: u64,
+    /// Segments with data sent again: by timeout, fast retransmit or recovery. Resent SYNs
+    /// and FINs without data are not counted.
     pub retransmitted_segs: u64,
+    /// Times the duplicate-ACK threshold was reached and a fast retransmit started (RFC
+    /// 5681 §3.2).
     pub fast_retransmits: u64,
+    /// Retransmission timer expirations, in the handshake too; the one that makes the
+    /// connection give up included.
     pub timeouts: u64,
     /// Retransmissions found needless afterwards (timestamps show the original arrived).
     pub spurious_retransmits: u64,
+    /// Recovery episodes entered (Reno, NewReno, SACK; Tahoe's fast retransmit enters
+    /// none).
     pub recoveries: u64,
+    /// Duplicate ACKs received (RFC 5681 §2's definition).
     pub dup_acks_in: u64,
+    /// ACKs sent without data, SYN or FIN, window updates included.
     pub pure_acks_out: u64,
+    /// Delayed-ACK timer expirations that found data unacknowledged; each sends an ACK.
     pub delayed_acks_out: u64,
+    /// Zero-window probes sent (one byte past a zero window, RFC 9293 §3.8.6.1).
     pub window_probes: u64,
+    /// Pure ACKs sent only to announce a larger window (a subset of `pure_acks_out`).
     pub window_updates_out: u64,
+    /// Segments whose data was stored beyond RCV.NXT, to wait for a hole to fill.
     pub out_of_order_segs_in: u64,
+    /// Segments whose data had all been received before.
     pub duplicate_segs_in: u64,
+    /// Out-of-order segments dropped because the receive buffer already tracks
+    /// [`MAX_RANGES`](crate::recv_buf::MAX_RANGES) separate ranges.
     pub reassembly_drops: u64,
+    /// Segments header prediction took as a pure ACK for new data.
     pub hp_ack_hits: u64,
+    /// Segments header prediction took as in-order data.
     pub hp_data_hits: u64,
+    /// Segments that took the general input path while header prediction was enabled
+    /// ([`TcpConfig::header_prediction`](crate::TcpConfig::header_prediction)).
     pub hp_misses: u64,
+    /// Segments dropped because their TCP checksum did not verify.
     pub bad_checksum: u64,
+    /// Segments dropped because they carried no timestamps after timestamps were
+    /// negotiated (RFC 7323 §3.2). Nothing else is counted here.
     pub malformed: u64,
+    /// Segments dropped by the acceptability test (RFC 9293 §3.10.7.4) or for an
+    /// unacceptable ACK (RFC 5961 §5.2).
     pub out_of_window: u64,
+    /// Segments dropped by PAWS (RFC 7323 §5.3): a timestamp older than TS.Recent.
     pub paws_drops: u64,
+    /// Challenge ACKs sent (RFC 5961), within
+    /// [`TcpConfig::challenge_ack_limit_per_sec`](crate::TcpConfig::challenge_ack_limit_per_sec).
     pub challenge_acks: u64,
     /// ACKs not sent for invalid segments because of `invalid_ack_interval`.
     pub invalid_acks_suppressed: u64,
     /// Zero-window probes that drew no segment at all before the next one.
     pub probes_unanswered: u64,
+    /// RSTs received that passed the acceptability test. One at RCV.NXT resets the
+    /// connection; others draw a challenge ACK (RFC 5961 §3.2). In SYN-SENT, one with an
+    /// acceptable ACK refuses the connection.
     pub rst_in: u64,
+    /// RSTs this connection sent (abort, giving up, an unacceptable ACK in the handshake).
     pub rst_out: u64,
 }
 
 /// Why a trace event was emitted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TraceKind {
-    /// A data segment left (`seq`, `len`); `retransmit` marks resends.
+    /// A segment with data, a SYN or a FIN left (pure ACKs and RSTs are not traced).
     Send {
+        /// Sequence number of its first byte (or of its SYN or FIN).
         seq: SeqNum,
+        /// Data bytes.
         len: u32,
+        /// It resends what was sent before.
         retransmit: bool,
     },
     /// An ACK for new data arrived.
     Ack {
+        /// SEG.ACK: the new SND.UNA.
         ack: SeqNum,
     },
+    /// A duplicate ACK arrived (RFC 5681 §2).
     DupAck {
+        /// Duplicate ACKs in a row so far (BSD's `t_dupacks`).
         count: u32,
     },
+    /// The duplicate-ACK threshold was reached: a fast retransmit is queued.
     FastRetransmit,
+    /// A recovery episode began (right after `FastRetransmit`, for Reno, NewReno and SACK).
     RecoveryEnter,
     /// NewReno/SACK partial ACK inside recovery.
     PartialAck,
+    /// The recovery episode ended: the recovery point was acknowledged.
     RecoveryExit,
+    /// The retransmission timer expired (not recorded for the expiry that gives up).
     Timeout,
     /// An RTT sample was taken.
     RttSample {
+        /// The sample.
         rtt: Duration,
     },
+    /// The connection changed state.
     StateChange {
+        /// The new state.
         to: State,
     },
+    /// Eifel detection (RFC 3522): an ACK showed that a retransmission by timeout was
+    /// needless.
     SpuriousRetransmit,
     /// RFC 5681 §4.1: cwnd cut to the restart window after an idle period.
     IdleRestart,
 }
 
 /// One trace record: the event and the sender's state right after it.
+///
+/// Recorded only while tracing is on
+/// ([`Connection::set_tracing`](crate::Connection::set_tracing)); collected with
+/// [`Connection::take_trace`](crate::Connection::take_trace).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TraceEvent {
+    /// When it happened (the `now` of the call that caused it).
     pub time: Instant,
+    /// What happened.
     pub kind: TraceKind,
+    /// Congestion window in bytes.
     pub cwnd: u32,
+    /// Slow-start threshold in bytes.
     pub ssthresh: u32,
+    /// Smoothed RTT.
     pub srtt: Duration,
+    /// RTT mean deviation.
     pub rttvar: Duration,
+    /// Retransmission timeout, backoff included.
     pub rto: Duration,
+    /// SND.UNA: the oldest unacknowledged sequence number.
     pub snd_una: SeqNum,
+    /// SND.NXT: the next sequence number to send.
     pub snd_nxt: SeqNum,
+    /// SND.MAX: one past the highest sequence number sent.
     pub snd_max: SeqNum,
+    /// SND.NXT - SND.UNA in bytes.
     pub flight: u32,
 }

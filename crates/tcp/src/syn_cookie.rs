@@ -39,6 +39,7 @@ pub struct CookieOptions {
     pub mss: u16,
     /// The peer's window-scale shift, rounded down to the table; `None`: not offered.
     pub window_scale: Option<u8>,
+    /// The peer offered SACK (RFC 2018).
     pub sack_permitted: bool,
 }
 
