@@ -1914,8 +1914,27 @@ impl Connection {
         self.snd_nxt.since(self.snd_una)
     }
 
+    /// The most data the next segment may carry: the send MSS, less the room its SACK
+    /// blocks will take. RFC 9293 §3.7.1 limits data plus TCP options to Eff.snd.MSS + 20
+    /// bytes of TCP header, and SACK blocks (RFC 2018) ride on data segments too; without
+    /// this a two-way transfer with loss sends packets up to 36 bytes over the MTU.
+    /// (Timestamps are taken off `snd_mss` once, at the handshake.)
+    fn payload_limit(&self) -> u32 {
+        if !(self.sack_ok && self.recv_buf.has_out_of_order()) {
+            return self.snd_mss;
+        }
+        let mut options = TcpOptions::NONE;
+        if self.ts_ok {
+            options.timestamps = Some(Timestamps { tsval: 0, tsecr: 0 });
+        }
+        let ts_len = options.encoded_len();
+        self.fill_sack_blocks(&mut options);
+        let sack_len = (options.encoded_len() - ts_len) as u32;
+        self.snd_mss.saturating_sub(sack_len).max(1)
+    }
+
     fn send_data(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
-        let mss = self.snd_mss;
+        let mss = self.payload_limit();
         let data_end = self.buf_seq + self.send_buf.len();
         // 1. A retransmission the recovery asked for goes first, whatever the window.
         if let Some(req) = self.rec.take_retransmit() {
@@ -2080,7 +2099,7 @@ impl Connection {
         } else {
             data_end
         };
-        let len = sent_end.since(seq).min(max_len).min(self.snd_mss);
+        let len = sent_end.since(seq).min(max_len).min(self.payload_limit());
         let fin = self.fin_queued
             && seq + len == self.fin_seq()
             && self.snd_max > self.fin_seq()

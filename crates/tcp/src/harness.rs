@@ -42,6 +42,8 @@ pub struct PacketInfo {
     pub flags: TcpFlags,
     /// Bytes of TCP data (0 if the packet does not parse).
     pub payload_len: usize,
+    /// Length of the whole IPv4 packet.
+    pub len: usize,
 }
 
 /// A scripted drop rule: return true to drop.
@@ -180,6 +182,7 @@ impl Pipe {
                         ack: p.tcp.ack(),
                         flags: p.tcp.flags(),
                         payload_len: p.tcp.payload().len(),
+                        len: bytes.len(),
                     }
                 }
                 Err(_) => PacketInfo {
@@ -190,6 +193,7 @@ impl Pipe {
                     ack: 0,
                     flags: TcpFlags::NONE,
                     payload_len: 0,
+                    len: bytes.len(),
                 },
             };
             if info.data_index.is_some() {

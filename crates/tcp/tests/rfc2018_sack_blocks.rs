@@ -190,3 +190,56 @@ fn rfc2018_4_blocks_never_cover_data_below_the_cumulative_ack() {
         );
     }
 }
+
+/// RFC 9293 §3.7.1: the data of a segment is limited so that data and TCP options together
+/// fit Eff.snd.MSS + 20; SACK blocks riding on a data segment (a two-way transfer with loss
+/// both ways) take room from the data, or the packet would exceed the path's MTU.
+#[test]
+fn rfc9293_3_7_1_sack_blocks_on_data_segments_shrink_the_data_not_grow_the_packet() {
+    use ackclock_tcp::harness::{two_way_transfer, Dir, Harness, PipeConfig};
+    use ackclock_wire::Duration;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    for ts in [false, true] {
+        let cfg = TcpConfig {
+            mss: 1460,
+            send_buffer_bytes: 64 * 1024,
+            recv_buffer_bytes: 64 * 1024,
+            ..sack_cfg(ts)
+        };
+        let pipe = PipeConfig {
+            loss: 0.03,
+            ..PipeConfig::default()
+        };
+        let mut h = Harness::new(7, pipe);
+        let largest = Arc::new(AtomicUsize::new(0));
+        let with_data_and_sack = Arc::new(AtomicUsize::new(0));
+        for dir in [Dir::AtoB, Dir::BtoA] {
+            let (l, n) = (largest.clone(), with_data_and_sack.clone());
+            h.set_filter(
+                dir,
+                Box::new(move |p| {
+                    l.fetch_max(p.len, Ordering::Relaxed);
+                    // 20 IP + 20 TCP + 12 timestamps at most without SACK blocks.
+                    if p.payload_len > 0 && p.len - p.payload_len > 52 {
+                        n.fetch_add(1, Ordering::Relaxed);
+                    }
+                    false
+                }),
+            );
+        }
+        let ab = ackclock_testkit::bytes(400_000, 1);
+        let ba = ackclock_testkit::bytes(400_000, 2);
+        let r = two_way_transfer(&mut h, cfg.clone(), cfg, &ab, &ba, Duration::from_secs(600));
+        assert!(r.completed && r.a_got == ba && r.b_got == ab, "ts={ts}");
+        assert!(
+            with_data_and_sack.load(Ordering::Relaxed) > 0,
+            "ts={ts}: no data segment carried SACK blocks; the test checks nothing"
+        );
+        assert!(
+            largest.load(Ordering::Relaxed) <= 1500,
+            "ts={ts}: a {}-byte packet with MSS 1460",
+            largest.load(Ordering::Relaxed)
+        );
+    }
+}
