@@ -6,7 +6,6 @@ use std::path::PathBuf;
 
 mod decode;
 mod live;
-mod plots;
 mod repro;
 mod sim_cmd;
 
@@ -153,18 +152,21 @@ fn run() -> Result<()> {
             list,
         } => {
             if list {
-                for e in repro::experiments() {
-                    println!("{:<20} {}", e.name(), e.title());
+                for e in ackclock_lab::experiments::experiments() {
+                    println!("{:<20} {}", e.name(), e.title()?);
                 }
                 return Ok(());
             }
-            repro::run(repro::Options {
-                out,
-                only,
-                quick,
+            repro::run(
+                ackclock_lab::Options {
+                    out,
+                    only,
+                    quick,
+                    seeds: seeds.unwrap_or(if quick { 3 } else { 10 }),
+                    render: true,
+                },
                 check,
-                seeds: seeds.unwrap_or(if quick { 3 } else { 10 }),
-            })
+            )
         }
         Command::Sim {
             scenario,

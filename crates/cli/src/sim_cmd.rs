@@ -1,7 +1,7 @@
 //! `ackclock sim` and `ackclock sweep`.
 
-use crate::plots;
 use ackclock_gateway::QdiscConfig;
+use ackclock_lab::plots;
 use ackclock_sim::cost::Budget;
 use ackclock_sim::{build, RunResult, Scenario, ScenarioError};
 use ackclock_wire::Instant;

@@ -1,35 +1,16 @@
-//! `ackclock repro`: re-runs the seeds' experiments in the simulator and prints, for every
-//! claim, the published number, ours, the tolerance and a verdict; writes an HTML report
-//! with the plots.
-//!
-//! Each experiment is a scenario file under `scenarios/repro/` (embedded in the binary, so
-//! the command needs no files, root or network) with `[[claim]]` tables, plus a module here
-//! that varies the scenario, runs it and judges the claims. A disagreement is reported with
-//! its reason, never tuned away.
+//! The suite: the experiment trait, what an experiment may use while it runs ([`Ctx`]), what
+//! it returns ([`Section`], [`ClaimResult`]), and [`run`], which runs the chosen experiments
+//! in parallel and writes the report.
 
-use ackclock_sim::scenario::ClaimSpec;
+use crate::claims::{ClaimSpec, Judge};
+use crate::experiments::experiments;
+use crate::report;
+use crate::text::Text;
 use ackclock_sim::{build, RunResult, Scenario};
 use anyhow::{anyhow, bail, Context, Result};
-use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-
-mod e01_startup;
-mod e02_rto_timer;
-mod e03_overload;
-mod e04_four_conversations;
-mod e05_satnet;
-mod e06_satnet_trace;
-mod e07_fast_recovery;
-mod e08_fat_pipes;
-mod e09_ethernet;
-mod e10_ack_avoidance;
-mod e11_aimd_fairness;
-mod e12_gateways;
-mod e13_buffer_sizing;
-mod e14_units_of_work;
-mod report;
 
 /// The outcome of checking one claim.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,22 +82,17 @@ pub struct Section {
 }
 
 /// What an experiment can use while it runs.
-pub struct Ctx {
+pub struct Ctx<'a> {
     pub quick: bool,
     /// Seeds per stochastic configuration.
     pub seeds: u64,
     /// This experiment's output directory.
     pub out: PathBuf,
-    progress: Progress,
+    /// Counts one finished simulator run.
+    tick: &'a (dyn Fn() + Sync),
 }
 
-#[derive(Clone)]
-struct Progress {
-    bar: ProgressBar,
-    done: std::sync::Arc<AtomicU64>,
-}
-
-impl Ctx {
+impl Ctx<'_> {
     /// Runs scenarios in parallel (rayon), in order of the input; each run counts on the
     /// progress bar.
     pub fn run_all(&self, scenarios: Vec<Scenario>) -> Result<Vec<RunResult>> {
@@ -140,7 +116,7 @@ impl Ctx {
         self.run_inner(scenarios, false, f)
     }
 
-    fn run_inner<T: Send>(
+    pub(crate) fn run_inner<T: Send>(
         &self,
         scenarios: Vec<Scenario>,
         queues: bool,
@@ -153,8 +129,7 @@ impl Ctx {
                 s.output.queues = queues;
                 let sim = build(&s, None).map_err(|e| anyhow!("{e}"))?;
                 let r = sim.run(|_| {});
-                let d = self.progress.done.fetch_add(1, Ordering::Relaxed) + 1;
-                self.progress.bar.set_position(d);
+                (self.tick)();
                 Ok(f(i, r))
             })
             .collect()
@@ -166,8 +141,143 @@ impl Ctx {
     }
 }
 
-/// An experiment of the repro suite.
+/// The fixed inputs of a run of the suite that an experiment sees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Params {
+    /// The shortened variant (for CI and the snapshot test).
+    pub quick: bool,
+    /// Seeds per stochastic configuration.
+    pub seeds: u64,
+}
+
+/// An experiment's files, embedded in the binary (`include_str!` of the files in its
+/// directory), so `ackclock repro` needs no file at run time.
+#[derive(Clone, Copy, Debug)]
+pub struct Files {
+    /// The experiment's directory under `crates/lab/src/experiments/` (for messages).
+    pub dir: &'static str,
+    /// The base scenario, also written next to the experiment's plots so `ackclock sim`
+    /// can rerun it.
+    pub scenario: &'static str,
+    /// The `[[claim]]` tables: what the seed or paper says (see [`crate::claims`]).
+    pub claims: &'static str,
+    /// The prose (see [`crate::text`]).
+    pub text: &'static str,
+}
+
+/// What the render phase adds to the section (the title, the quote and its source come
+/// from `text.md` as they are).
+#[derive(Clone, Debug, Default)]
+pub struct Rendered {
+    pub setup: String,
+    pub tables: Vec<Table>,
+    /// SVG files written into the experiment's output directory.
+    pub plots: Vec<PathBuf>,
+    pub discussion: String,
+}
+
+/// An experiment in four phases, as ns-3 splits a study into configuring, running and
+/// analysing, so each phase can be read and tested alone:
+///
+/// 1. [`plan`](Self::plan): the scenarios to run, all of them, from the base scenario;
+/// 2. measure: the suite runs them in parallel and hands each result to
+///    [`reduce`](Self::reduce) as it ends (so only what the experiment keeps stays in memory),
+///    then [`measure`](Self::measure) combines the reduced runs into the measurements;
+/// 3. [`judge`](Self::judge): each claim of `claims.toml` against the measurements;
+/// 4. [`render`](Self::render): the setup, tables, plots and discussion of the report.
+///
+/// The quick snapshot test runs phases 1 to 3 only.
 pub trait Experiment: Sync {
+    /// What one run is reduced to.
+    type Run: Send;
+    /// Everything the experiment measured.
+    type Measured: Sync;
+
+    /// The name `--only` takes and the report's anchor.
+    fn name(&self) -> &'static str;
+    fn files(&self) -> Files;
+    /// Whether the runs record queue-length samples (only plots of queues need them).
+    fn records_queues(&self) -> bool {
+        false
+    }
+    fn plan(&self, p: Params, base: &Scenario) -> Result<Vec<Scenario>>;
+    fn reduce(&self, p: Params, index: usize, run: RunResult) -> Result<Self::Run>;
+    fn measure(&self, p: Params, runs: Vec<Self::Run>) -> Result<Self::Measured>;
+    fn judge(&self, p: Params, m: &Self::Measured, text: &Text, j: &mut Judge) -> Result<()>;
+    fn render(&self, p: Params, m: &Self::Measured, text: &Text, out: &Path) -> Result<Rendered>;
+}
+
+/// What the suite runner needs of any experiment (object safe; implemented for every
+/// [`Experiment`] and, while experiments move to the four phases, for the older
+/// [`LegacyExperiment`] through [`Legacy`]).
+pub trait Runnable: Sync {
+    fn name(&self) -> &'static str;
+    fn title(&self) -> Result<String>;
+    /// The base scenario's text.
+    fn scenario_text(&self) -> &'static str;
+    /// How many simulator runs it will make.
+    fn planned_runs(&self, p: Params) -> Result<u64>;
+    /// Runs the experiment; without `render`, the section has the claims only.
+    fn run(&self, p: Params, ctx: &Ctx, render: bool) -> Result<Section>;
+}
+
+impl<E: Experiment> Runnable for E {
+    fn name(&self) -> &'static str {
+        Experiment::name(self)
+    }
+    fn title(&self) -> Result<String> {
+        text_of(&self.files())?.get("title")
+    }
+    fn scenario_text(&self) -> &'static str {
+        self.files().scenario
+    }
+    fn planned_runs(&self, p: Params) -> Result<u64> {
+        Ok(self.plan(p, &base_scenario(&self.files())?)?.len() as u64)
+    }
+    fn run(&self, p: Params, ctx: &Ctx, render: bool) -> Result<Section> {
+        let files = self.files();
+        let text = text_of(&files)?;
+        let specs = crate::claims::parse(files.dir, files.claims)?;
+        let plan = self.plan(p, &base_scenario(&files)?)?;
+        let reduced = ctx.run_inner(plan, self.records_queues(), |i, r| self.reduce(p, i, r))?;
+        let runs = reduced.into_iter().collect::<Result<Vec<_>>>()?;
+        let m = self.measure(p, runs)?;
+        let mut judge = Judge::new(Experiment::name(self), &specs);
+        self.judge(p, &m, &text, &mut judge)?;
+        let claims = judge.finish()?;
+        let mut section = Section {
+            name: Experiment::name(self).to_string(),
+            title: text.get("title")?,
+            claims,
+            ..Section::default()
+        };
+        if render {
+            let r = self.render(p, &m, &text, &ctx.out)?;
+            section.quote = text.get("quote")?;
+            section.quote_source = text.get("quote_source")?;
+            section.setup = r.setup;
+            section.tables = r.tables;
+            section.plots = r.plots;
+            section.discussion = r.discussion;
+        }
+        Ok(section)
+    }
+}
+
+fn text_of(files: &Files) -> Result<Text> {
+    Text::parse(files.dir, files.text)
+}
+
+fn base_scenario(files: &Files) -> Result<Scenario> {
+    Scenario::from_str_named(
+        files.scenario,
+        Path::new(&format!("{}/scenario.toml", files.dir)),
+    )
+    .map_err(|e| anyhow!("{e}"))
+}
+
+/// An experiment not yet split into phases: one `run` does everything.
+pub trait LegacyExperiment: Sync {
     fn name(&self) -> &'static str;
     fn title(&self) -> &'static str;
     /// The scenario file text (embedded).
@@ -177,46 +287,50 @@ pub trait Experiment: Sync {
     fn run(&self, ctx: &Ctx) -> Result<Section>;
 }
 
-/// Every experiment, in report order.
-pub fn experiments() -> Vec<Box<dyn Experiment>> {
-    let mut v: Vec<Box<dyn Experiment>> = vec![
-        Box::new(e01_startup::Startup),
-        Box::new(e07_fast_recovery::FastRecovery),
-    ];
-    v.push(Box::new(e02_rto_timer::RtoTimer));
-    v.push(Box::new(e03_overload::Overload));
-    v.push(Box::new(e04_four_conversations::FourConversations));
-    v.push(Box::new(e11_aimd_fairness::AimdFairness));
-    v.push(Box::new(e05_satnet::Satnet));
-    v.push(Box::new(e06_satnet_trace::SatnetTrace));
-    v.push(Box::new(e08_fat_pipes::FatPipes));
-    v.push(Box::new(e13_buffer_sizing::BufferSizing));
-    v.push(Box::new(e09_ethernet::Ethernet));
-    v.push(Box::new(e10_ack_avoidance::AckAvoidance));
-    v.push(Box::new(e12_gateways::Gateways));
-    v.push(Box::new(e14_units_of_work::UnitsOfWork));
-    v.sort_by_key(|e| {
-        e.title()
-            .split('.')
-            .next()
-            .and_then(|n| n.parse::<u32>().ok())
-            .unwrap_or(99)
-    });
-    v
+/// Runs a [`LegacyExperiment`] as a [`Runnable`].
+pub struct Legacy<T>(pub T);
+
+impl<T: LegacyExperiment> Runnable for Legacy<T> {
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+    fn title(&self) -> Result<String> {
+        Ok(self.0.title().to_string())
+    }
+    fn scenario_text(&self) -> &'static str {
+        self.0.scenario()
+    }
+    fn planned_runs(&self, p: Params) -> Result<u64> {
+        Ok(self.0.runs(p.quick, p.seeds))
+    }
+    fn run(&self, _p: Params, ctx: &Ctx, _render: bool) -> Result<Section> {
+        let mut s = self.0.run(ctx)?;
+        s.name = self.0.name().to_string();
+        if s.title.is_empty() {
+            s.title = self.0.title().to_string();
+        }
+        Ok(s)
+    }
 }
 
 /// Parses an embedded scenario.
 pub fn scenario(name: &str, text: &str) -> Result<Scenario> {
-    Scenario::from_str_named(text, Path::new(&format!("scenarios/repro/{name}.toml")))
-        .map_err(|e| anyhow!("{e}"))
+    Scenario::from_str_named(text, Path::new(&format!("{name}.toml"))).map_err(|e| anyhow!("{e}"))
 }
 
-/// The claim `id` of a scenario.
+/// The claim `id` of a scenario (legacy experiments keep their claims in the scenario).
 pub fn claim(s: &Scenario, id: &str) -> Result<ClaimSpec> {
     s.claim
         .iter()
         .find(|c| c.id == id)
-        .cloned()
+        .map(|c| ClaimSpec {
+            id: c.id.clone(),
+            claim: c.claim.clone(),
+            metric: c.metric.clone(),
+            published: c.published.clone(),
+            tolerance: c.tolerance.clone(),
+            source: c.source.clone(),
+        })
         .ok_or_else(|| anyhow!("scenario {:?} has no claim {id:?}", s.name))
 }
 
@@ -238,48 +352,109 @@ pub fn judged(
     })
 }
 
+/// What to run.
 pub struct Options {
+    /// Output directory: `index.html`, `claims.json` and one directory per experiment.
     pub out: PathBuf,
+    /// Only these experiments (by [`Experiment::name`]); `None`: all.
     pub only: Option<Vec<String>>,
+    /// The shortened variant of each experiment.
     pub quick: bool,
-    pub check: bool,
+    /// Seeds per stochastic configuration.
     pub seeds: u64,
+    /// Render each section (tables, plots, prose); without, only the claims are judged.
+    pub render: bool,
 }
 
-/// `ackclock repro`.
-pub fn run(opts: Options) -> Result<()> {
-    let all = experiments();
-    let chosen: Vec<&Box<dyn Experiment>> = match &opts.only {
-        None => all.iter().collect(),
-        Some(names) => {
-            for n in names {
-                if !all.iter().any(|e| e.name() == n) {
-                    bail!(
-                        "no experiment named {n:?}; the experiments are: {}",
-                        all.iter().map(|e| e.name()).collect::<Vec<_>>().join(", ")
-                    );
-                }
-            }
-            all.iter()
-                .filter(|e| names.iter().any(|n| n == e.name()))
-                .collect()
+impl Options {
+    fn params(&self) -> Params {
+        Params {
+            quick: self.quick,
+            seeds: self.seeds,
         }
+    }
+}
+
+/// What a run of the suite produced (the files are written already).
+pub struct Outcome {
+    pub sections: Vec<Section>,
+    /// The self-contained HTML report.
+    pub index: PathBuf,
+    /// Every claim, machine-readable.
+    pub claims_json: PathBuf,
+    pub took: std::time::Duration,
+}
+
+impl Outcome {
+    /// Every judged claim, in report order.
+    pub fn claims(&self) -> impl Iterator<Item = &ClaimResult> {
+        self.sections.iter().flat_map(|s| &s.claims)
+    }
+
+    /// How many claims got `verdict`.
+    pub fn count(&self, verdict: Verdict) -> usize {
+        self.claims().filter(|c| c.verdict == verdict).count()
+    }
+
+    /// The claims table as aligned text.
+    pub fn text_table(&self) -> String {
+        report::text_table(&self.sections)
+    }
+
+    /// One line: how many claims, per verdict, the time and where the report is.
+    pub fn summary_line(&self) -> String {
+        format!(
+            "{} claims: {} pass, {} fail, {} disagree (explained), {} reported; {:.0} s; report: {}",
+            self.claims().count(),
+            self.count(Verdict::Pass),
+            self.count(Verdict::Fail),
+            self.count(Verdict::Disagree),
+            self.count(Verdict::Info),
+            self.took.as_secs_f64(),
+            self.index.display()
+        )
+    }
+}
+
+/// The experiments `only` names (all when `None`), in report order; an unknown name is an
+/// error that lists the known ones.
+pub fn select(only: Option<&[String]>) -> Result<Vec<Box<dyn Runnable>>> {
+    let all = experiments();
+    let Some(names) = only else {
+        return Ok(all);
     };
+    for n in names {
+        if !all.iter().any(|e| e.name() == n) {
+            bail!(
+                "no experiment named {n:?}; the experiments are: {}",
+                all.iter().map(|e| e.name()).collect::<Vec<_>>().join(", ")
+            );
+        }
+    }
+    Ok(all
+        .into_iter()
+        .filter(|e| names.iter().any(|n| n == e.name()))
+        .collect())
+}
+
+/// How many simulator runs [`run`] will make with these options (for a progress bar).
+pub fn planned_runs(opts: &Options) -> Result<u64> {
+    let p = opts.params();
+    select(opts.only.as_deref())?
+        .iter()
+        .map(|e| e.planned_runs(p))
+        .sum()
+}
+
+/// Runs the chosen experiments in parallel, writes the report (`index.html`), `claims.json`
+/// and each experiment's files under `opts.out`. `progress(done)` is called from the worker
+/// threads each time a simulator run ends, with the number of runs ended so far.
+pub fn run(opts: &Options, progress: &(dyn Fn(u64) + Sync)) -> Result<Outcome> {
+    let chosen = select(opts.only.as_deref())?;
     std::fs::create_dir_all(&opts.out)
         .with_context(|| format!("cannot create {}", opts.out.display()))?;
-    let total: u64 = chosen.iter().map(|e| e.runs(opts.quick, opts.seeds)).sum();
-    let bar = ProgressBar::new(total);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "repro [{bar:40}] {pos}/{len} runs ({elapsed}, ~{eta} left) {msg}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> "),
-    );
-    let progress = Progress {
-        bar: bar.clone(),
-        done: Default::default(),
-    };
+    let done = AtomicU64::new(0);
+    let tick = move || progress(done.fetch_add(1, Ordering::Relaxed) + 1);
     let started = std::time::Instant::now();
     let sections: Vec<Result<Section>> = chosen
         .par_iter()
@@ -290,64 +465,29 @@ pub fn run(opts: Options) -> Result<()> {
                 quick: opts.quick,
                 seeds: opts.seeds,
                 out,
-                progress: progress.clone(),
+                tick: &tick,
             };
             // The scenario as embedded, so a reader can rerun or vary it with `ackclock sim`.
-            std::fs::write(ctx.out.join("scenario.toml"), e.scenario())?;
-            let mut s = e
-                .run(&ctx)
-                .with_context(|| format!("experiment {}", e.name()))?;
-            s.name = e.name().to_string();
-            if s.title.is_empty() {
-                s.title = e.title().to_string();
-            }
-            Ok(s)
+            std::fs::write(ctx.out.join("scenario.toml"), e.scenario_text())?;
+            e.run(opts.params(), &ctx, opts.render)
+                .with_context(|| format!("experiment {}", e.name()))
         })
         .collect();
-    bar.finish_and_clear();
     let sections: Vec<Section> = sections.into_iter().collect::<Result<_>>()?;
-    let table = report::text_table(&sections);
-    print!("{table}");
+    let took = started.elapsed();
     let index = opts.out.join("index.html");
-    std::fs::write(
-        &index,
-        report::html(&sections, opts.quick, started.elapsed()),
-    )
-    .with_context(|| format!("cannot write {}", index.display()))?;
+    std::fs::write(&index, report::html(&sections, opts.quick, took))
+        .with_context(|| format!("cannot write {}", index.display()))?;
     // The claims table, whole and machine-readable (the printed table truncates columns).
     let claims_json = opts.out.join("claims.json");
     std::fs::write(&claims_json, claims_json_text(&sections)?)
         .with_context(|| format!("cannot write {}", claims_json.display()))?;
-    let fails = sections
-        .iter()
-        .flat_map(|s| &s.claims)
-        .filter(|c| c.verdict == Verdict::Fail)
-        .count();
-    let n = sections.iter().map(|s| s.claims.len()).sum::<usize>();
-    println!(
-        "\n{n} claims: {} pass, {fails} fail, {} disagree (explained), {} reported; {:.0} s; report: {}",
-        sections
-            .iter()
-            .flat_map(|s| &s.claims)
-            .filter(|c| c.verdict == Verdict::Pass)
-            .count(),
-        sections
-            .iter()
-            .flat_map(|s| &s.claims)
-            .filter(|c| c.verdict == Verdict::Disagree)
-            .count(),
-        sections
-            .iter()
-            .flat_map(|s| &s.claims)
-            .filter(|c| c.verdict == Verdict::Info)
-            .count(),
-        started.elapsed().as_secs_f64(),
-        index.display()
-    );
-    if opts.check && fails > 0 {
-        bail!("{fails} claim(s) failed (see the FAIL rows above and the report)");
-    }
-    Ok(())
+    Ok(Outcome {
+        sections,
+        index,
+        claims_json,
+        took,
+    })
 }
 
 /// Every claim of every section as a JSON array: experiment, the claim's fields from its

@@ -30,17 +30,7 @@ fn check(path: &Path, max_ratio: f64) -> String {
 
 #[test]
 fn predicted_cost_bounds_every_scenario_in_the_repo_within_a_small_factor() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
-    let mut files = Vec::new();
-    for dir in [root.clone(), root.join("repro")] {
-        for e in std::fs::read_dir(&dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.extension().is_some_and(|x| x == "toml") {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
+    let files = ackclock_testkit::repo_scenarios();
     assert!(files.len() >= 20, "{files:?}");
     for f in files {
         eprintln!("{}", check(&f, 10.0));

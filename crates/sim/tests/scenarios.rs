@@ -2,11 +2,7 @@
 //! line and the field; pcap files written by a run open in tshark.
 
 use ackclock_sim::{build, Scenario};
-use std::path::{Path, PathBuf};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use std::path::Path;
 
 fn err(text: &str) -> String {
     Scenario::from_str_named(text, Path::new("bad.toml"))
@@ -17,20 +13,12 @@ fn err(text: &str) -> String {
 #[test]
 fn every_example_scenario_parses() {
     let mut n = 0;
-    for dir in ["scenarios", "scenarios/repro"] {
-        let Ok(rd) = std::fs::read_dir(repo().join(dir)) else {
-            continue;
-        };
-        for e in rd {
-            let p = e.unwrap().path();
-            if p.extension().is_some_and(|x| x == "toml") {
-                let s = Scenario::load(&p).unwrap_or_else(|e| panic!("{e}"));
-                build(&s, None).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-                n += 1;
-            }
-        }
+    for p in ackclock_testkit::repo_scenarios() {
+        let s = Scenario::load(&p).unwrap_or_else(|e| panic!("{e}"));
+        build(&s, None).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        n += 1;
     }
-    assert!(n >= 5, "only {n} scenarios found");
+    assert!(n >= 20, "only {n} scenarios found");
 }
 
 #[test]

@@ -23,3 +23,26 @@ pub fn bytes(n: usize, seed: u64) -> Vec<u8> {
         })
         .collect()
 }
+
+/// The repository's root (testkit sits at `crates/testkit`).
+pub fn repo_root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Every scenario file in the repository, sorted: the examples in `scenarios/` and the
+/// reproduction suite's, one directory per experiment under `crates/lab/src/experiments/`.
+pub fn repo_scenarios() -> Vec<std::path::PathBuf> {
+    let root = repo_root();
+    let mut dirs = vec![root.join("scenarios")];
+    if let Ok(rd) = std::fs::read_dir(root.join("crates/lab/src/experiments")) {
+        dirs.extend(rd.flatten().map(|e| e.path()).filter(|p| p.is_dir()));
+    }
+    let mut files: Vec<_> = dirs
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flat_map(|rd| rd.flatten().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    files
+}

@@ -1,7 +1,9 @@
 //! Experiment 1: startup without and with slow start (JK88 Figs 3-4, REFERENCES A1).
 
-use super::{judged, scenario, Ctx, Experiment, Section, Table, Verdict};
 use crate::plots;
+use crate::suite::{
+    judged, scenario, Ctx, LegacyExperiment as Experiment, Section, Table, Verdict,
+};
 use ackclock_tcp::TraceKind;
 use ackclock_wire::{Duration, Instant};
 use anyhow::Result;
@@ -9,7 +11,7 @@ use std::collections::HashMap;
 
 pub struct Startup;
 
-const TEXT: &str = include_str!("../../../../scenarios/repro/startup.toml");
+const TEXT: &str = include_str!("scenario.toml");
 
 /// Data capacity of the 256 kb/s hop for 512-byte segments in 552-byte packets.
 fn data_rate_bps() -> f64 {

@@ -6,8 +6,10 @@
 //! gateway never drops, so every retransmission is spurious: the trace count is exact.
 //! Part 2 is App. C's slow start on a 2400-baud serial line, k = 2 against k = 4.
 
-use super::{judged, scenario, Ctx, Experiment, Section, Table, Verdict};
 use crate::plots;
+use crate::suite::{
+    judged, scenario, Ctx, LegacyExperiment as Experiment, Section, Table, Verdict,
+};
 use ackclock_gateway::{ImpairmentsConfig, ReorderConfig, ScriptedDrop};
 use ackclock_sim::{RunResult, Scenario};
 use ackclock_tcp::{State, TraceEvent, TraceKind};
@@ -16,8 +18,8 @@ use anyhow::Result;
 
 pub struct RtoTimer;
 
-const TEXT: &str = include_str!("../../../../scenarios/repro/rto_timer.toml");
-const SLIP: &str = include_str!("../../../../scenarios/repro/rto_slip.toml");
+const TEXT: &str = include_str!("scenario.toml");
+const SLIP: &str = include_str!("slip_scenario.toml");
 
 /// The timers compared: RFC 793 (alpha 0.9, beta 2) and Jacobson's A + k D.
 #[derive(Clone, Copy, Debug, PartialEq)]

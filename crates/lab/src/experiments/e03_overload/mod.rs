@@ -1,8 +1,10 @@
 //! Experiment 3: conservation under overload, 8 ftps through a 16-packet gateway (seed 003,
 //! 2 Nov 1987; REFERENCES S-a).
 
-use super::{judged, scenario, Ctx, Experiment, Section, Table, Verdict};
 use crate::plots;
+use crate::suite::{
+    judged, scenario, Ctx, LegacyExperiment as Experiment, Section, Table, Verdict,
+};
 use ackclock_sim::scenario::Topology;
 use ackclock_sim::{RunResult, Scenario};
 use ackclock_tcp::TraceKind;
@@ -10,7 +12,7 @@ use anyhow::{anyhow, Result};
 
 pub struct Overload;
 
-const TEXT: &str = include_str!("../../../../scenarios/repro/overload.toml");
+const TEXT: &str = include_str!("scenario.toml");
 /// Pipe sizes (rate x base RTT) in 552-byte packets (REFERENCES S-a).
 const PIPES: [u32; 5] = [16, 32, 49, 100, 169];
 const BUFFER: u32 = 16;

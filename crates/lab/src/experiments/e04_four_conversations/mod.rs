@@ -1,8 +1,10 @@
 //! Experiment 4: four conversations on one 230.4 kb/s link (Jacobson & Karels 1988, Figs
 //! 7-12; REFERENCES A3).
 
-use super::{judged, scenario, Ctx, Experiment, Section, Table, Verdict};
 use crate::plots;
+use crate::suite::{
+    judged, scenario, Ctx, LegacyExperiment as Experiment, Section, Table, Verdict,
+};
 use ackclock_sim::scenario::Topology;
 use ackclock_sim::{RunResult, Scenario};
 use ackclock_tcp::TraceKind;
@@ -11,7 +13,7 @@ use anyhow::{anyhow, Result};
 
 pub struct FourConversations;
 
-const TEXT: &str = include_str!("../../../../scenarios/repro/four_conversations.toml");
+const TEXT: &str = include_str!("scenario.toml");
 /// Flows whose receivers follow the 4.3BSD ACK policy in the two mixed runs. A flow's share
 /// depends on when it starts (the first runs alone for 3 s and keeps its full window), so
 /// each position has the old receiver in one run and the new in the other, and the

@@ -1,15 +1,17 @@
 //! Experiment 5: Satnet at 1% random loss, vanilla TCP against the new TCP (seed 000,
 //! 11 Feb 1988; REFERENCES S-b, with the footnote-6 model of A4).
 
-use super::{judged, scenario, Ctx, Experiment, Section, Table, Verdict};
 use crate::plots;
+use crate::suite::{
+    judged, scenario, Ctx, LegacyExperiment as Experiment, Section, Table, Verdict,
+};
 use ackclock_gateway::ImpairmentsConfig;
 use ackclock_sim::{RunResult, Scenario};
 use anyhow::Result;
 
 pub struct Satnet;
 
-const TEXT: &str = include_str!("../../../../scenarios/repro/satnet.toml");
+const TEXT: &str = include_str!("scenario.toml");
 const TCPS: [&str; 3] = ["vanilla_4_3bsd", "tahoe", "reno"];
 /// Loss rates of the sweep; the claim is at 1% (index 1).
 const LOSS: [f64; 3] = [0.003, 0.01, 0.03];

@@ -1,8 +1,10 @@
 //! Experiment 6: the Satnet trace of March 1988 and the error-rate rule for fat pipes
 //! (seed 004, 7 Mar 1988; REFERENCES S-c, with the footnote-6 model of A4).
 
-use super::{judged, scenario, Ctx, Experiment, Section, Table, Verdict};
 use crate::plots;
+use crate::suite::{
+    judged, scenario, Ctx, LegacyExperiment as Experiment, Section, Table, Verdict,
+};
 use ackclock_gateway::{DropTailConfig, ImpairmentsConfig, QdiscConfig};
 use ackclock_sim::scenario::LinkSpec;
 use ackclock_sim::{RunResult, Scenario};
@@ -11,7 +13,7 @@ use anyhow::Result;
 
 pub struct SatnetTrace;
 
-const TEXT: &str = include_str!("../../../../scenarios/repro/satnet_trace.toml");
+const TEXT: &str = include_str!("scenario.toml");
 
 /// The trace's numbers: segment size, user data rate (bytes/s), round trip, bit error rate.
 const SEG: f64 = 420.0;

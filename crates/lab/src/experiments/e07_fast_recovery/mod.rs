@@ -1,16 +1,24 @@
-//! Experiment 7: the fast-recovery algebra of 30 Apr 1990 (REFERENCES S-d).
+//! Experiment 7: the fast-recovery algebra of 30 Apr 1990 (seeds 000 and 001): between
+//! the fast retransmit and the recovery ACK a Reno sender held at W segments sends exactly
+//! W/2-1 new segments, none during the first W/2 duplicate ACKs, and no burst when the hole
+//! is filled. One deterministic run per W, and Tahoe beside it.
 
-use super::{judged, scenario, Ctx, Experiment, Section, Table, Verdict};
+use crate::claims::Judge;
 use crate::plots;
+use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
+use crate::text::Text;
 use ackclock_gateway::{ImpairmentsConfig, ScriptedDrop};
 use ackclock_sim::{RunResult, Scenario};
 use ackclock_tcp::{TraceEvent, TraceKind};
 use anyhow::{anyhow, Result};
+use std::path::Path;
 
 pub struct FastRecovery;
 
-const TEXT: &str = include_str!("../../../../scenarios/repro/fast_recovery.toml");
 const WINDOWS: [u32; 4] = [8, 16, 32, 64];
+/// The plotted runs: Reno and Tahoe at W = 16 (indices in the plan).
+const PLOT_RENO: usize = 1;
+const PLOT_TAHOE: usize = WINDOWS.len();
 
 fn variant(base: &Scenario, w: u32, tcp: &str) -> Scenario {
     let mut s = base.clone();
@@ -38,6 +46,7 @@ fn variant(base: &Scenario, w: u32, tcp: &str) -> Scenario {
     s
 }
 
+#[derive(Clone, Copy)]
 struct Counts {
     new_during: u32,
     before_half: u32,
@@ -83,109 +92,165 @@ fn count(trace: &[TraceEvent], w: u32) -> Result<Counts> {
     })
 }
 
+/// One run: the counts of the recovery episode (Reno runs), the timeouts, and the whole
+/// result of the two plotted runs.
+pub struct Run {
+    counts: Option<Counts>,
+    timeouts: u64,
+    plotted: Option<RunResult>,
+}
+
+pub struct Measured {
+    /// Per window of [`WINDOWS`], Reno's counts and timeouts.
+    per_window: Vec<(u32, Counts, u64)>,
+    reno: RunResult,
+    tahoe: RunResult,
+}
+
 impl Experiment for FastRecovery {
+    type Run = Run;
+    type Measured = Measured;
+
     fn name(&self) -> &'static str {
         "fast_recovery"
     }
-    fn title(&self) -> &'static str {
-        "7. Fast recovery: W/2-1 new packets, no burst"
-    }
-    fn scenario(&self) -> &'static str {
-        TEXT
-    }
-    fn runs(&self, _quick: bool, _seeds: u64) -> u64 {
-        WINDOWS.len() as u64 + 1
+
+    fn files(&self) -> Files {
+        Files {
+            dir: "e07_fast_recovery",
+            scenario: include_str!("scenario.toml"),
+            claims: include_str!("claims.toml"),
+            text: include_str!("text.md"),
+        }
     }
 
-    fn run(&self, ctx: &Ctx) -> Result<Section> {
-        let base = scenario("fast_recovery", TEXT)?;
-        let mut runs: Vec<Scenario> = WINDOWS.iter().map(|&w| variant(&base, w, "reno")).collect();
-        runs.push(variant(&base, 16, "tahoe"));
-        let results: Vec<RunResult> = ctx.run_all(runs)?;
-        let mut rows = Vec::new();
-        let (mut exact, mut quiet, mut calm) = (true, true, true);
-        let mut ours_new = Vec::new();
-        for (i, &w) in WINDOWS.iter().enumerate() {
-            let c = count(&results[i].traces[0], w)?;
-            exact &= c.new_during == w / 2 - 1;
-            quiet &= c.before_half == 0;
-            calm &= c.on_recovery_ack <= 1;
-            ours_new.push(c.new_during.to_string());
-            rows.push(vec![
-                w.to_string(),
-                c.dupacks.to_string(),
-                format!("{} (W/2-1 = {})", c.new_during, w / 2 - 1),
-                c.before_half.to_string(),
-                c.on_recovery_ack.to_string(),
-                results[i].summary.flows[0].timeouts.to_string(),
-            ]);
+    fn plan(&self, _p: Params, base: &Scenario) -> Result<Vec<Scenario>> {
+        let mut runs: Vec<Scenario> = WINDOWS.iter().map(|&w| variant(base, w, "reno")).collect();
+        runs.push(variant(base, 16, "tahoe"));
+        Ok(runs)
+    }
+
+    fn reduce(&self, _p: Params, i: usize, r: RunResult) -> Result<Run> {
+        let counts = match WINDOWS.get(i) {
+            Some(&w) => Some(count(&r.traces[0], w)?),
+            None => None,
+        };
+        let timeouts = r.summary.flows[0].timeouts;
+        let plotted = (i == PLOT_RENO || i == PLOT_TAHOE).then_some(r);
+        Ok(Run {
+            counts,
+            timeouts,
+            plotted,
+        })
+    }
+
+    fn measure(&self, _p: Params, runs: Vec<Run>) -> Result<Measured> {
+        let mut per_window = Vec::new();
+        let (mut reno, mut tahoe) = (None, None);
+        for (i, r) in runs.into_iter().enumerate() {
+            if let (Some(&w), Some(c)) = (WINDOWS.get(i), r.counts) {
+                per_window.push((w, c, r.timeouts));
+            }
+            match i {
+                PLOT_RENO => reno = r.plotted,
+                PLOT_TAHOE => tahoe = r.plotted,
+                _ => {}
+            }
         }
-        let e = self.name();
-        let claims = vec![
-            judged(
-                &base,
-                e,
-                "w2_minus_1",
-                ours_new.join(", "),
-                Verdict::of(exact),
-                "",
-            )?,
-            judged(
-                &base,
-                e,
-                "quiet_half",
-                if quiet { "0".into() } else { "> 0".into() },
-                Verdict::of(quiet),
-                "",
-            )?,
-            judged(
-                &base,
-                e,
-                "no_burst",
-                rows.iter()
-                    .map(|r| r[4].clone())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                Verdict::of(calm),
-                "",
-            )?,
-        ];
-        let p1 = ctx.out.join("tseq-reno-w16.svg");
-        let t = |r: &RunResult| {
+        Ok(Measured {
+            per_window,
+            reno: reno.ok_or_else(|| anyhow!("the Reno W = 16 run is missing"))?,
+            tahoe: tahoe.ok_or_else(|| anyhow!("the Tahoe run is missing"))?,
+        })
+    }
+
+    fn judge(&self, _p: Params, m: &Measured, _text: &Text, j: &mut Judge) -> Result<()> {
+        let list = |f: &dyn Fn(&Counts) -> String| {
+            m.per_window
+                .iter()
+                .map(|(_, c, _)| f(c))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let all = |f: &dyn Fn(u32, &Counts) -> bool| m.per_window.iter().all(|(w, c, _)| f(*w, c));
+        j.claim(
+            "w2_minus_1",
+            list(&|c| c.new_during.to_string()),
+            Verdict::of(all(&|w, c| c.new_during == w / 2 - 1)),
+            "",
+        )?;
+        let quiet = all(&|_, c| c.before_half == 0);
+        j.claim(
+            "quiet_half",
+            if quiet { "0" } else { "> 0" },
+            Verdict::of(quiet),
+            "",
+        )?;
+        j.claim(
+            "no_burst",
+            list(&|c| c.on_recovery_ack.to_string()),
+            Verdict::of(all(&|_, c| c.on_recovery_ack <= 1)),
+            "",
+        )?;
+        Ok(())
+    }
+
+    fn render(&self, _p: Params, m: &Measured, text: &Text, out: &Path) -> Result<Rendered> {
+        let rows = m
+            .per_window
+            .iter()
+            .map(|(w, c, timeouts)| {
+                vec![
+                    w.to_string(),
+                    c.dupacks.to_string(),
+                    format!("{} (W/2-1 = {})", c.new_during, w / 2 - 1),
+                    c.before_half.to_string(),
+                    c.on_recovery_ack.to_string(),
+                    timeouts.to_string(),
+                ]
+            })
+            .collect();
+        // Half a second from the fast retransmit: the recovery episode fills the plot.
+        let until = |r: &RunResult| {
             let fr = r.traces[0]
                 .iter()
                 .find(|e| e.kind == TraceKind::FastRetransmit)
                 .map_or(0.0, |e| e.time.as_nanos() as f64 / 1e9);
-            fr + 0.5
+            Some(fr + 0.5)
         };
+        let p1 = out.join("tseq-reno-w16.svg");
         plots::time_sequence_titled(
-            &results[1],
+            &m.reno,
             0,
             &p1,
             "Reno, W = 16: fast retransmit and recovery",
-            Some(t(&results[1])),
+            until(&m.reno),
         )?;
-        let p2 = ctx.out.join("tseq-tahoe-w16.svg");
+        let p2 = out.join("tseq-tahoe-w16.svg");
         plots::time_sequence_titled(
-            &results[4],
+            &m.tahoe,
             0,
             &p2,
             "Tahoe, W = 16: fast retransmit, then slow start",
-            Some(t(&results[4])),
+            until(&m.tahoe),
         )?;
-        Ok(Section {
-            quote: "the amount actually sent between the loss detection and the recovery ack is U+W/2+W-1 - U+W = W/2-1 ... (I.e., there is no sudden burst of packets as the `hole' is filled.) Also note ... we do nothing for the first W/2 dup acks".into(),
-            quote_source: "seed 000_a2655ca5932a6b6b.txt and 001_511cbe12d2c06f6d.txt, 30 Apr 1990, with the correction of the next morning".into(),
-            setup: "One Reno flow (the 1990 diff as corrected) held at W segments (initial window W, ssthresh W, no additive increase), MSS 1000, through an 8 Mb/s 20 ms hop; the receiver ACKs every segment and offers 4W; the 4W-th data segment is dropped once. W = 8, 16, 32, 64; Tahoe at W = 16 beside it.".into(),
-            claims,
+        let windows = WINDOWS.map(|w| w.to_string()).join(", ");
+        Ok(Rendered {
+            setup: text.fill("setup", &[("windows", windows)])?,
             tables: vec![Table {
                 caption: "Per window".into(),
-                header: vec!["W".into(), "dup ACKs".into(), "new segments during recovery".into(), "new before the W/2-th dup ACK".into(), "sent on the recovery ACK".into(), "timeouts".into()],
+                header: vec![
+                    "W".into(),
+                    "dup ACKs".into(),
+                    "new segments during recovery".into(),
+                    "new before the W/2-th dup ACK".into(),
+                    "sent on the recovery ACK".into(),
+                    "timeouts".into(),
+                ],
                 rows,
             }],
             plots: vec![p1, p2],
-            discussion: "Exact mechanism test: no randomness, no cross traffic. The message's algebra assumes one duplicate ACK per packet in transit; with a receiver that delays ACKs for in-order data the ACK for U-1 can be the first out-of-order ACK and recovery sees W-2 duplicates (one new segment fewer); the engine's tests check that law too.".into(),
-            ..Section::default()
+            discussion: text.get("discussion")?,
         })
     }
 }

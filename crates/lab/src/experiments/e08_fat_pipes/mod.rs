@@ -1,15 +1,17 @@
 //! Experiment 8: fat pipes and loss, Reno-era recovery against SACK (seed 000/001,
 //! 30 Apr 1990; REFERENCES S-e).
 
-use super::{judged, scenario, Ctx, Experiment, Section, Table, Verdict};
 use crate::plots;
+use crate::suite::{
+    judged, scenario, Ctx, LegacyExperiment as Experiment, Section, Table, Verdict,
+};
 use ackclock_gateway::{DropTailConfig, ImpairmentsConfig, QdiscConfig};
 use ackclock_sim::Scenario;
 use anyhow::Result;
 
 pub struct FatPipes;
 
-const TEXT: &str = include_str!("../../../../scenarios/repro/fat_pipes.toml");
+const TEXT: &str = include_str!("scenario.toml");
 const RTT_S: f64 = 0.1;
 const PKT: f64 = 1500.0;
 const MSS: usize = 1460;

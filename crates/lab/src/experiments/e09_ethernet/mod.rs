@@ -1,8 +1,10 @@
 //! Experiment 9: Ethernet throughput against the socket buffer size (seed 000 and 001,
 //! 24 Oct 1988; REFERENCES S-f), with host costs from the seed's Jul 1988 budget.
 
-use super::{judged, scenario, Ctx, Experiment, Section, Table, Verdict};
 use crate::plots;
+use crate::suite::{
+    judged, scenario, Ctx, LegacyExperiment as Experiment, Section, Table, Verdict,
+};
 use ackclock_sim::{RunResult, Scenario};
 use ackclock_tcp::{TraceEvent, TraceKind};
 use ackclock_wire::{Duration, Instant};
@@ -10,7 +12,7 @@ use anyhow::Result;
 
 pub struct Ethernet;
 
-const TEXT: &str = include_str!("../../../../scenarios/repro/ethernet.toml");
+const TEXT: &str = include_str!("scenario.toml");
 const MSS: usize = 1460;
 /// The seed's 3/60-to-3/60 column (KB/s) for 1..12 packets of socket buffer.
 const SEED_3_60: [f64; 12] = [

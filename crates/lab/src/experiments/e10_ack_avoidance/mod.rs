@@ -2,8 +2,10 @@
 //! service demand, throughput, and the sender's window growth with and without RFC 3465
 //! byte counting.
 
-use super::{judged, scenario, Ctx, Experiment, Section, Table, Verdict};
 use crate::plots;
+use crate::suite::{
+    judged, scenario, Ctx, LegacyExperiment as Experiment, Section, Table, Verdict,
+};
 use ackclock_gateway::{DropTailConfig, QdiscConfig};
 use ackclock_sim::scenario::CpuSpec;
 use ackclock_sim::{RunResult, Scenario};
@@ -12,7 +14,7 @@ use anyhow::Result;
 
 pub struct AckAvoidance;
 
-const TEXT: &str = include_str!("../../../../scenarios/repro/ack_avoidance.toml");
+const TEXT: &str = include_str!("scenario.toml");
 const NS: [u32; 5] = [2, 4, 8, 16, 32];
 const MSS: f64 = 1460.0;
 /// Rick Jones's table (seed 002): throughput (Mb/s), service demand (us/KB) of netperf (the

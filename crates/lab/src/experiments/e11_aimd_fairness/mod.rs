@@ -1,8 +1,10 @@
 //! Experiment 11: AIMD convergence and fairness; multiplicative increase; d = 0.5 against
 //! Jain's 7/8 (seed 003, 2 Nov 1987; seed 000, 16 Nov 1987 and 11 Feb 1988).
 
-use super::{judged, scenario, Ctx, Experiment, Section, Table, Verdict};
 use crate::plots;
+use crate::suite::{
+    judged, scenario, Ctx, LegacyExperiment as Experiment, Section, Table, Verdict,
+};
 use ackclock_sim::scenario::Topology;
 use ackclock_sim::{RunResult, Scenario};
 use ackclock_tcp::{TraceEvent, TraceKind};
@@ -10,7 +12,7 @@ use anyhow::{anyhow, Result};
 
 pub struct AimdFairness;
 
-const TEXT: &str = include_str!("../../../../scenarios/repro/aimd_fairness.toml");
+const TEXT: &str = include_str!("scenario.toml");
 const SEG: f64 = 512.0;
 const PKT: f64 = 552.0;
 /// Per-epoch Jain index that counts as "equal shares".

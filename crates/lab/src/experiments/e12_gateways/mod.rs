@@ -2,8 +2,10 @@
 //! drop-tail, random drop, RED, DRR, CoDel and FQ-CoDel under flows of mixed round-trip
 //! times and bursty cross traffic.
 
-use super::{judged, scenario, Ctx, Experiment, Section, Table, Verdict};
 use crate::plots;
+use crate::suite::{
+    judged, scenario, Ctx, LegacyExperiment as Experiment, Section, Table, Verdict,
+};
 use ackclock_gateway::QdiscConfig;
 use ackclock_sim::{RunResult, Scenario};
 use ackclock_tcp::{TraceEvent, TraceKind};
@@ -12,7 +14,7 @@ use anyhow::{anyhow, Result};
 
 pub struct Gateways;
 
-const TEXT: &str = include_str!("../../../../scenarios/repro/gateways.toml");
+const TEXT: &str = include_str!("scenario.toml");
 /// The bottleneck direction's port name.
 const PORT: &str = "gw1-gw2";
 /// Base round-trip times of the three flows (s), in flow order.

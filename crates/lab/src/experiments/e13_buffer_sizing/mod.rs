@@ -1,8 +1,10 @@
 //! Experiment 13: buffer sizing, a bandwidth-delay product (or two) at the bottleneck
 //! (seed 004, 7 Mar 1988; seed 000/001, 30 Apr 1990).
 
-use super::{judged, scenario, Ctx, Experiment, Section, Table, Verdict};
 use crate::plots;
+use crate::suite::{
+    judged, scenario, Ctx, LegacyExperiment as Experiment, Section, Table, Verdict,
+};
 use ackclock_gateway::{DropTailConfig, QdiscConfig};
 use ackclock_sim::scenario::{FlowSpec, LinkSpec, NodeSpec};
 use ackclock_sim::{component_seed, RunResult, Scenario};
@@ -11,7 +13,7 @@ use anyhow::Result;
 
 pub struct BufferSizing;
 
-const TEXT: &str = include_str!("../../../../scenarios/repro/buffer_sizing.toml");
+const TEXT: &str = include_str!("scenario.toml");
 /// Bandwidth-delay product of the path in packets (10 Mb/s x 120 ms / 1500 bytes).
 const BDP: f64 = 100.0;
 const RATE: f64 = 10e6;

@@ -2,15 +2,17 @@
 //! bytes handed to TCP per write call, with the write's copy charged on the sender's CPU.
 
 use super::e09_ethernet::zoom;
-use super::{judged, scenario, Ctx, Experiment, Section, Table, Verdict};
 use crate::plots;
+use crate::suite::{
+    judged, scenario, Ctx, LegacyExperiment as Experiment, Section, Table, Verdict,
+};
 use ackclock_sim::scenario::AppSpec;
 use ackclock_sim::{RunResult, Scenario};
 use anyhow::Result;
 
 pub struct UnitsOfWork;
 
-const TEXT: &str = include_str!("../../../../scenarios/repro/units_of_work.toml");
+const TEXT: &str = include_str!("scenario.toml");
 /// The socket buffer of the scenario (12 packets), the largest unit a write can copy.
 const BUFFER: usize = 17520;
 /// Bytes per write call. 16384 leaves an odd last segment that only the receiver's delayed
