@@ -79,6 +79,33 @@ pub trait CongestionControl: fmt::Debug + Send {
     fn set_cwnd(&mut self, cwnd: u32);
 }
 
+/// What a controller is built from when a connection is created (and again when the
+/// handshake fixes the MSS).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CcInit {
+    /// The sender's maximum segment size (SMSS) in bytes.
+    pub mss: u32,
+    /// The first congestion window in bytes ([`TcpConfig::initial_window`] at `mss`).
+    ///
+    /// [`TcpConfig::initial_window`]: crate::TcpConfig::initial_window
+    pub initial_window: u32,
+    /// The first slow-start threshold in bytes ([`TcpConfig::initial_ssthresh`]).
+    ///
+    /// [`TcpConfig::initial_ssthresh`]: crate::TcpConfig::initial_ssthresh
+    pub initial_ssthresh: u32,
+}
+
+/// Makes the congestion controller of each connection: a controller written outside this
+/// crate plugs in through [`CongestionAlgorithm::Custom`], as quinn-proto's
+/// `ControllerFactory` does. The factory is shared by every connection of a configuration
+/// (hence `Sync`); each connection owns the controller it builds.
+///
+/// [`CongestionAlgorithm::Custom`]: crate::CongestionAlgorithm::Custom
+pub trait CongestionControlFactory: fmt::Debug + Send + Sync {
+    /// A new controller for one connection.
+    fn build(&self, init: CcInit) -> Box<dyn CongestionControl>;
+}
+
 /// How the AIMD controller computes ssthresh on a congestion signal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SsthreshBase {

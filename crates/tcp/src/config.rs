@@ -2,10 +2,11 @@
 //! compare: the pre-1988 "vanilla" 4.3BSD TCP, 4.3BSD-Tahoe (1988), 4.3BSD-Reno (the April
 //! 1990 diff), and the modern RFC descendants.
 
-use crate::cc::{AimdConfig, SsthreshBase};
+use crate::cc::{AimdConfig, CongestionControlFactory, SsthreshBase};
 use crate::cubic::CubicConfig;
 use crate::rtt::RttConfig;
 use ackclock_wire::Duration;
+use std::sync::Arc;
 
 /// How the first congestion window is sized.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,7 +49,7 @@ pub enum RecoveryAlgorithm {
 }
 
 /// Which congestion controller sizes cwnd.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub enum CongestionAlgorithm {
     /// Window = the receiver's window (pre-1988).
     None,
@@ -60,6 +61,22 @@ pub enum CongestionAlgorithm {
     Aimd(AimdConfig),
     /// RFC 9438 CUBIC.
     Cubic(CubicConfig),
+    /// A controller from outside the engine, built per connection by the factory.
+    Custom(Arc<dyn CongestionControlFactory>),
+}
+
+impl PartialEq for CongestionAlgorithm {
+    /// Configurations compare by value; custom factories by identity (the same `Arc`).
+    fn eq(&self, other: &Self) -> bool {
+        use CongestionAlgorithm as C;
+        match (self, other) {
+            (C::None, C::None) | (C::Fixed, C::Fixed) => true,
+            (C::Aimd(a), C::Aimd(b)) => a == b,
+            (C::Cubic(a), C::Cubic(b)) => a == b,
+            (C::Custom(a), C::Custom(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
 }
 
 /// When the receiver sends ACKs.

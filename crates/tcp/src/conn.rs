@@ -12,7 +12,7 @@
 //! recovery, window update), the data, and the FIN.
 
 use crate::cc::{
-    AckEvent, Aimd, CongestionControl, CongestionEvent, FixedWindow, NoCongestionControl,
+    AckEvent, Aimd, CcInit, CongestionControl, CongestionEvent, FixedWindow, NoCongestionControl,
 };
 use crate::config::{CongestionAlgorithm, TcpConfig};
 use crate::cubic::Cubic;
@@ -268,20 +268,25 @@ impl core::fmt::Debug for Connection {
 }
 
 fn make_cc(cfg: &TcpConfig, mss: u32) -> Box<dyn CongestionControl> {
-    match cfg.congestion {
+    match &cfg.congestion {
         CongestionAlgorithm::None => Box::new(NoCongestionControl),
         CongestionAlgorithm::Fixed => Box::new(FixedWindow::new(cfg.initial_window.bytes(mss))),
         CongestionAlgorithm::Aimd(a) => Box::new(Aimd::new(
-            a,
+            *a,
             cfg.initial_window.bytes(mss),
             cfg.initial_ssthresh,
         )),
         CongestionAlgorithm::Cubic(c) => Box::new(Cubic::new(
-            c,
+            *c,
             mss,
             cfg.initial_window.bytes(mss),
             cfg.initial_ssthresh,
         )),
+        CongestionAlgorithm::Custom(f) => f.build(CcInit {
+            mss,
+            initial_window: cfg.initial_window.bytes(mss),
+            initial_ssthresh: cfg.initial_ssthresh,
+        }),
     }
 }
 
