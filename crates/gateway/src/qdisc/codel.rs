@@ -10,13 +10,13 @@
 //! follows Linux `codel_impl.h`: a packet that would be dropped is marked and sent instead,
 //! and the drop schedule advances as if it had been dropped.
 
-use super::{check_limits, DropReason, Enqueue, Entry, Limits, Qdisc};
+use super::fifo::{bookkeeping_methods, Fifo, Limits};
+use super::{check_limits, DropReason, Enqueue, Qdisc};
 use crate::error::{check_at_least, check_positive, ms_to_duration, ConfigError};
 use crate::packet::PacketLike;
 use crate::stats::QueueStats;
 use ackclock_wire::{Duration, Instant};
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 
 /// CoDel's constants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -165,6 +165,35 @@ impl CodelVars {
         }
         r
     }
+
+    /// [`dequeue`](Self::dequeue) with the statistics kept, for [`Codel`] and
+    /// [`FqCodel`](super::FqCodel): each packet the control law drops is counted and handed to
+    /// `drop`, each mark is counted, and the packet returned is counted as sent with its
+    /// sojourn time. The backlog is `queue`'s to keep.
+    pub(crate) fn dequeue_counted<P: PacketLike, Q: CodelQueue<P>>(
+        &mut self,
+        now: Instant,
+        params: &CodelParams,
+        queue: &mut Q,
+        stats: &mut QueueStats,
+        drop: &mut dyn FnMut(P, DropReason),
+    ) -> Option<P> {
+        let mut marks = 0;
+        let r = self.dequeue(
+            now,
+            params,
+            queue,
+            &mut |p: P| {
+                stats.on_drop(p.len_bytes(), DropReason::Codel);
+                drop(p, DropReason::Codel);
+            },
+            &mut marks,
+        );
+        stats.marked += marks;
+        let (p, enq) = r?;
+        stats.on_dequeue(p.len_bytes(), now - enq);
+        Some(p)
+    }
 }
 
 /// `kind = "codel"`.
@@ -240,41 +269,18 @@ impl CodelConfig {
 }
 
 pub struct Codel<P> {
-    q: VecDeque<Entry<P>>,
-    bytes: usize,
-    limits: Limits,
+    fifo: Fifo<P>,
     params: CodelParams,
     vars: CodelVars,
-    stats: QueueStats,
-}
-
-struct FifoView<'a, P> {
-    q: &'a mut VecDeque<Entry<P>>,
-    bytes: &'a mut usize,
-}
-
-impl<P: PacketLike> CodelQueue<P> for FifoView<'_, P> {
-    fn pop(&mut self) -> Option<(P, Instant)> {
-        let e = self.q.pop_front()?;
-        *self.bytes -= e.pkt.len_bytes();
-        Some((e.pkt, e.enq))
-    }
-    fn backlog_bytes(&self) -> usize {
-        *self.bytes
-    }
 }
 
 impl<P: PacketLike> Codel<P> {
     pub fn new(cfg: &CodelConfig) -> Result<Self, ConfigError> {
         cfg.validate()?;
-        let limits = Limits::new(cfg.limit_pkts, cfg.limit_bytes);
         Ok(Codel {
-            q: VecDeque::with_capacity(limits.capacity_hint()),
-            bytes: 0,
-            limits,
+            fifo: Fifo::new(Limits::new(cfg.limit_pkts, cfg.limit_bytes)),
             params: cfg.params(),
             vars: CodelVars::default(),
-            stats: QueueStats::new(),
         })
     }
 
@@ -286,57 +292,18 @@ impl<P: PacketLike> Codel<P> {
 
 impl<P: PacketLike + Send> Qdisc<P> for Codel<P> {
     fn enqueue(&mut self, now: Instant, pkt: P) -> Enqueue<P> {
-        let len = pkt.len_bytes();
-        self.stats.on_arrival(len);
-        if !self.limits.fits(self.q.len(), self.bytes, len) {
-            self.stats.on_drop(len, DropReason::Overflow);
-            return Enqueue::Dropped(pkt, DropReason::Overflow);
-        }
-        self.q.push_back(Entry { pkt, enq: now });
-        self.bytes += len;
-        self.stats.on_admit(self.q.len(), self.bytes);
-        Enqueue::Queued
+        let len = self.fifo.arrive(&pkt);
+        self.fifo.admit_or_overflow(now, pkt, len)
     }
 
     fn dequeue(&mut self, now: Instant, drop: &mut dyn FnMut(P, DropReason)) -> Option<P> {
-        let Codel {
-            q,
-            bytes,
-            params,
-            vars,
-            stats,
-            ..
-        } = self;
-        let mut view = FifoView { q, bytes };
-        let mut marks = 0;
-        let r = vars.dequeue(
-            now,
-            params,
-            &mut view,
-            &mut |p: P| {
-                stats.on_drop(p.len_bytes(), DropReason::Codel);
-                drop(p, DropReason::Codel);
-            },
-            &mut marks,
-        );
-        self.stats.marked += marks;
-        let (p, enq) = r?;
-        self.stats.on_dequeue(p.len_bytes(), now - enq);
-        Some(p)
+        let (mut head, stats) = self.fifo.codel_parts();
+        self.vars
+            .dequeue_counted(now, &self.params, &mut head, stats, drop)
     }
 
-    fn len_pkts(&self) -> usize {
-        self.q.len()
-    }
-    fn len_bytes(&self) -> usize {
-        self.bytes
-    }
-    fn stats(&self) -> &QueueStats {
-        &self.stats
-    }
-    fn reset_stats(&mut self) {
-        self.stats.reset();
-    }
+    bookkeeping_methods!(fifo);
+
     fn name(&self) -> &'static str {
         "codel"
     }

@@ -1,13 +1,12 @@
 //! Drop-tail: a FIFO that refuses arrivals when full. The gateway of the 1988 paper and of
 //! every seed experiment ("our poor Milnet gateway ... 16 packets of buffer, total").
 
-use super::{check_limits, DropReason, Enqueue, Entry, Limits, Qdisc};
+use super::fifo::{bookkeeping_methods, Fifo, Limits};
+use super::{check_limits, DropReason, Enqueue, Qdisc};
 use crate::error::ConfigError;
 use crate::packet::PacketLike;
-use crate::stats::QueueStats;
 use ackclock_wire::Instant;
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 
 /// `kind = "drop_tail"`. At least one limit must be given; with both, a packet is refused
 /// when either would be exceeded.
@@ -39,59 +38,30 @@ impl DropTailConfig {
 }
 
 pub struct DropTail<P> {
-    q: VecDeque<Entry<P>>,
-    bytes: usize,
-    limits: Limits,
-    stats: QueueStats,
+    fifo: Fifo<P>,
 }
 
 impl<P: PacketLike> DropTail<P> {
     pub fn new(cfg: &DropTailConfig) -> Result<Self, ConfigError> {
         cfg.validate()?;
-        let limits = Limits::new(cfg.limit_pkts, cfg.limit_bytes);
         Ok(DropTail {
-            q: VecDeque::with_capacity(limits.capacity_hint()),
-            bytes: 0,
-            limits,
-            stats: QueueStats::new(),
+            fifo: Fifo::new(Limits::new(cfg.limit_pkts, cfg.limit_bytes)),
         })
     }
 }
 
 impl<P: PacketLike + Send> Qdisc<P> for DropTail<P> {
     fn enqueue(&mut self, now: Instant, pkt: P) -> Enqueue<P> {
-        let len = pkt.len_bytes();
-        self.stats.on_arrival(len);
-        if !self.limits.fits(self.q.len(), self.bytes, len) {
-            self.stats.on_drop(len, DropReason::Overflow);
-            return Enqueue::Dropped(pkt, DropReason::Overflow);
-        }
-        self.q.push_back(Entry { pkt, enq: now });
-        self.bytes += len;
-        self.stats.on_admit(self.q.len(), self.bytes);
-        Enqueue::Queued
+        let len = self.fifo.arrive(&pkt);
+        self.fifo.admit_or_overflow(now, pkt, len)
     }
 
     fn dequeue(&mut self, now: Instant, _drop: &mut dyn FnMut(P, DropReason)) -> Option<P> {
-        let e = self.q.pop_front()?;
-        let len = e.pkt.len_bytes();
-        self.bytes -= len;
-        self.stats.on_dequeue(len, now - e.enq);
-        Some(e.pkt)
+        self.fifo.pop(now)
     }
 
-    fn len_pkts(&self) -> usize {
-        self.q.len()
-    }
-    fn len_bytes(&self) -> usize {
-        self.bytes
-    }
-    fn stats(&self) -> &QueueStats {
-        &self.stats
-    }
-    fn reset_stats(&mut self) {
-        self.stats.reset();
-    }
+    bookkeeping_methods!(fifo);
+
     fn name(&self) -> &'static str {
         "drop_tail"
     }

@@ -14,11 +14,11 @@
 //! packet (longest-queue drop, as Linux `sch_sfq` does by default): when the arriving packet's
 //! own flow is the longest, the arriving packet is the one refused.
 
-use super::slab::{FlowList, Slab};
-use super::{mix64, rng_for, streams, DropReason, Enqueue, Qdisc};
+use super::fifo::{bookkeeping_methods, FlowQueues};
+use super::slab::FlowList;
+use super::{flow_bucket, rng_for, streams, DropReason, Enqueue, Qdisc};
 use crate::error::{check_at_least, ConfigError};
 use crate::packet::PacketLike;
-use crate::stats::QueueStats;
 use ackclock_wire::Instant;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -89,60 +89,46 @@ struct Bucket {
 }
 
 pub struct Drr<P> {
-    slab: Slab<P>,
+    queues: FlowQueues<P>,
     flows: Vec<Bucket>,
     active: VecDeque<u32>,
-    pkts: usize,
-    bytes: usize,
     quantum: usize,
-    limit_bytes: usize,
     perturb: u64,
-    stats: QueueStats,
 }
 
 impl<P: PacketLike> Drr<P> {
     pub fn new(cfg: &DrrConfig, seed: u64) -> Result<Self, ConfigError> {
         cfg.validate()?;
         Ok(Drr {
-            slab: Slab::new(cfg.limit_pkts),
+            queues: FlowQueues::new(cfg.limit_pkts, cfg.limit_bytes),
             flows: vec![Bucket::default(); cfg.buckets],
             active: VecDeque::with_capacity(cfg.buckets),
-            pkts: 0,
-            bytes: 0,
             quantum: cfg.quantum_bytes,
-            limit_bytes: cfg.limit_bytes.unwrap_or(usize::MAX),
             perturb: rng_for(seed, streams::FLOW_HASH).random(),
-            stats: QueueStats::new(),
         })
     }
 
     /// The bucket a flow id maps to.
     pub fn bucket_of(&self, flow_id: u64) -> usize {
-        ((u128::from(mix64(flow_id ^ self.perturb)) * self.flows.len() as u128) >> 64) as usize
+        flow_bucket(flow_id, self.perturb, self.flows.len())
     }
 
     fn push(&mut self, b: usize, now: Instant, pkt: P, len: usize) {
         let f = &mut self.flows[b];
-        if self.slab.push_back(&mut f.list, pkt, len, now).is_err() {
-            unreachable!("admission checked the pool");
-        }
+        self.queues.admit(&mut f.list, now, pkt, len);
         if !f.active {
             f.active = true;
             f.deficit = self.quantum;
             self.active.push_back(b as u32);
         }
-        self.pkts += 1;
-        self.bytes += len;
-        self.stats.on_admit(self.pkts, self.bytes);
     }
 }
 
 impl<P: PacketLike + Send> Qdisc<P> for Drr<P> {
     fn enqueue(&mut self, now: Instant, pkt: P) -> Enqueue<P> {
-        let len = pkt.len_bytes();
-        self.stats.on_arrival(len);
+        let len = self.queues.arrive(&pkt);
         let b = self.bucket_of(pkt.flow_id());
-        if !self.slab.is_full() && self.bytes.saturating_add(len) <= self.limit_bytes {
+        if self.queues.fits(len) {
             self.push(b, now, pkt, len);
             return Enqueue::Queued;
         }
@@ -156,23 +142,18 @@ impl<P: PacketLike + Send> Qdisc<P> for Drr<P> {
             .max_by_key(|&(i, bytes)| (bytes, usize::MAX - i))
             .unwrap_or((b, 0));
         if longest == b || own >= longest_bytes {
-            self.stats.on_drop(len, DropReason::Overflow);
-            return Enqueue::Dropped(pkt, DropReason::Overflow);
+            return self.queues.refuse(pkt, len, DropReason::Overflow);
         }
-        let vlen = self.slab.back_len(&self.flows[longest].list).unwrap_or(0);
-        if self.bytes - vlen + len > self.limit_bytes {
+        let vlen = self.queues.back_len(&self.flows[longest].list).unwrap_or(0);
+        if !self.queues.fits_instead_of(vlen, len) {
             // One victim would not make room for this (larger) packet: refuse it instead of
             // dropping several, so an enqueue never drops more than one packet.
-            self.stats.on_drop(len, DropReason::Overflow);
-            return Enqueue::Dropped(pkt, DropReason::Overflow);
+            return self.queues.refuse(pkt, len, DropReason::Overflow);
         }
-        let (victim, _, vlen) = self
-            .slab
-            .pop_back(&mut self.flows[longest].list)
+        let victim = self
+            .queues
+            .evict_back(&mut self.flows[longest].list, DropReason::Overflow)
             .expect("longest bucket is not empty");
-        self.pkts -= 1;
-        self.bytes -= vlen;
-        self.stats.on_drop(vlen, DropReason::Overflow);
         self.push(b, now, pkt, len);
         Enqueue::Displaced(victim, DropReason::Overflow)
     }
@@ -181,7 +162,7 @@ impl<P: PacketLike + Send> Qdisc<P> for Drr<P> {
         loop {
             let b = *self.active.front()? as usize;
             let f = &mut self.flows[b];
-            match self.slab.front_len(&f.list) {
+            match self.queues.front_len(&f.list) {
                 None => {
                     // Emptied by an overflow drop; leaves the round.
                     f.active = false;
@@ -189,17 +170,14 @@ impl<P: PacketLike + Send> Qdisc<P> for Drr<P> {
                     self.active.pop_front();
                 }
                 Some(len) if len <= f.deficit => {
-                    let (pkt, enq, len) = self.slab.pop_front(&mut f.list)?;
+                    let pkt = self.queues.pop(&mut f.list, now);
                     f.deficit -= len;
                     if f.list.is_empty() {
                         f.active = false;
                         f.deficit = 0;
                         self.active.pop_front();
                     }
-                    self.pkts -= 1;
-                    self.bytes -= len;
-                    self.stats.on_dequeue(len, now - enq);
-                    return Some(pkt);
+                    return pkt;
                 }
                 Some(_) => {
                     f.deficit += self.quantum;
@@ -209,18 +187,8 @@ impl<P: PacketLike + Send> Qdisc<P> for Drr<P> {
         }
     }
 
-    fn len_pkts(&self) -> usize {
-        self.pkts
-    }
-    fn len_bytes(&self) -> usize {
-        self.bytes
-    }
-    fn stats(&self) -> &QueueStats {
-        &self.stats
-    }
-    fn reset_stats(&mut self) {
-        self.stats.reset();
-    }
+    bookkeeping_methods!(queues);
+
     fn name(&self) -> &'static str {
         "drr"
     }

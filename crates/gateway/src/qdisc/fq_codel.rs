@@ -18,14 +18,13 @@
 //! - CoDel's "backlog <= MAXPACKET" test uses the qdisc's total backlog, as Linux does.
 
 use super::codel::{
-    default_interval, default_mtu, default_target, validate_codel, CodelParams, CodelQueue,
-    CodelVars,
+    default_interval, default_mtu, default_target, validate_codel, CodelParams, CodelVars,
 };
-use super::slab::{FlowList, Slab};
-use super::{mix64, rng_for, streams, DropReason, Enqueue, Qdisc};
+use super::fifo::{bookkeeping_methods, FlowQueues};
+use super::slab::FlowList;
+use super::{flow_bucket, rng_for, streams, DropReason, Enqueue, Qdisc};
 use crate::error::{check_at_least, ms_to_duration, ConfigError};
 use crate::packet::PacketLike;
-use crate::stats::QueueStats;
 use ackclock_wire::Instant;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -126,63 +125,35 @@ struct Flow {
 }
 
 pub struct FqCodel<P> {
-    slab: Slab<P>,
+    queues: FlowQueues<P>,
     flows: Vec<Flow>,
     new_flows: VecDeque<u32>,
     old_flows: VecDeque<u32>,
-    pkts: usize,
-    bytes: usize,
     quantum: i64,
-    limit_bytes: usize,
     params: CodelParams,
     perturb: u64,
     new_flow_count: u64,
-    stats: QueueStats,
-}
-
-/// One bucket's FIFO as CoDel sees it, keeping the qdisc's totals right.
-struct BucketView<'a, P> {
-    slab: &'a mut Slab<P>,
-    list: &'a mut FlowList,
-    pkts: &'a mut usize,
-    bytes: &'a mut usize,
-}
-
-impl<P> CodelQueue<P> for BucketView<'_, P> {
-    fn pop(&mut self) -> Option<(P, Instant)> {
-        let (p, enq, len) = self.slab.pop_front(self.list)?;
-        *self.pkts -= 1;
-        *self.bytes -= len;
-        Some((p, enq))
-    }
-    fn backlog_bytes(&self) -> usize {
-        *self.bytes
-    }
 }
 
 impl<P: PacketLike> FqCodel<P> {
     pub fn new(cfg: &FqCodelConfig, seed: u64) -> Result<Self, ConfigError> {
         cfg.validate()?;
         Ok(FqCodel {
-            slab: Slab::new(cfg.limit_pkts),
+            queues: FlowQueues::new(cfg.limit_pkts, cfg.limit_bytes),
             flows: vec![Flow::default(); cfg.buckets],
             new_flows: VecDeque::with_capacity(cfg.buckets),
             old_flows: VecDeque::with_capacity(cfg.buckets),
-            pkts: 0,
-            bytes: 0,
             quantum: cfg.quantum_bytes as i64,
-            limit_bytes: cfg.limit_bytes.unwrap_or(usize::MAX),
             params: cfg.params(),
             perturb: rng_for(seed, streams::FLOW_HASH).random(),
             new_flow_count: 0,
-            stats: QueueStats::new(),
         })
     }
 
     /// The bucket a flow id maps to (RFC 8290 §4.1.1: a keyed hash, so collisions differ
     /// between seeds).
     pub fn bucket_of(&self, flow_id: u64) -> usize {
-        ((u128::from(mix64(flow_id ^ self.perturb)) * self.flows.len() as u128) >> 64) as usize
+        flow_bucket(flow_id, self.perturb, self.flows.len())
     }
 
     /// How many times a bucket joined the new-flows list.
@@ -192,27 +163,21 @@ impl<P: PacketLike> FqCodel<P> {
 
     fn push(&mut self, b: usize, now: Instant, pkt: P, len: usize) {
         let f = &mut self.flows[b];
-        if self.slab.push_back(&mut f.list, pkt, len, now).is_err() {
-            unreachable!("admission checked the pool");
-        }
+        self.queues.admit(&mut f.list, now, pkt, len);
         if f.in_list == InList::None {
             f.in_list = InList::New;
             f.deficit = self.quantum;
             self.new_flows.push_back(b as u32);
             self.new_flow_count += 1;
         }
-        self.pkts += 1;
-        self.bytes += len;
-        self.stats.on_admit(self.pkts, self.bytes);
     }
 }
 
 impl<P: PacketLike + Send> Qdisc<P> for FqCodel<P> {
     fn enqueue(&mut self, now: Instant, pkt: P) -> Enqueue<P> {
-        let len = pkt.len_bytes();
-        self.stats.on_arrival(len);
+        let len = self.queues.arrive(&pkt);
         let b = self.bucket_of(pkt.flow_id());
-        if !self.slab.is_full() && self.bytes.saturating_add(len) <= self.limit_bytes {
+        if self.queues.fits(len) {
             self.push(b, now, pkt, len);
             return Enqueue::Queued;
         }
@@ -224,24 +189,19 @@ impl<P: PacketLike + Send> Qdisc<P> for FqCodel<P> {
                 (self.flows[i].list.bytes + extra, usize::MAX - i)
             })
             .unwrap_or(b);
-        let Some(vlen) = self.slab.front_len(&self.flows[fattest].list) else {
+        let Some(vlen) = self.queues.front_len(&self.flows[fattest].list) else {
             // The fattest bucket is the arrival's own, and empty: the arrival is the head.
-            self.stats.on_drop(len, DropReason::Overflow);
-            return Enqueue::Dropped(pkt, DropReason::Overflow);
+            return self.queues.refuse(pkt, len, DropReason::Overflow);
         };
-        if self.bytes - vlen + len > self.limit_bytes {
+        if !self.queues.fits_instead_of(vlen, len) {
             // One victim would not make room (byte limit, larger arrival): refuse it, so an
             // enqueue never drops more than one packet.
-            self.stats.on_drop(len, DropReason::Overflow);
-            return Enqueue::Dropped(pkt, DropReason::Overflow);
+            return self.queues.refuse(pkt, len, DropReason::Overflow);
         }
-        let (victim, _, vlen) = self
-            .slab
-            .pop_front(&mut self.flows[fattest].list)
+        let victim = self
+            .queues
+            .evict_front(&mut self.flows[fattest].list, DropReason::Overflow)
             .expect("fattest bucket is not empty");
-        self.pkts -= 1;
-        self.bytes -= vlen;
-        self.stats.on_drop(vlen, DropReason::Overflow);
         self.push(b, now, pkt, len);
         Enqueue::Displaced(victim, DropReason::Overflow)
     }
@@ -253,15 +213,12 @@ impl<P: PacketLike + Send> Qdisc<P> for FqCodel<P> {
                 None => (false, *self.old_flows.front()? as usize),
             };
             let FqCodel {
-                slab,
+                queues,
                 flows,
                 new_flows,
                 old_flows,
-                pkts,
-                bytes,
                 quantum,
                 params,
-                stats,
                 ..
             } = self;
             let flow = &mut flows[b];
@@ -277,29 +234,13 @@ impl<P: PacketLike + Send> Qdisc<P> for FqCodel<P> {
                 old_flows.push_back(b as u32);
                 continue;
             }
-            let mut view = BucketView {
-                slab,
-                list: &mut flow.list,
-                pkts,
-                bytes,
-            };
-            let mut marks = 0;
-            let got = flow.codel.dequeue(
-                now,
-                params,
-                &mut view,
-                &mut |p: P| {
-                    stats.on_drop(p.len_bytes(), DropReason::Codel);
-                    drop(p, DropReason::Codel);
-                },
-                &mut marks,
-            );
-            stats.marked += marks;
-            match got {
-                Some((p, enq)) => {
-                    let len = p.len_bytes();
-                    flow.deficit -= len as i64;
-                    stats.on_dequeue(len, now - enq);
+            let (mut head, stats) = queues.codel_parts(&mut flow.list);
+            match flow
+                .codel
+                .dequeue_counted(now, params, &mut head, stats, drop)
+            {
+                Some(p) => {
+                    flow.deficit -= p.len_bytes() as i64;
                     return Some(p);
                 }
                 None => {
@@ -322,18 +263,8 @@ impl<P: PacketLike + Send> Qdisc<P> for FqCodel<P> {
         }
     }
 
-    fn len_pkts(&self) -> usize {
-        self.pkts
-    }
-    fn len_bytes(&self) -> usize {
-        self.bytes
-    }
-    fn stats(&self) -> &QueueStats {
-        &self.stats
-    }
-    fn reset_stats(&mut self) {
-        self.stats.reset();
-    }
+    bookkeeping_methods!(queues);
+
     fn name(&self) -> &'static str {
         "fq_codel"
     }

@@ -17,6 +17,7 @@
 mod codel;
 mod drop_tail;
 mod drr;
+mod fifo;
 mod fq_codel;
 mod random_drop;
 mod red;
@@ -112,13 +113,6 @@ pub trait Qdisc<P: PacketLike>: Send {
     fn reset_stats(&mut self);
     /// The discipline's `kind`, as in [`QdiscConfig`]: `"drop_tail"`, `"red"`, ...
     fn name(&self) -> &'static str;
-}
-
-/// A queued packet and the time it arrived (queueing delay = dequeue time - `enq`).
-#[derive(Debug)]
-pub(crate) struct Entry<P> {
-    pub pkt: P,
-    pub enq: Instant,
 }
 
 /// Any queue discipline, as written in a scenario file:
@@ -302,35 +296,11 @@ pub(crate) fn mix64(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Packet and byte limits shared by the simple FIFOs.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Limits {
-    pub pkts: usize,
-    pub bytes: usize,
-}
-
-impl Limits {
-    pub fn new(pkts: Option<usize>, bytes: Option<usize>) -> Self {
-        Limits {
-            pkts: pkts.unwrap_or(usize::MAX),
-            bytes: bytes.unwrap_or(usize::MAX),
-        }
-    }
-    /// Whether a packet of `len` bytes fits in a queue holding `pkts` packets and `bytes` bytes.
-    #[inline]
-    pub fn fits(&self, pkts: usize, bytes: usize, len: usize) -> bool {
-        pkts < self.pkts && bytes.saturating_add(len) <= self.bytes
-    }
-    /// How many packets to preallocate room for: the packet limit, or for a byte limit the
-    /// number of the smallest IPv4/TCP packets (40 bytes, a bare ACK) that fit.
-    pub fn capacity_hint(&self) -> usize {
-        let by_bytes = if self.bytes == usize::MAX {
-            usize::MAX
-        } else {
-            self.bytes / 40 + 1
-        };
-        self.pkts.min(by_bytes).min(1 << 20)
-    }
+/// Which of `n` buckets a flow id falls in: [`mix64`] of the id keyed by `perturb`, scaled
+/// to `0..n` by a multiply and a shift (the fair queues' hash; no division per packet).
+#[inline]
+pub(crate) fn flow_bucket(flow_id: u64, perturb: u64, n: usize) -> usize {
+    ((u128::from(mix64(flow_id ^ perturb)) * n as u128) >> 64) as usize
 }
 
 pub(crate) fn check_limits(

@@ -11,15 +11,14 @@
 //! least `early_drop_threshold_pkts`, each arriving packet is dropped with a fixed
 //! probability `early_drop_prob`, before the buffer is full.
 
-use super::{check_limits, rng_for, streams, DropReason, Enqueue, Entry, Limits, Qdisc};
+use super::fifo::{bookkeeping_methods, Fifo, Limits};
+use super::{check_limits, rng_for, streams, DropReason, Enqueue, Qdisc};
 use crate::error::{check_prob, ConfigError};
 use crate::packet::PacketLike;
-use crate::stats::QueueStats;
 use ackclock_wire::Instant;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 
 /// `kind = "random_drop"`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -53,95 +52,59 @@ impl RandomDropConfig {
 }
 
 pub struct RandomDrop<P> {
-    q: VecDeque<Entry<P>>,
-    bytes: usize,
-    limits: Limits,
+    fifo: Fifo<P>,
     early: Option<(usize, f64)>,
     rng: ChaCha8Rng,
-    stats: QueueStats,
 }
 
 impl<P: PacketLike> RandomDrop<P> {
     pub fn new(cfg: &RandomDropConfig, seed: u64) -> Result<Self, ConfigError> {
         cfg.validate()?;
-        let limits = Limits::new(cfg.limit_pkts, cfg.limit_bytes);
         Ok(RandomDrop {
-            q: VecDeque::with_capacity(limits.capacity_hint()),
-            bytes: 0,
-            limits,
+            fifo: Fifo::new(Limits::new(cfg.limit_pkts, cfg.limit_bytes)),
             early: cfg
                 .early_drop_threshold_pkts
                 .map(|t| (t, cfg.early_drop_prob)),
             rng: rng_for(seed, streams::RANDOM_DROP),
-            stats: QueueStats::new(),
         })
-    }
-
-    fn admit(&mut self, now: Instant, pkt: P, len: usize) {
-        self.q.push_back(Entry { pkt, enq: now });
-        self.bytes += len;
-        self.stats.on_admit(self.q.len(), self.bytes);
     }
 }
 
 impl<P: PacketLike + Send> Qdisc<P> for RandomDrop<P> {
     fn enqueue(&mut self, now: Instant, pkt: P) -> Enqueue<P> {
-        let len = pkt.len_bytes();
-        self.stats.on_arrival(len);
+        let len = self.fifo.arrive(&pkt);
+        let n = self.fifo.len_pkts();
         if let Some((threshold, p)) = self.early {
-            if self.q.len() >= threshold && self.rng.random::<f64>() < p {
-                self.stats.on_drop(len, DropReason::Early);
-                return Enqueue::Dropped(pkt, DropReason::Early);
+            if n >= threshold && self.rng.random::<f64>() < p {
+                return self.fifo.refuse(pkt, len, DropReason::Early);
             }
         }
-        if self.limits.fits(self.q.len(), self.bytes, len) {
-            self.admit(now, pkt, len);
+        if self.fifo.fits(len) {
+            self.fifo.admit(now, pkt, len);
             return Enqueue::Queued;
         }
         // Full: every one of the n queued packets and the arriving one is equally likely to
         // be the victim (index n stands for the arriving packet).
-        let n = self.q.len();
         let victim = self.rng.random_range(0..=n);
         if victim == n {
-            self.stats.on_drop(len, DropReason::RandomDrop);
-            return Enqueue::Dropped(pkt, DropReason::RandomDrop);
+            return self.fifo.refuse(pkt, len, DropReason::RandomDrop);
         }
-        let vlen = self.q[victim].pkt.len_bytes();
-        if !self.limits.fits(n - 1, self.bytes - vlen, len) {
+        if !self.fifo.fits_instead_of(self.fifo.len_at(victim), len) {
             // Byte limit with unequal sizes: one victim would not make room, and dropping
             // more than one packet per arrival is not the algorithm; refuse the arrival.
-            self.stats.on_drop(len, DropReason::Overflow);
-            return Enqueue::Dropped(pkt, DropReason::Overflow);
+            return self.fifo.refuse(pkt, len, DropReason::Overflow);
         }
-        let Some(v) = self.q.remove(victim) else {
-            unreachable!("victim index is below the queue length")
-        };
-        self.bytes -= vlen;
-        self.stats.on_drop(vlen, DropReason::RandomDrop);
-        self.admit(now, pkt, len);
-        Enqueue::Displaced(v.pkt, DropReason::RandomDrop)
+        let v = self.fifo.evict(victim, DropReason::RandomDrop);
+        self.fifo.admit(now, pkt, len);
+        Enqueue::Displaced(v, DropReason::RandomDrop)
     }
 
     fn dequeue(&mut self, now: Instant, _drop: &mut dyn FnMut(P, DropReason)) -> Option<P> {
-        let e = self.q.pop_front()?;
-        let len = e.pkt.len_bytes();
-        self.bytes -= len;
-        self.stats.on_dequeue(len, now - e.enq);
-        Some(e.pkt)
+        self.fifo.pop(now)
     }
 
-    fn len_pkts(&self) -> usize {
-        self.q.len()
-    }
-    fn len_bytes(&self) -> usize {
-        self.bytes
-    }
-    fn stats(&self) -> &QueueStats {
-        &self.stats
-    }
-    fn reset_stats(&mut self) {
-        self.stats.reset();
-    }
+    bookkeeping_methods!(fifo);
+
     fn name(&self) -> &'static str {
         "random_drop"
     }

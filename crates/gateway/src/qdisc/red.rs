@@ -24,15 +24,14 @@
 //!   and a flow that ignores CE must not be able to hold the buffer full.
 //! - A hard `limit` bounds the real buffer.
 
-use super::{check_limits, rng_for, streams, DropReason, Enqueue, Entry, Limits, Qdisc};
+use super::fifo::{bookkeeping_methods, Fifo, Limits};
+use super::{check_limits, rng_for, streams, DropReason, Enqueue, Qdisc};
 use crate::error::{check_non_negative, check_positive, check_prob, ConfigError};
 use crate::packet::PacketLike;
-use crate::stats::QueueStats;
 use ackclock_wire::Instant;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 
 /// `kind = "red"`. Thresholds are in packets (in byte mode: in units of `mean_pkt_bytes`).
 /// Defaults are the paper's simulations: `w_q` 0.002, `min_th` 5, `max_th` 15, `max_p` 1/50.
@@ -182,9 +181,7 @@ impl RedConfig {
 }
 
 pub struct Red<P> {
-    q: VecDeque<Entry<P>>,
-    bytes: usize,
-    limits: Limits,
+    fifo: Fifo<P>,
     cfg: RedConfig,
     /// The average queue, in packets (byte mode: bytes / mean_pkt_bytes).
     avg: f64,
@@ -195,17 +192,13 @@ pub struct Red<P> {
     /// Transmission time of a typical packet in ns (the paper's `s`), if the link rate is known.
     s_ns: Option<f64>,
     rng: ChaCha8Rng,
-    stats: QueueStats,
 }
 
 impl<P: PacketLike> Red<P> {
     pub fn new(cfg: &RedConfig, seed: u64) -> Result<Self, ConfigError> {
         cfg.validate()?;
-        let limits = Limits::new(cfg.limit_pkts, cfg.limit_bytes);
         Ok(Red {
-            q: VecDeque::with_capacity(limits.capacity_hint()),
-            bytes: 0,
-            limits,
+            fifo: Fifo::new(Limits::new(cfg.limit_pkts, cfg.limit_bytes)),
             cfg: cfg.clone(),
             avg: 0.0,
             count: 0,
@@ -214,7 +207,6 @@ impl<P: PacketLike> Red<P> {
                 .link_rate_bps
                 .map(|r| cfg.mean_pkt_bytes as f64 * 8.0 * 1e9 / r as f64),
             rng: rng_for(seed, streams::RED),
-            stats: QueueStats::new(),
         })
     }
 
@@ -230,9 +222,9 @@ impl<P: PacketLike> Red<P> {
 
     fn instantaneous(&self) -> f64 {
         if self.cfg.byte_mode {
-            self.bytes as f64 / self.cfg.mean_pkt_bytes as f64
+            self.fifo.len_bytes() as f64 / self.cfg.mean_pkt_bytes as f64
         } else {
-            self.q.len() as f64
+            self.fifo.len_pkts() as f64
         }
     }
 
@@ -240,7 +232,7 @@ impl<P: PacketLike> Red<P> {
     fn update_avg(&mut self, now: Instant) {
         let w = self.cfg.w_q;
         match (self.idle_since, self.s_ns) {
-            (Some(since), Some(s)) if self.q.is_empty() => {
+            (Some(since), Some(s)) if self.fifo.is_empty() => {
                 let m = (now - since).as_nanos() as f64 / s;
                 self.avg *= (1.0 - w).powf(m);
             }
@@ -253,8 +245,7 @@ impl<P: PacketLike> Red<P> {
 
 impl<P: PacketLike + Send> Qdisc<P> for Red<P> {
     fn enqueue(&mut self, now: Instant, mut pkt: P) -> Enqueue<P> {
-        let len = pkt.len_bytes();
-        self.stats.on_arrival(len);
+        let len = self.fifo.arrive(&pkt);
         self.update_avg(now);
         let verdict = match self.cfg.region(self.avg) {
             RedRegion::Below => {
@@ -285,49 +276,30 @@ impl<P: PacketLike + Send> Qdisc<P> for Red<P> {
         match verdict {
             Some(DropReason::Early) if self.cfg.ecn && pkt.ecn_capable() => {
                 pkt.set_ce();
-                self.stats.marked += 1;
+                self.fifo.marked();
             }
-            Some(why) => {
-                self.stats.on_drop(len, why);
-                return Enqueue::Dropped(pkt, why);
-            }
+            Some(why) => return self.fifo.refuse(pkt, len, why),
             None => {}
         }
-        if !self.limits.fits(self.q.len(), self.bytes, len) {
-            self.stats.on_drop(len, DropReason::Overflow);
-            return Enqueue::Dropped(pkt, DropReason::Overflow);
+        if !self.fifo.fits(len) {
+            return self.fifo.refuse(pkt, len, DropReason::Overflow);
         }
-        self.q.push_back(Entry { pkt, enq: now });
-        self.bytes += len;
+        self.fifo.admit(now, pkt, len);
         self.idle_since = None;
-        self.stats.on_admit(self.q.len(), self.bytes);
         Enqueue::Queued
     }
 
     fn dequeue(&mut self, now: Instant, _drop: &mut dyn FnMut(P, DropReason)) -> Option<P> {
-        let e = self.q.pop_front()?;
-        let len = e.pkt.len_bytes();
-        self.bytes -= len;
-        if self.q.is_empty() {
+        let p = self.fifo.pop(now);
+        if p.is_some() && self.fifo.is_empty() {
             // Fig. 2: "when queue becomes empty, q_time <- time".
             self.idle_since = Some(now);
         }
-        self.stats.on_dequeue(len, now - e.enq);
-        Some(e.pkt)
+        p
     }
 
-    fn len_pkts(&self) -> usize {
-        self.q.len()
-    }
-    fn len_bytes(&self) -> usize {
-        self.bytes
-    }
-    fn stats(&self) -> &QueueStats {
-        &self.stats
-    }
-    fn reset_stats(&mut self) {
-        self.stats.reset();
-    }
+    bookkeeping_methods!(fifo);
+
     fn name(&self) -> &'static str {
         "red"
     }

@@ -71,11 +71,17 @@ impl<P> Slab<P> {
         }
     }
 
+    /// How many packets the pool holds when full.
+    pub fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
+    #[cfg(test)]
     pub fn is_full(&self) -> bool {
         self.free == NIL
     }
 
-    #[allow(dead_code)]
+    /// How many slots hold a packet.
     pub fn used(&self) -> usize {
         self.used
     }
