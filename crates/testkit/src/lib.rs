@@ -42,6 +42,8 @@ pub fn repo_scenarios() -> Vec<std::path::PathBuf> {
         .filter_map(|d| std::fs::read_dir(d).ok())
         .flat_map(|rd| rd.flatten().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        // An experiment's claims.toml holds its published claims, not a scenario.
+        .filter(|p| p.file_name().is_none_or(|n| n != "claims.toml"))
         .collect();
     files.sort();
     files
