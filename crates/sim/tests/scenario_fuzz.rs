@@ -5,17 +5,11 @@
 use proptest::prelude::*;
 
 fn scenario_texts() -> Vec<String> {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios");
-    let mut v = Vec::new();
-    for dir in [root.to_string(), format!("{root}/repro")] {
-        for e in std::fs::read_dir(&dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.extension().is_some_and(|x| x == "toml") {
-                v.push(std::fs::read_to_string(&p).unwrap());
-            }
-        }
-    }
-    v.sort();
+    // The examples in scenarios/ and each reproduction experiment's scenario.
+    let v: Vec<String> = ackclock_testkit::repo_scenarios()
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
     assert!(v.len() >= 15, "{} scenario files", v.len());
     v
 }
