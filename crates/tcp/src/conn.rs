@@ -159,6 +159,13 @@ pub struct Connection {
     peer_fin: Option<SeqNum>,
     fin_received: bool,
 
+    // --- events for the application (Endpoint::poll_event) ---
+    /// `EV_*` bits set since the endpoint last took them.
+    events: u8,
+    /// A `send` took less than it was given, or filled the buffer: space coming back is
+    /// worth an event.
+    send_blocked: bool,
+
     // --- negotiated options ---
     /// Payload bytes per full-sized segment we send (SMSS, options accounted).
     snd_mss: u32,
@@ -267,6 +274,19 @@ impl core::fmt::Debug for Connection {
     }
 }
 
+// What happened to a connection since the application last heard (`Endpoint::poll_event`).
+/// An active open completed (SYN-SENT to ESTABLISHED).
+pub(crate) const EV_CONNECTED: u8 = 1;
+/// Space came back in the send buffer after a `send` that did not take everything (or
+/// filled it).
+pub(crate) const EV_WRITABLE: u8 = 2;
+/// In-order data, or the FIN, arrived: a read returns something.
+pub(crate) const EV_READABLE: u8 = 4;
+/// The peer's FIN arrived in order.
+pub(crate) const EV_PEER_CLOSED: u8 = 8;
+/// The connection reached CLOSED.
+pub(crate) const EV_CLOSED: u8 = 16;
+
 fn make_cc(cfg: &TcpConfig, mss: u32) -> Box<dyn CongestionControl> {
     match &cfg.congestion {
         CongestionAlgorithm::None => Box::new(NoCongestionControl),
@@ -344,6 +364,8 @@ impl Connection {
             recv_buf: RecvBuffer::new(cfg.recv_buffer_bytes.max(1)),
             peer_fin: None,
             fin_received: false,
+            events: 0,
+            send_blocked: false,
             snd_mss: DEFAULT_MSS.min(mss),
             rcv_mss: mss,
             ts_ok: false,
@@ -563,7 +585,11 @@ impl Connection {
             State::SynSent | State::SynReceived | State::Established | State::CloseWait
                 if !self.fin_queued =>
             {
-                Ok(self.send_buf.write(data))
+                let n = self.send_buf.write(data);
+                if n < data.len() || self.send_buf.free() == 0 {
+                    self.send_blocked = true;
+                }
+                Ok(n)
             }
             _ => Err(self.error.unwrap_or(TcpError::NotOpenForSending)),
         }
@@ -643,6 +669,24 @@ impl Connection {
         self.recv_buf.consume(n);
         n
     }
+    /// The `EV_*` bits set since the last call, cleared (for the endpoint's event queue).
+    #[inline]
+    pub(crate) fn take_events(&mut self) -> u8 {
+        std::mem::take(&mut self.events)
+    }
+
+    /// Returns bits taken by `take_events` and not yet delivered.
+    #[inline]
+    pub(crate) fn put_back_events(&mut self, bits: u8) {
+        self.events |= bits;
+    }
+
+    /// Whether `take_events` would return anything.
+    #[inline]
+    pub(crate) fn has_events(&self) -> bool {
+        self.events != 0
+    }
+
     /// True when the peer has closed its side and everything before its FIN was read.
     pub fn is_eof(&self) -> bool {
         self.fin_received && self.recv_buf.is_empty()
@@ -1602,6 +1646,10 @@ impl Connection {
         // Free the acknowledged bytes; SYN and FIN take sequence space but no buffer.
         let data_acked = ack.since(self.buf_seq).min(self.send_buf.len() as u32);
         self.send_buf.consume(data_acked as usize);
+        if data_acked > 0 && self.send_blocked {
+            self.send_blocked = false;
+            self.events |= EV_WRITABLE;
+        }
         self.buf_seq += data_acked;
         self.stats.bytes_acked += u64::from(data_acked);
         self.snd_una = ack;
@@ -1719,6 +1767,8 @@ impl Connection {
     /// e.g. on a SYN before we advertised anything, or a FIN into a zero window; the
     /// advertised edge never lags RCV.NXT.
     fn advance_rcv_nxt(&mut self, n: u32) {
+        // In-order data or the FIN: either way a read now returns something (or the end).
+        self.events |= EV_READABLE;
         self.rcv_nxt += n;
         if self.rcv_adv < self.rcv_nxt {
             self.rcv_adv = self.rcv_nxt;
@@ -1774,6 +1824,7 @@ impl Connection {
         }
         self.peer_fin = None;
         self.fin_received = true;
+        self.events |= EV_PEER_CLOSED;
         self.advance_rcv_nxt(1);
         self.ack_now = true;
         match self.state {
@@ -2475,11 +2526,17 @@ impl Connection {
         self.ack_now = false;
         self.syn_pending = false;
         self.state = State::Closed;
+        self.events |= EV_CLOSED;
         self.hp_ready = 0;
     }
 
     fn set_state(&mut self, now: Instant, to: State) {
         if self.state != to || to == State::Closed {
+            match (self.state, to) {
+                (State::SynSent, State::Established) => self.events |= EV_CONNECTED,
+                (_, State::Closed) => self.events |= EV_CLOSED,
+                _ => {}
+            }
             self.state = to;
             if matches!(to, State::FinWait2 | State::TimeWait | State::Closed) {
                 // Our FIN is acknowledged: nothing more will be sent, the ring can go.

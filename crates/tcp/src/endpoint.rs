@@ -10,7 +10,9 @@
 //! connection is made when the ACK returns the cookie. A SYN flood then costs a hash and a
 //! reply per SYN, and legitimate clients keep connecting.
 
-use crate::conn::{Connection, Transmit};
+use crate::conn::{
+    Connection, Transmit, EV_CLOSED, EV_CONNECTED, EV_PEER_CLOSED, EV_READABLE, EV_WRITABLE,
+};
 use crate::seq::SeqNum;
 use crate::syn_cookie;
 use crate::{Segment, SegmentChecksum, State, TcpConfig, TcpError};
@@ -135,6 +137,56 @@ pub struct EndpointStats {
     pub connections_opened: u64,
     /// Connections handed to the application by [`Endpoint::accept`].
     pub connections_accepted: u64,
+    /// `Incoming` and `Closed` events dropped because [`MAX_QUEUED_EVENTS`] were waiting
+    /// (an application that never calls [`Endpoint::poll_event`] costs no memory).
+    pub events_dropped: u64,
+}
+
+/// The most `Incoming` and `Closed` events kept for [`Endpoint::poll_event`]; the other
+/// events are flags on their connection and need no room.
+pub const MAX_QUEUED_EVENTS: usize = 4096;
+
+/// What happened that the application may want to act on, from
+/// [`Endpoint::poll_event`].
+///
+/// Events are per connection and coalesced: several arrivals of data before the
+/// application polls make one `Readable`. They are hints, never the only source of truth:
+/// after `Readable`, [`Connection::recv`] until `WouldBlock`; a connection's state can
+/// always be read directly. A connection's events are delivered once the application holds
+/// it: from [`Endpoint::connect`], or from [`Endpoint::accept`] for a passive one (events of
+/// a passive connection before it is accepted, such as data that arrived with the
+/// handshake, come right after the accept).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A handshake completed on the listener of `port`: [`Endpoint::accept`] returns the
+    /// connection.
+    Incoming {
+        /// The listening port.
+        port: u16,
+    },
+    /// An active open ([`Endpoint::connect`]) completed its handshake: sending and receiving
+    /// data may start (sending could already, the data waited for the handshake).
+    Connected(ConnId),
+    /// In-order data arrived, or the peer's FIN: [`Connection::recv`] returns something
+    /// (`Ok(0)` at the end of the stream).
+    Readable(ConnId),
+    /// Space came back in the send buffer after a [`Connection::send`] that did not take all
+    /// it was given, or that filled the buffer: send the rest.
+    Writable(ConnId),
+    /// The peer closed its side (its FIN arrived, in order): read what is left, then
+    /// [`Endpoint::close`] when done sending.
+    PeerClosed(ConnId),
+    /// The connection is CLOSED. `error` is `None` when both sides closed normally (after
+    /// TIME-WAIT for the side that closed first), else why: [`TcpError::Reset`],
+    /// [`TcpError::Refused`], [`TcpError::TimedOut`] or [`TcpError::Aborted`]. A connection
+    /// the application still holds stays readable until it calls [`Endpoint::remove`] or
+    /// [`Endpoint::close`]; one it released is gone.
+    Closed {
+        /// The connection (its handle finds nothing once the endpoint removed it).
+        conn: ConnId,
+        /// Why it closed, if not normally.
+        error: Option<TcpError>,
+    },
 }
 
 struct Slot {
@@ -157,6 +209,10 @@ struct Slot {
     ready: bool,
     /// In `reap_check`: it may have become removable.
     reap_check: bool,
+    /// In `event_conns`: it has events for the application.
+    in_events: bool,
+    /// Its `Closed` event was delivered (so removal does not report it again).
+    closed_reported: bool,
 }
 
 impl Slot {
@@ -180,6 +236,8 @@ impl Slot {
             dirty: Cell::new(false),
             ready: false,
             reap_check: false,
+            in_events: false,
+            closed_reported: false,
         }
     }
 }
@@ -258,7 +316,8 @@ impl ConnKey {
 ///    timer is armed: an idle ESTABLISHED connection arms none (there are no
 ///    keep-alives). Calling `handle_timeout` early is harmless; it runs only the timers
 ///    that are due at `now`.
-/// 3. **Application.** [`connect`](Self::connect), [`listen`](Self::listen),
+/// 3. **Application.** [`poll_event`](Self::poll_event) says what happened since the
+///    last call (see [`Event`]); then [`connect`](Self::connect), [`listen`](Self::listen),
 ///    [`accept`](Self::accept), [`conn_mut`](Self::conn_mut) (to
 ///    [`send`](Connection::send), [`recv`](Connection::recv) or otherwise change a
 ///    connection), [`close`](Self::close), [`abort`](Self::abort) and
@@ -353,6 +412,11 @@ pub struct Endpoint {
     /// Statistics of connections removed by the endpoint itself (after TIME-WAIT, or once
     /// released and closed), kept until a driver collects them.
     reaped: Vec<(ConnId, crate::Stats)>,
+    /// Connections with events for the application, each once, oldest first.
+    event_conns: VecDeque<u32>,
+    /// Events not tied to a live slot: `Incoming`, and `Closed` of connections the endpoint
+    /// removed before the application polled.
+    events: VecDeque<Event>,
 }
 
 impl Endpoint {
@@ -376,6 +440,8 @@ impl Endpoint {
             next_port,
             stats: EndpointStats::default(),
             reaped: Vec::new(),
+            event_conns: VecDeque::new(),
+            events: VecDeque::new(),
         }
     }
 
@@ -530,6 +596,7 @@ impl Endpoint {
         if let Some(slot) = self.slots.get_mut(id.index()) {
             slot.listener = None;
         }
+        self.note_events(id.index);
         self.stats.connections_accepted += 1;
         Some(id)
     }
@@ -633,6 +700,69 @@ impl Endpoint {
             }
         }
         dirty.clear();
+    }
+
+    /// Queues a connection the application holds that has events, once.
+    #[inline]
+    fn note_events(&mut self, index: u32) {
+        let s = &mut self.slots[index as usize];
+        if s.in_events || s.listener.is_some() || !s.conn.as_ref().is_some_and(|c| c.has_events()) {
+            return;
+        }
+        s.in_events = true;
+        self.event_conns.push_back(index);
+    }
+
+    /// The next event for the application, or `None` when there is none (see [`Event`]).
+    ///
+    /// Call it after the calls of the driver loop (`handle_packet`, `handle_timeout` and
+    /// the drain of `poll_transmit`) until it returns `None`, and act on each event: accept
+    /// on `Incoming`, read on `Readable`, send the rest on `Writable`, close on
+    /// `PeerClosed`, forget the handle (or `remove` it) on `Closed`. Events of one
+    /// connection come in this order: `Connected`, `Writable`, `Readable`, `PeerClosed`,
+    /// `Closed`.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        if let Some(e) = self.events.pop_front() {
+            return Some(e);
+        }
+        while let Some(&i) = self.event_conns.front() {
+            let s = &mut self.slots[i as usize];
+            let id = ConnId {
+                index: i,
+                generation: s.generation,
+            };
+            let Some(c) = s.conn.as_mut() else {
+                s.in_events = false;
+                self.event_conns.pop_front();
+                continue;
+            };
+            // One event per call: the lowest pending bit, the rest stays for the next call.
+            let bits = c.take_events();
+            let bit = bits & bits.wrapping_neg();
+            let rest = bits & !bit;
+            if rest != 0 {
+                c.put_back_events(rest);
+            } else {
+                s.in_events = false;
+                self.event_conns.pop_front();
+            }
+            let e = match bit {
+                EV_CONNECTED => Event::Connected(id),
+                EV_WRITABLE => Event::Writable(id),
+                EV_READABLE => Event::Readable(id),
+                EV_PEER_CLOSED => Event::PeerClosed(id),
+                EV_CLOSED => {
+                    s.closed_reported = true;
+                    Event::Closed {
+                        conn: id,
+                        error: c.error(),
+                    }
+                }
+                _ => continue,
+            };
+            return Some(e);
+        }
+        None
     }
 
     /// Every connection the endpoint holds, in slot order: those in the handshake, those
@@ -794,6 +924,7 @@ impl Endpoint {
                 self.ready.push_back(id.index);
             }
             self.reschedule(id.index);
+            self.note_events(id.index);
             if after == State::Closed {
                 self.check_reap(id.index);
             }
@@ -809,6 +940,11 @@ impl Endpoint {
                         } else if !slot.queued_for_accept {
                             slot.queued_for_accept = true;
                             l.accept_queue.push_back(id);
+                            if self.events.len() < MAX_QUEUED_EVENTS {
+                                self.events.push_back(Event::Incoming { port });
+                            } else {
+                                self.stats.events_dropped += 1;
+                            }
                         }
                     }
                 }
@@ -925,6 +1061,8 @@ impl Endpoint {
             let closed = t.is_none() && c.is_closed();
             // Sending arms timers; finding nothing to send may too (persist).
             self.reschedule(i);
+            // What the application's own calls did (a close, an abort) shows here.
+            self.note_events(i);
             if let Some(t) = t {
                 if self.ready.len() > 1 {
                     self.ready.pop_front();
@@ -1196,6 +1334,7 @@ impl Endpoint {
                     s.ready = true;
                     self.ready.push_back(i);
                 }
+                self.note_events(i);
             }
             // Its next deadline, whether it fired or had moved later.
             self.schedule(i);
@@ -1220,7 +1359,16 @@ impl Endpoint {
                     index: i,
                     generation: s.generation,
                 };
+                let held = !unaccepted && !s.closed_reported;
                 if let Some(conn) = self.remove(id) {
+                    if held && self.events.len() < MAX_QUEUED_EVENTS {
+                        self.events.push_back(Event::Closed {
+                            conn: id,
+                            error: conn.error(),
+                        });
+                    } else if held {
+                        self.stats.events_dropped += 1;
+                    }
                     if self.reaped.len() < 4096 {
                         self.reaped.push((id, conn.stats()));
                     }

@@ -26,6 +26,9 @@
 //!   [`close`](Connection::close) on it.
 //! - [`ConnId`]: a handle to a connection of an endpoint, returned by
 //!   [`Endpoint::connect`] and [`Endpoint::accept`].
+//! - [`Event`]: what the application may act on (a connection to accept, data to read,
+//!   room to write, the peer's close, a connection closed and why), from
+//!   [`Endpoint::poll_event`].
 //! - [`TcpConfig`]: every setting of one connection. Presets give the TCPs the project
 //!   compares: [`TcpConfig::vanilla_4_3bsd`], [`TcpConfig::tahoe`], [`TcpConfig::reno`],
 //!   [`TcpConfig::newreno`] (the default), [`TcpConfig::sack`], [`TcpConfig::cubic`] and
@@ -136,7 +139,7 @@ pub mod syn_cookie;
 
 pub use config::{AckPolicy, CongestionAlgorithm, InitialWindow, RecoveryAlgorithm, TcpConfig};
 pub use conn::{Connection, Transmit};
-pub use endpoint::{ConnId, Endpoint, EndpointConfig, EndpointStats};
+pub use endpoint::{ConnId, Endpoint, EndpointConfig, EndpointStats, Event};
 pub use seq::SeqNum;
 pub use stats::{Stats, TraceEvent, TraceKind};
 

@@ -18,12 +18,13 @@
 //!
 //! 1. wait until a packet arrives on the device or the engine's next timer is due;
 //! 2. hand each packet to `handle_packet`, and run `handle_timeout` when the timer is due;
-//! 3. let the application act: accept, read, write back, close;
+//! 3. let the application act on the engine's events (`poll_event`): accept, read, write
+//!    back, close;
 //! 4. drain `poll_transmit` into the device, then read `poll_timeout` again.
 //!
 //! Time for the engine is nanoseconds since the program started, from `CLOCK_MONOTONIC`.
 
-use ackclock_tcp::{ConnId, Endpoint, EndpointConfig, TcpConfig};
+use ackclock_tcp::{ConnId, Endpoint, EndpointConfig, Event, TcpConfig};
 use ackclock_tun::netcfg::NetNs;
 use ackclock_tun::sys::{monotonic_ns, random_bytes};
 use ackclock_tun::{Device, DeviceConfig};
@@ -88,6 +89,25 @@ fn main() -> ExitCode {
     }
 }
 
+/// Echoes what can be sent now: what the send buffer cannot take stays in the receive
+/// buffer, whose closing window slows the client down (flow control); `Writable` brings us
+/// back when there is room. Once the client's FIN has been read, everything was echoed
+/// and the server closes (its FIN follows the echo still queued).
+fn echo(ep: &mut Endpoint, id: ConnId, data: &mut [u8]) {
+    let Some(c) = ep.conn_mut(id) else { return };
+    while c.send_capacity() > 0 {
+        let room = c.send_capacity().min(data.len());
+        let n = c.recv(&mut data[..room]).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        let _ = c.send(&data[..n]);
+    }
+    if c.is_eof() {
+        let _ = ep.close(id);
+    }
+}
+
 fn serve(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     // The namespace is deleted when `ns` is dropped, on every way out of this function.
     let ns = NetNs::create(&format!("ackclock-echo-{}", std::process::id()))?;
@@ -117,7 +137,6 @@ fn serve(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let mut out = vec![0u8; usize::from(cfg.mss) + 80];
     let mut pkt = vec![0u8; 65536];
     let mut data = vec![0u8; 16384];
-    let mut conns: Vec<ConnId> = Vec::new();
     let mut ended = 0u64;
     while ended < args.connections && now() < deadline {
         // 1. Sleep until a packet comes or the next timer (at most until the deadline).
@@ -137,39 +156,30 @@ fn serve(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         }
         ep.handle_timeout(now());
 
-        // 3. The application: accept, echo what arrived, close when the client has.
-        while let Some(id) = ep.accept(PORT) {
-            println!(
-                "connection from {}",
-                ep.conn(id)
-                    .map_or_else(String::new, |c| c.remote().to_string())
-            );
-            conns.push(id);
-        }
-        conns.retain(|&id| {
-            let Some(c) = ep.conn_mut(id) else {
-                // Removed by the engine (reset by the peer, or timed out).
-                ended += 1;
-                return false;
-            };
-            // Echo only what the send buffer can take now; the rest waits in the receive
-            // buffer, whose closing window slows the client down (flow control).
-            while c.send_capacity() > 0 {
-                let n = c
-                    .recv(&mut data[..c.send_capacity().min(16384)])
-                    .unwrap_or(0);
-                if n == 0 {
-                    break;
+        // 3. The application, driven by the engine's events: accept, echo what arrived,
+        //    close when the client has.
+        while let Some(event) = ep.poll_event() {
+            match event {
+                Event::Incoming { port } => {
+                    while let Some(id) = ep.accept(port) {
+                        let peer = ep.conn(id).map(|c| c.remote().to_string());
+                        println!("connection from {}", peer.unwrap_or_default());
+                    }
                 }
-                let _ = c.send(&data[..n]);
+                // Data to echo, room again for what did not fit before, or the client's FIN
+                // (echoed to the end first).
+                Event::Readable(id) | Event::Writable(id) | Event::PeerClosed(id) => {
+                    echo(&mut ep, id, &mut data)
+                }
+                Event::Closed { conn: _, error } => {
+                    ended += 1;
+                    if let Some(e) = error {
+                        println!("connection ended: {e}");
+                    }
+                }
+                Event::Connected(_) => {}
             }
-            if c.is_eof() && c.recv_available() == 0 {
-                let _ = ep.close(id);
-                ended += 1;
-                return false;
-            }
-            true
-        });
+        }
 
         // 4. Output: everything the engine has to send, then loop to read its timer again.
         let t = now();
