@@ -47,7 +47,16 @@ pub fn parse(origin: &str, src: &str) -> Result<Vec<ClaimSpec>> {
 pub struct Judge<'a> {
     experiment: &'static str,
     specs: &'a [ClaimSpec],
-    results: Vec<Option<ClaimResult>>,
+    results: Vec<Slot>,
+}
+
+/// Where a claim stands while an experiment judges.
+#[derive(Clone)]
+enum Slot {
+    Open,
+    Judged(Box<ClaimResult>),
+    /// Not judged in this run (its runs are left out, e.g. of the quick variant).
+    Skipped,
 }
 
 impl<'a> Judge<'a> {
@@ -55,7 +64,7 @@ impl<'a> Judge<'a> {
         Judge {
             experiment,
             specs,
-            results: vec![None; specs.len()],
+            results: vec![Slot::Open; specs.len()],
         }
     }
 
@@ -68,31 +77,53 @@ impl<'a> Judge<'a> {
         verdict: Verdict,
         note: impl Into<String>,
     ) -> Result<()> {
-        let i = self
-            .specs
-            .iter()
-            .position(|c| c.id == id)
-            .ok_or_else(|| anyhow!("{}: no claim {id:?} in claims.toml", self.experiment))?;
-        if self.results[i].is_some() {
-            bail!("{}: claim {id:?} judged twice", self.experiment);
-        }
-        self.results[i] = Some(ClaimResult {
+        let i = self.open(id)?;
+        self.results[i] = Slot::Judged(Box::new(ClaimResult {
             experiment: self.experiment.to_string(),
             spec: self.specs[i].clone(),
             ours: ours.into(),
             verdict,
             note: note.into(),
-        });
+        }));
         Ok(())
     }
 
-    /// The judged claims in the file's order.
+    /// Leaves claim `id` out of this run's results: the runs it needs were not made (a
+    /// claim that only the full variant of an experiment can judge). Counts as its one
+    /// judgement.
+    pub fn skip(&mut self, id: &str) -> Result<()> {
+        let i = self.open(id)?;
+        self.results[i] = Slot::Skipped;
+        Ok(())
+    }
+
+    /// The index of claim `id`, which must not be judged or skipped yet.
+    fn open(&self, id: &str) -> Result<usize> {
+        let i = self
+            .specs
+            .iter()
+            .position(|c| c.id == id)
+            .ok_or_else(|| anyhow!("{}: no claim {id:?} in claims.toml", self.experiment))?;
+        if !matches!(self.results[i], Slot::Open) {
+            bail!("{}: claim {id:?} judged twice", self.experiment);
+        }
+        Ok(i)
+    }
+
+    /// The judged claims in the file's order, without the skipped ones.
     pub fn finish(self) -> Result<Vec<ClaimResult>> {
         let experiment = self.experiment;
         self.results
             .into_iter()
             .zip(self.specs)
-            .map(|(r, s)| r.ok_or_else(|| anyhow!("{experiment}: claim {:?} was not judged", s.id)))
+            .filter_map(|(r, s)| match r {
+                Slot::Judged(c) => Some(Ok(*c)),
+                Slot::Skipped => None,
+                Slot::Open => Some(Err(anyhow!(
+                    "{experiment}: claim {:?} was not judged",
+                    s.id
+                ))),
+            })
             .collect()
     }
 }
@@ -135,6 +166,21 @@ source = "s"
         j.claim("a", "1", Verdict::Pass, "").unwrap();
         let e = j.finish().unwrap_err().to_string();
         assert!(e.contains("\"b\" was not judged"), "{e}");
+    }
+
+    #[test]
+    fn a_skipped_claim_is_left_out() {
+        let specs = parse("x", SRC).unwrap();
+        let mut j = Judge::new("x", &specs);
+        j.skip("a").unwrap();
+        assert!(j.claim("a", "1", Verdict::Pass, "").is_err());
+        assert!(j.skip("zz").is_err());
+        j.claim("b", "2", Verdict::Pass, "").unwrap();
+        let r = j.finish().unwrap();
+        assert_eq!(
+            r.iter().map(|c| c.spec.id.as_str()).collect::<Vec<_>>(),
+            ["b"]
+        );
     }
 
     #[test]

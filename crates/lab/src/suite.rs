@@ -81,11 +81,8 @@ pub struct Section {
     pub discussion: String,
 }
 
-/// What an experiment can use while it runs.
+/// Where an experiment runs: its output directory and the progress bar's counter.
 pub struct Ctx<'a> {
-    pub quick: bool,
-    /// Seeds per stochastic configuration.
-    pub seeds: u64,
     /// This experiment's output directory.
     pub out: PathBuf,
     /// Counts one finished simulator run.
@@ -93,29 +90,10 @@ pub struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// Runs scenarios in parallel (rayon), in order of the input; each run counts on the
-    /// progress bar.
-    pub fn run_all(&self, scenarios: Vec<Scenario>) -> Result<Vec<RunResult>> {
-        self.run_map(scenarios, |_, r| r)
-    }
-
-    /// As [`run_all`](Self::run_all), keeping every link's queue-length samples (only the
-    /// gateways experiment plots queues; the others do not pay for them).
-    pub fn run_all_with_queues(&self, scenarios: Vec<Scenario>) -> Result<Vec<RunResult>> {
-        self.run_inner(scenarios, true, |_, r| r)
-    }
-
-    /// Runs scenarios in parallel and reduces each result with `f` (given the scenario's
-    /// index) as soon as its run ends: only what `f` keeps stays in memory, not every run's
-    /// traces at once. Queue-length samples are not recorded.
-    pub fn run_map<T: Send>(
-        &self,
-        scenarios: Vec<Scenario>,
-        f: impl Fn(usize, RunResult) -> T + Sync + Send,
-    ) -> Result<Vec<T>> {
-        self.run_inner(scenarios, false, f)
-    }
-
+    /// Runs scenarios in parallel (rayon) and reduces each result with `f` (given the
+    /// scenario's index) as soon as its run ends: only what `f` keeps stays in memory, not
+    /// every run's traces at once. Each run counts on the progress bar; queue-length samples
+    /// are recorded only with `queues`. Results come in the order of the input.
     pub(crate) fn run_inner<T: Send>(
         &self,
         scenarios: Vec<Scenario>,
@@ -133,11 +111,6 @@ impl Ctx<'_> {
                 Ok(f(i, r))
             })
             .collect()
-    }
-
-    /// Runs one scenario, writing its pcap (if any) and CSV files into `self.out/name`.
-    pub fn run_one(&self, s: &Scenario) -> Result<RunResult> {
-        Ok(self.run_all(vec![s.clone()])?.remove(0))
     }
 }
 
@@ -208,8 +181,7 @@ pub trait Experiment: Sync {
 }
 
 /// What the suite runner needs of any experiment (object safe; implemented for every
-/// [`Experiment`] and, while experiments move to the four phases, for the older
-/// [`LegacyExperiment`] through [`Legacy`]).
+/// [`Experiment`]).
 pub trait Runnable: Sync {
     fn name(&self) -> &'static str;
     fn title(&self) -> Result<String>;
@@ -274,82 +246,6 @@ fn base_scenario(files: &Files) -> Result<Scenario> {
         Path::new(&format!("{}/scenario.toml", files.dir)),
     )
     .map_err(|e| anyhow!("{e}"))
-}
-
-/// An experiment not yet split into phases: one `run` does everything.
-pub trait LegacyExperiment: Sync {
-    fn name(&self) -> &'static str;
-    fn title(&self) -> &'static str;
-    /// The scenario file text (embedded).
-    fn scenario(&self) -> &'static str;
-    /// How many simulator runs it will make (for the progress bar).
-    fn runs(&self, quick: bool, seeds: u64) -> u64;
-    fn run(&self, ctx: &Ctx) -> Result<Section>;
-}
-
-/// Runs a [`LegacyExperiment`] as a [`Runnable`].
-pub struct Legacy<T>(pub T);
-
-impl<T: LegacyExperiment> Runnable for Legacy<T> {
-    fn name(&self) -> &'static str {
-        self.0.name()
-    }
-    fn title(&self) -> Result<String> {
-        Ok(self.0.title().to_string())
-    }
-    fn scenario_text(&self) -> &'static str {
-        self.0.scenario()
-    }
-    fn planned_runs(&self, p: Params) -> Result<u64> {
-        Ok(self.0.runs(p.quick, p.seeds))
-    }
-    fn run(&self, _p: Params, ctx: &Ctx, _render: bool) -> Result<Section> {
-        let mut s = self.0.run(ctx)?;
-        s.name = self.0.name().to_string();
-        if s.title.is_empty() {
-            s.title = self.0.title().to_string();
-        }
-        Ok(s)
-    }
-}
-
-/// Parses an embedded scenario.
-pub fn scenario(name: &str, text: &str) -> Result<Scenario> {
-    Scenario::from_str_named(text, Path::new(&format!("{name}.toml"))).map_err(|e| anyhow!("{e}"))
-}
-
-/// The claim `id` of a scenario (legacy experiments keep their claims in the scenario).
-pub fn claim(s: &Scenario, id: &str) -> Result<ClaimSpec> {
-    s.claim
-        .iter()
-        .find(|c| c.id == id)
-        .map(|c| ClaimSpec {
-            id: c.id.clone(),
-            claim: c.claim.clone(),
-            metric: c.metric.clone(),
-            published: c.published.clone(),
-            tolerance: c.tolerance.clone(),
-            source: c.source.clone(),
-        })
-        .ok_or_else(|| anyhow!("scenario {:?} has no claim {id:?}", s.name))
-}
-
-/// A judged claim.
-pub fn judged(
-    s: &Scenario,
-    experiment: &str,
-    id: &str,
-    ours: String,
-    verdict: Verdict,
-    note: impl Into<String>,
-) -> Result<ClaimResult> {
-    Ok(ClaimResult {
-        experiment: experiment.to_string(),
-        spec: claim(s, id)?,
-        ours,
-        verdict,
-        note: note.into(),
-    })
 }
 
 /// What to run.
@@ -461,12 +357,7 @@ pub fn run(opts: &Options, progress: &(dyn Fn(u64) + Sync)) -> Result<Outcome> {
         .map(|e| {
             let out = opts.out.join(e.name());
             std::fs::create_dir_all(&out)?;
-            let ctx = Ctx {
-                quick: opts.quick,
-                seeds: opts.seeds,
-                out,
-                tick: &tick,
-            };
+            let ctx = Ctx { out, tick: &tick };
             // The scenario as embedded, so a reader can rerun or vary it with `ackclock sim`.
             std::fs::write(ctx.out.join("scenario.toml"), e.scenario_text())?;
             e.run(opts.params(), &ctx, opts.render)

@@ -97,29 +97,6 @@ pub struct Scenario {
     pub cross: Vec<CrossSpec>,
     #[serde(default)]
     pub output: OutputSpec,
-    /// Published claims this scenario reproduces (read by `ackclock repro`; the simulator
-    /// itself ignores them).
-    #[serde(default)]
-    pub claim: Vec<ClaimSpec>,
-}
-
-/// A claim from a seed or paper: what is measured, the published number, how close ours must
-/// be, and where it comes from.
-#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct ClaimSpec {
-    /// Short identifier, unique within the experiment.
-    pub id: String,
-    /// The claim in words.
-    pub claim: String,
-    /// The metric ackclock computes.
-    pub metric: String,
-    /// The published number, as published.
-    pub published: String,
-    /// The acceptance band, in words (the code applies it).
-    pub tolerance: String,
-    /// Seed file and date, or paper and figure.
-    pub source: String,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq, Default)]

@@ -1,8 +1,9 @@
-//! The experiments, one directory each: the module (plan, run, judge, render), its
-//! scenario file (embedded, and written next to the experiment's plots so `ackclock sim` can
-//! rerun it) and the claims it checks.
+//! The experiments, one directory each: the module (the four phases of
+//! [`Experiment`](crate::Experiment)), its scenario file (embedded, and written next to the
+//! experiment's plots so `ackclock sim` can rerun it), the claims it checks (`claims.toml`)
+//! and its prose (`text.md`).
 
-use crate::suite::{Legacy, Runnable};
+use crate::suite::Runnable;
 
 mod e01_startup;
 mod e02_rto_timer;
@@ -22,21 +23,22 @@ mod e14_units_of_work;
 /// Every experiment, in report order.
 pub fn experiments() -> Vec<Box<dyn Runnable>> {
     let mut v: Vec<Box<dyn Runnable>> = vec![
-        Box::new(Legacy(e01_startup::Startup)),
+        Box::new(e01_startup::Startup),
+        Box::new(e02_rto_timer::RtoTimer),
+        Box::new(e03_overload::Overload),
+        Box::new(e04_four_conversations::FourConversations),
+        Box::new(e05_satnet::Satnet),
+        Box::new(e06_satnet_trace::SatnetTrace),
         Box::new(e07_fast_recovery::FastRecovery),
+        Box::new(e08_fat_pipes::FatPipes),
+        Box::new(e09_ethernet::Ethernet),
+        Box::new(e10_ack_avoidance::AckAvoidance),
+        Box::new(e11_aimd_fairness::AimdFairness),
+        Box::new(e12_gateways::Gateways),
+        Box::new(e13_buffer_sizing::BufferSizing),
+        Box::new(e14_units_of_work::UnitsOfWork),
     ];
-    v.push(Box::new(Legacy(e02_rto_timer::RtoTimer)));
-    v.push(Box::new(Legacy(e03_overload::Overload)));
-    v.push(Box::new(Legacy(e04_four_conversations::FourConversations)));
-    v.push(Box::new(Legacy(e11_aimd_fairness::AimdFairness)));
-    v.push(Box::new(Legacy(e05_satnet::Satnet)));
-    v.push(Box::new(Legacy(e06_satnet_trace::SatnetTrace)));
-    v.push(Box::new(Legacy(e08_fat_pipes::FatPipes)));
-    v.push(Box::new(Legacy(e13_buffer_sizing::BufferSizing)));
-    v.push(Box::new(Legacy(e09_ethernet::Ethernet)));
-    v.push(Box::new(Legacy(e10_ack_avoidance::AckAvoidance)));
-    v.push(Box::new(Legacy(e12_gateways::Gateways)));
-    v.push(Box::new(Legacy(e14_units_of_work::UnitsOfWork)));
+    // Report order is the number in each title (the seeds' order), not the directory's.
     v.sort_by_key(|e| {
         e.title()
             .ok()

@@ -1,25 +1,24 @@
-//! Experiment 2: the retransmit timer (seed 000, 15 Jun 1987 and 11 Feb 1988; Jacobson &
-//! Karels 1988 Figs 5-6 and App. C; REFERENCES A2 and A6).
+//! Experiment 2: the retransmit timer (seed 000, 15 Jun 1987 and 11 Feb 1988; Jacobson and
+//! Karels, "Congestion Avoidance and Control", 1988, Figs 5-6 and App. C).
 //!
 //! Part 1 sweeps the load rho of Poisson cross traffic on a 56 kb/s line and counts the
 //! retransmissions of one bulk transfer with the RFC 793 timer and with Jacobson's. The
 //! gateway never drops, so every retransmission is spurious: the trace count is exact.
 //! Part 2 is App. C's slow start on a 2400-baud serial line, k = 2 against k = 4.
 
+use crate::claims::Judge;
 use crate::plots;
-use crate::suite::{
-    judged, scenario, Ctx, LegacyExperiment as Experiment, Section, Table, Verdict,
-};
+use crate::stats::mean;
+use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
+use crate::text::Text;
 use ackclock_gateway::{ImpairmentsConfig, ReorderConfig, ScriptedDrop};
 use ackclock_sim::{RunResult, Scenario};
 use ackclock_tcp::{State, TraceEvent, TraceKind};
 use ackclock_wire::{Duration, Instant};
-use anyhow::Result;
+use anyhow::{anyhow, bail, Result};
+use std::path::{Path, PathBuf};
 
 pub struct RtoTimer;
-
-const TEXT: &str = include_str!("scenario.toml");
-const SLIP: &str = include_str!("slip_scenario.toml");
 
 /// The timers compared: RFC 793 (alpha 0.9, beta 2) and Jacobson's A + k D.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -73,10 +72,12 @@ impl Conn {
 const WARMUP_S: f64 = 100.0;
 /// The RTO floor of the scenario file (below the path's smallest RTT of 355 ms).
 const FLOOR_MS: f64 = 200.0;
-/// Repetitions of the serial-line slow start (REFERENCES A6).
+/// Repetitions of the serial-line slow start.
 const SLIP_REPS: u64 = 20;
-/// Runs of the sweep kept in memory at once (traces are large).
-const CHUNK: usize = 24;
+/// The sweep's run length in quick mode (the scenario's is 1500 s).
+const QUICK_DURATION_S: f64 = 1000.0;
+/// The load of the timestamp runs and of the RTT plots.
+const RHO_PLOTTED: f64 = 0.75;
 
 impl Timer {
     fn label(self) -> String {
@@ -102,9 +103,113 @@ impl Timer {
     }
 }
 
+fn same_rho(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9
+}
+
+/// A run of the load sweep.
+#[derive(Clone, Copy, Debug)]
+struct SweepKey {
+    conn: Conn,
+    timer: Timer,
+    rho: f64,
+    seed: u64,
+}
+
+/// One run of the plan.
+#[derive(Clone, Copy, Debug)]
+enum Key {
+    Sweep(SweepKey),
+    /// The light connection at rho = 0.75 with timestamps on (the Eifel count).
+    Timestamps {
+        timer: Timer,
+        seed: u64,
+    },
+    /// App. C's serial line: the first sample from the handshake or (the SYN lost once)
+    /// from a data packet; k; the repetition.
+    Slip {
+        no_syn: bool,
+        k: u32,
+        rep: u64,
+    },
+}
+
+/// Every run, in plan order: the sweep, the timestamp runs, the serial line.
+fn keys(p: Params) -> Vec<Key> {
+    let mut keys = Vec::new();
+    for conn in CONNS {
+        for timer in TIMERS {
+            for &rho in conn.rhos(p.quick) {
+                for seed in 0..p.seeds {
+                    keys.push(Key::Sweep(SweepKey {
+                        conn,
+                        timer,
+                        rho,
+                        seed,
+                    }));
+                }
+            }
+        }
+    }
+    for timer in TIMERS {
+        for seed in 0..p.seeds {
+            keys.push(Key::Timestamps { timer, seed });
+        }
+    }
+    for no_syn in [false, true] {
+        for k in [2u32, 4] {
+            for rep in 0..SLIP_REPS {
+                keys.push(Key::Slip { no_syn, k, rep });
+            }
+        }
+    }
+    keys
+}
+
+/// A run of the sweep (or, with `timestamps`, of the Eifel count).
+fn sweep_scenario(base: &Scenario, p: Params, k: SweepKey, timestamps: bool) -> Scenario {
+    let line_bps = base.link[2].rate_bps;
+    let mss = base.flow[0].tcp_overrides.mss.unwrap_or(512) as usize;
+    let mut s = base.clone();
+    s.seed = k.seed + 1;
+    if p.quick {
+        s.duration_s = QUICK_DURATION_S;
+    }
+    s.cross[0].rate_bps = k.rho * line_bps;
+    let w = k.conn.window_segments() * mss;
+    s.flow[0].tcp_overrides.send_buffer_bytes = Some(w);
+    s.flow[0].tcp_overrides.recv_buffer_bytes = Some(w);
+    s.flow[0].tcp_overrides.clock_granularity_ms = Some(k.conn.clock_ms());
+    k.timer.apply(&mut s);
+    if timestamps {
+        s.flow[0].tcp_overrides.timestamps = Some(true);
+    }
+    s
+}
+
+/// A run of the serial line.
+fn slip_scenario(slip: &Scenario, k: u32, rep: u64, no_syn_sample: bool) -> Scenario {
+    let mut s = slip.clone();
+    s.seed = rep + 1;
+    s.flow[0].tcp_overrides.rto_k = Some(k);
+    if no_syn_sample {
+        // The SYN is lost once: Karn's rule leaves the handshake untimed and RFC 6298 (5.7)
+        // starts the data with RTO = 3 s, so the first sample is a data packet's.
+        s.link[0].impair_ab = Some(ImpairmentsConfig {
+            reorder: Some(ReorderConfig {
+                prob: 0.5,
+                delay_ms: 48.0,
+            }),
+            scripted: vec![ScriptedDrop::Packets { nth: vec![1] }],
+            ..Default::default()
+        });
+    }
+    s
+}
+
 /// What one run of the sweep leaves behind.
 #[derive(Clone, Debug, Default)]
-struct Counts {
+pub struct Counts {
     /// Data segments sent after the warm-up, retransmissions included.
     sent: u64,
     /// Retransmitted segments after the warm-up (all spurious: nothing is dropped).
@@ -124,10 +229,15 @@ struct Counts {
     util: f64,
     /// (RTT, RTO before it) of the first 150 samples after the warm-up, in seconds.
     series: Vec<(f64, f64)>,
+    /// The run's length (the scenario's `duration_s`: the simulator runs to its end).
+    duration_s: f64,
 }
 
-fn reduce(r: &RunResult, keep_series: bool) -> Counts {
-    let mut c = Counts::default();
+fn count(r: &RunResult, keep_series: bool) -> Counts {
+    let mut c = Counts {
+        duration_s: r.summary.duration_s,
+        ..Counts::default()
+    };
     let warm = Instant::ZERO + Duration::from_secs_f64(WARMUP_S);
     let mut rto_before = Duration::ZERO;
     for e in &r.traces[0] {
@@ -163,32 +273,17 @@ fn reduce(r: &RunResult, keep_series: bool) -> Counts {
     c
 }
 
-/// Runs `scens` a few at a time, reducing each result before the next batch so that the
-/// traces of hundreds of runs are never in memory together.
-fn run_reduced<T: Send>(
-    ctx: &Ctx,
-    scens: Vec<Scenario>,
-    f: impl Fn(usize, &RunResult) -> T + Sync,
-) -> Result<Vec<T>> {
-    let mut out = Vec::with_capacity(scens.len());
-    for (ci, chunk) in scens.chunks(CHUNK).enumerate() {
-        let rs = ctx.run_all(chunk.to_vec())?;
-        for (j, r) in rs.iter().enumerate() {
-            out.push(f(ci * CHUNK + j, r));
-        }
-    }
-    Ok(out)
-}
-
 /// The serial-line runs: timeouts after the first data segment, and what the first data
 /// segment met (its RTO, its RTT).
 #[derive(Clone, Debug, Default)]
-struct Slip {
+pub struct Slip {
     spurious: u64,
     first_rto: f64,
     first_rtt: Option<f64>,
     syn_rtt: Option<f64>,
     data_samples: Vec<f64>,
+    /// Packets dropped by a queue or lost on a link.
+    drops: u64,
 }
 
 fn slip_counts(tr: &[TraceEvent]) -> Slip {
@@ -221,532 +316,602 @@ fn slip_counts(tr: &[TraceEvent]) -> Slip {
     s
 }
 
-fn mean(v: impl IntoIterator<Item = f64>) -> f64 {
-    let (mut s, mut n) = (0.0, 0.0);
-    for x in v {
-        s += x;
-        n += 1.0;
+/// One run reduced: the counts of a sweep or timestamp run, or a serial-line run's (with
+/// the whole result of the plotted one).
+pub enum Run {
+    Counts(Counts),
+    Slip(Slip, Option<RunResult>),
+}
+
+pub struct Measured {
+    /// The sweep, in plan order.
+    sweep: Vec<(SweepKey, Counts)>,
+    /// The timestamp runs, per timer of [`TIMERS`], one per seed.
+    timestamps: Vec<Vec<Counts>>,
+    /// The serial-line runs in four groups of [`SLIP_REPS`]: the handshake timed with k = 2
+    /// and 4, then the first sample from data with k = 2 and 4 (see [`Measured::group`]).
+    slip: Vec<Vec<Slip>>,
+    /// The plotted serial-line run: the handshake timed, k = 4, the first repetition.
+    slip_plot: RunResult,
+    /// The sweep's run length.
+    duration_s: f64,
+}
+
+impl Measured {
+    fn cell(&self, conn: Conn, t: Timer, rho: f64) -> impl Iterator<Item = &Counts> {
+        self.sweep
+            .iter()
+            .filter(move |(k, _)| k.conn == conn && k.timer == t && same_rho(k.rho, rho))
+            .map(|(_, c)| c)
     }
-    if n > 0.0 {
-        s / n
-    } else {
-        0.0
+    /// Mean over the seeds of a cell of `f` of each run (each run weighs the same).
+    fn cell_mean(&self, conn: Conn, t: Timer, rho: f64, f: impl Fn(&Counts) -> f64) -> f64 {
+        mean(&self.cell(conn, t, rho).map(f).collect::<Vec<_>>())
+    }
+    /// Spurious retransmissions per 1000 segments.
+    fn per1000(&self, conn: Conn, t: Timer, rho: f64) -> f64 {
+        self.cell_mean(conn, t, rho, |c| {
+            1000.0 * c.rexmit as f64 / c.sent.max(1) as f64
+        })
+    }
+    /// Spurious timeouts per 1000 segments.
+    fn rto_per1000(&self, conn: Conn, t: Timer, rho: f64) -> f64 {
+        self.cell_mean(conn, t, rho, |c| {
+            1000.0 * c.timeouts as f64 / c.sent.max(1) as f64
+        })
+    }
+    /// Percentage of RTT samples above the RTO in force before them.
+    fn over(&self, conn: Conn, t: Timer, rho: f64) -> f64 {
+        self.cell_mean(conn, t, rho, |c| {
+            100.0 * c.samples_over as f64 / c.samples.max(1) as f64
+        })
+    }
+    fn group(&self, no_syn: bool, k: u32) -> &[Slip] {
+        &self.slip[usize::from(no_syn) * 2 + usize::from(k == 4)]
+    }
+    /// Repetitions of serial-line group with a spurious timeout.
+    fn reps_with(&self, no_syn: bool, k: u32) -> usize {
+        self.group(no_syn, k)
+            .iter()
+            .filter(|s| s.spurious > 0)
+            .count()
     }
 }
 
 impl Experiment for RtoTimer {
+    type Run = Run;
+    type Measured = Measured;
+
     fn name(&self) -> &'static str {
         "rto_timer"
     }
-    fn title(&self) -> &'static str {
-        "2. The retransmit timer"
-    }
-    fn scenario(&self) -> &'static str {
-        TEXT
-    }
-    fn runs(&self, quick: bool, seeds: u64) -> u64 {
-        let rhos: u64 = CONNS.iter().map(|c| c.rhos(quick).len() as u64).sum();
-        // Sweep, the timestamp runs at rho = 0.75, and the serial line (2 k x 2 variants).
-        TIMERS.len() as u64 * seeds * (rhos + 1) + 4 * SLIP_REPS
+
+    fn files(&self) -> Files {
+        Files {
+            dir: "e02_rto_timer",
+            scenario: include_str!("scenario.toml"),
+            claims: include_str!("claims.toml"),
+            text: include_str!("text.md"),
+        }
     }
 
-    fn run(&self, ctx: &Ctx) -> Result<Section> {
-        let base = scenario("rto_timer", TEXT)?;
-        let slip = scenario("rto_slip", SLIP)?;
-        let rhos = Conn::Light.rhos(ctx.quick);
-        let line_bps = base.link[2].rate_bps;
-        let duration = if ctx.quick { 1000.0 } else { base.duration_s };
-        let mss = base.flow[0].tcp_overrides.mss.unwrap_or(512) as usize;
-        let variant = |conn: Conn, t: Timer, rho: f64, seed: u64, timestamps: bool| {
-            let mut s = base.clone();
-            s.seed = seed + 1;
-            s.duration_s = duration;
-            s.cross[0].rate_bps = rho * line_bps;
-            let w = conn.window_segments() * mss;
-            s.flow[0].tcp_overrides.send_buffer_bytes = Some(w);
-            s.flow[0].tcp_overrides.recv_buffer_bytes = Some(w);
-            s.flow[0].tcp_overrides.clock_granularity_ms = Some(conn.clock_ms());
-            t.apply(&mut s);
-            if timestamps {
-                s.flow[0].tcp_overrides.timestamps = Some(true);
-            }
-            s
-        };
-
-        // ---- Part 1: the load sweep ----
-        let mut scens = Vec::new();
-        let mut keys = Vec::new();
-        for conn in CONNS {
-            for &t in &TIMERS {
-                for &rho in conn.rhos(ctx.quick) {
-                    for seed in 0..ctx.seeds {
-                        scens.push(variant(conn, t, rho, seed, false));
-                        keys.push((conn, t, rho, seed));
-                    }
+    fn plan(&self, p: Params, base: &Scenario) -> Result<Vec<Scenario>> {
+        let slip = Scenario::from_str_named(
+            include_str!("slip_scenario.toml"),
+            Path::new("e02_rto_timer/slip_scenario.toml"),
+        )
+        .map_err(|e| anyhow!("{e}"))?;
+        Ok(keys(p)
+            .into_iter()
+            .map(|k| match k {
+                Key::Sweep(k) => sweep_scenario(base, p, k, false),
+                Key::Timestamps { timer, seed } => {
+                    let k = SweepKey {
+                        conn: Conn::Light,
+                        timer,
+                        rho: RHO_PLOTTED,
+                        seed,
+                    };
+                    sweep_scenario(base, p, k, true)
                 }
+                Key::Slip { no_syn, k, rep } => slip_scenario(&slip, k, rep, no_syn),
+            })
+            .collect())
+    }
+
+    fn reduce(&self, p: Params, i: usize, r: RunResult) -> Result<Run> {
+        let key = *keys(p)
+            .get(i)
+            .ok_or_else(|| anyhow!("run {i} is not in the plan"))?;
+        Ok(match key {
+            Key::Sweep(k) => {
+                // The RTT series of the two plotted runs: RFC 793 and A + 4D at 0.75.
+                let keep = k.conn == Conn::Light
+                    && k.seed == 0
+                    && same_rho(k.rho, RHO_PLOTTED)
+                    && k.timer != Timer::Vj(2);
+                Run::Counts(count(&r, keep))
+            }
+            Key::Timestamps { .. } => Run::Counts(count(&r, false)),
+            Key::Slip { no_syn, k, rep } => {
+                let mut s = slip_counts(&r.traces[0]);
+                s.drops = r
+                    .summary
+                    .links
+                    .iter()
+                    .map(|l| l.queue_drops + l.lost_on_wire)
+                    .sum();
+                let plotted = !no_syn && k == 4 && rep == 0;
+                Run::Slip(s, plotted.then_some(r))
+            }
+        })
+    }
+
+    fn measure(&self, p: Params, runs: Vec<Run>) -> Result<Measured> {
+        let mut sweep = Vec::new();
+        let mut timestamps = vec![Vec::new(); TIMERS.len()];
+        let mut slip = vec![Vec::new(); 4];
+        let mut slip_plot = None;
+        for (key, run) in keys(p).into_iter().zip(runs) {
+            match (key, run) {
+                (Key::Sweep(k), Run::Counts(c)) => sweep.push((k, c)),
+                (Key::Timestamps { timer, .. }, Run::Counts(c)) => {
+                    let t = TIMERS.iter().position(|&x| x == timer).unwrap_or(0);
+                    timestamps[t].push(c);
+                }
+                (Key::Slip { no_syn, k, .. }, Run::Slip(s, plotted)) => {
+                    slip[usize::from(no_syn) * 2 + usize::from(k == 4)].push(s);
+                    slip_plot = slip_plot.or(plotted);
+                }
+                (key, _) => bail!("run {key:?} was reduced to the wrong kind"),
             }
         }
-        let counts = run_reduced(ctx, scens, |i, r| {
-            let (conn, t, rho, seed) = keys[i];
-            let keep =
-                conn == Conn::Light && seed == 0 && (rho - 0.75).abs() < 1e-9 && t != Timer::Vj(2);
-            reduce(r, keep)
-        })?;
-        let cell = |conn: Conn, t: Timer, rho: f64| -> Vec<&Counts> {
-            keys.iter()
-                .zip(&counts)
-                .filter(|((cc, tt, rr, _), _)| *cc == conn && *tt == t && (*rr - rho).abs() < 1e-9)
-                .map(|(_, c)| c)
-                .collect()
-        };
-        // Mean over seeds of the per-run rate (each run weighs the same).
-        let per1000 = |conn: Conn, t: Timer, rho: f64| -> f64 {
-            mean(
-                cell(conn, t, rho)
-                    .iter()
-                    .map(|c| 1000.0 * c.rexmit as f64 / c.sent.max(1) as f64),
-            )
-        };
-        let rto_per1000 = |conn: Conn, t: Timer, rho: f64| -> f64 {
-            mean(
-                cell(conn, t, rho)
-                    .iter()
-                    .map(|c| 1000.0 * c.timeouts as f64 / c.sent.max(1) as f64),
-            )
-        };
-        let over = |conn: Conn, t: Timer, rho: f64| -> f64 {
-            mean(
-                cell(conn, t, rho)
-                    .iter()
-                    .map(|c| 100.0 * c.samples_over as f64 / c.samples.max(1) as f64),
-            )
-        };
-        let total_drops: u64 = counts.iter().map(|c| c.drops).sum();
-        let floor_bound: u64 = counts.iter().map(|c| c.floor_bound).sum();
+        Ok(Measured {
+            duration_s: sweep.first().map_or(0.0, |(_, c)| c.duration_s),
+            sweep,
+            timestamps,
+            slip,
+            slip_plot: slip_plot
+                .ok_or_else(|| anyhow!("the plotted serial-line run is missing"))?,
+        })
+    }
 
-        let table_for = |conn: Conn, with_over: bool| -> Vec<Vec<String>> {
-            let mut rows = Vec::new();
-            for &rho in conn.rhos(ctx.quick) {
-                let mut row = vec![
-                    format!("{rho:.2}"),
+    fn judge(&self, p: Params, m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
+        judge_sweep(p, m, text, j)?;
+        j.claim(
+            "eifel",
+            eifel_sums(m)
+                .iter()
+                .map(|e| {
                     format!(
-                        "{:.2}",
-                        mean(cell(conn, TIMERS[0], rho).iter().map(|c| c.util))
-                    ),
-                ];
-                for &t in &TIMERS {
-                    row.push(if with_over {
-                        format!(
-                            "{:.2} ({:.2} RTOs; {:.1}% of samples > rto)",
-                            per1000(conn, t, rho),
-                            rto_per1000(conn, t, rho),
-                            over(conn, t, rho)
-                        )
-                    } else {
-                        format!(
-                            "{:.2} ({:.2} RTOs)",
-                            per1000(conn, t, rho),
-                            rto_per1000(conn, t, rho)
-                        )
-                    });
-                }
-                row.push(format!(
-                    "{:.0}",
-                    mean(cell(conn, Timer::Vj(4), rho).iter().map(|c| c.sent as f64))
-                ));
-                rows.push(row);
-            }
-            rows
-        };
-        let light_rows = table_for(Conn::Light, false);
-        let ticks_rows = table_for(Conn::LightTicks, false);
-        let bulk_rows = table_for(Conn::Bulk, true);
+                        "{}: {} timeouts, Eifel {}",
+                        e.timer.label(),
+                        e.timeouts,
+                        e.eifel
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+            Verdict::Info,
+            text.get("note eifel")?,
+        )?;
+        judge_slip(m, text, j)
+    }
 
-        // ---- The timestamp runs: the engine's Eifel count against the trace ----
-        let ts_scens: Vec<Scenario> = TIMERS
-            .iter()
-            .flat_map(|&t| (0..ctx.seeds).map(move |seed| (t, seed)))
-            .map(|(t, seed)| variant(Conn::Light, t, 0.75, seed, true))
-            .collect();
-        let ts_counts = run_reduced(ctx, ts_scens, |_, r| reduce(r, false))?;
-        let mut eifel_rows = Vec::new();
-        let mut eifel_note = Vec::new();
-        for (i, &t) in TIMERS.iter().enumerate() {
-            let cs = &ts_counts[i * ctx.seeds as usize..(i + 1) * ctx.seeds as usize];
-            let sum = |f: fn(&Counts) -> u64| cs.iter().map(f).sum::<u64>();
-            let (to, ei, rx, se) = (
-                sum(|c| c.timeouts),
-                sum(|c| c.eifel),
-                sum(|c| c.rexmit),
-                sum(|c| c.sent),
-            );
-            eifel_rows.push(vec![
-                t.label(),
-                to.to_string(),
-                ei.to_string(),
-                rx.to_string(),
-                format!("{:.2}", 1000.0 * rx as f64 / se.max(1) as f64),
-                format!("{:.2}", per1000(Conn::Light, t, 0.75)),
-            ]);
-            eifel_note.push(format!("{}: {to} timeouts, Eifel {ei}", t.label()));
+    fn render(&self, p: Params, m: &Measured, text: &Text, out: &Path) -> Result<Rendered> {
+        let total_drops: u64 = m.sweep.iter().map(|(_, c)| c.drops).sum();
+        let floor_bound: u64 = m.sweep.iter().map(|(_, c)| c.floor_bound).sum();
+        let mut discussion = text.fill(
+            "discussion",
+            &[
+                ("drops", total_drops.to_string()),
+                ("floor_bound", floor_bound.to_string()),
+            ],
+        )?;
+        if m.reps_with(false, 4) > 0 {
+            discussion.push(' ');
+            discussion.push_str(&text.get("discussion app_c")?);
         }
+        // Each part of the discussion used to end with a space, and the report keeps it.
+        discussion.push(' ');
+        Ok(Rendered {
+            setup: text.fill(
+                "setup",
+                &[
+                    ("duration", format!("{:.0}", m.duration_s)),
+                    ("warmup", format!("{WARMUP_S:.0}")),
+                    ("seeds", p.seeds.to_string()),
+                    ("reps", SLIP_REPS.to_string()),
+                ],
+            )?,
+            tables: tables(p, m),
+            plots: plots(p, m, out)?,
+            discussion,
+        })
+    }
+}
 
-        // ---- Part 2: App. C on a 2400-baud line ----
-        let slip_run = |k: u32, rep: u64, no_syn_sample: bool| {
-            let mut s = slip.clone();
-            s.seed = rep + 1;
-            s.flow[0].tcp_overrides.rto_k = Some(k);
-            if no_syn_sample {
-                // The SYN is lost once: Karn's rule leaves the handshake untimed and RFC
-                // 6298 (5.7) starts the data with RTO = 3 s, so the first sample is a data
-                // packet's.
-                s.link[0].impair_ab = Some(ImpairmentsConfig {
-                    reorder: Some(ReorderConfig {
-                        prob: 0.5,
-                        delay_ms: 48.0,
-                    }),
-                    scripted: vec![ScriptedDrop::Packets { nth: vec![1] }],
-                    ..Default::default()
-                });
-            }
-            s
-        };
-        let mut slip_scens = Vec::new();
-        for no_syn in [false, true] {
-            for k in [2u32, 4] {
-                for rep in 0..SLIP_REPS {
-                    slip_scens.push(slip_run(k, rep, no_syn));
-                }
-            }
-        }
-        let slip_results = ctx.run_all(slip_scens)?;
-        let slip_c: Vec<Slip> = slip_results
-            .iter()
-            .map(|r| slip_counts(&r.traces[0]))
-            .collect();
-        let group = |no_syn: bool, k: u32| -> &[Slip] {
-            let g = usize::from(no_syn) * 2 + usize::from(k == 4);
-            &slip_c[g * SLIP_REPS as usize..(g + 1) * SLIP_REPS as usize]
-        };
-        let reps_with = |g: &[Slip]| g.iter().filter(|s| s.spurious > 0).count();
-        let slip_drops: u64 = slip_results
-            .iter()
-            .take(2 * SLIP_REPS as usize)
-            .flat_map(|r| &r.summary.links)
-            .map(|l| l.queue_drops + l.lost_on_wire)
-            .sum();
-        let mut slip_rows = Vec::new();
-        for no_syn in [false, true] {
-            for k in [2u32, 4] {
-                let g = group(no_syn, k);
-                slip_rows.push(vec![
-                    if no_syn {
-                        "first sample from data (SYN lost once)".to_string()
-                    } else {
-                        "handshake timed (as 4.3BSD)".to_string()
-                    },
-                    k.to_string(),
-                    format!("{} of {}", reps_with(g), g.len()),
-                    format!("{:.1}", mean(g.iter().map(|s| s.spurious as f64))),
-                    g[0].syn_rtt
-                        .map_or("-".into(), |v| format!("{:.0} ms", v * 1e3)),
-                    format!("{:.0} ms", mean(g.iter().map(|s| s.first_rto)) * 1e3),
-                    format!("{:.0} ms", mean(g.iter().filter_map(|s| s.first_rtt)) * 1e3),
-                ]);
-            }
-        }
-
-        // ---- Claims ----
-        let e = self.name();
-        let rfc = Timer::Rfc793;
-        let vj4 = Timer::Vj(4);
-        let low: Vec<f64> = rhos
-            .iter()
-            .filter(|&&r| r <= 0.3 + 1e-9)
-            .map(|&r| per1000(Conn::Light, rfc, r))
-            .collect();
-        let low_max = low.iter().copied().fold(0.0, f64::max);
-        let high: Vec<(f64, f64)> = rhos
-            .iter()
-            .filter(|&&r| r >= 0.5 - 1e-9)
-            .map(|&r| (r, per1000(Conn::Light, rfc, r)))
-            .collect();
-        let high_ok = high.iter().all(|&(_, v)| v > 0.0);
-        let vj_max = rhos
-            .iter()
-            .map(|&r| (r, per1000(Conn::Light, vj4, r)))
-            .fold((0.0, 0.0), |a, b| if b.1 > a.1 { b } else { a });
+/// The claims of the load sweep (window of one segment).
+fn judge_sweep(p: Params, m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
+    let rhos = Conn::Light.rhos(p.quick);
+    let rfc = Timer::Rfc793;
+    let vj4 = Timer::Vj(4);
+    let low_max = rhos
+        .iter()
+        .filter(|&&r| r <= 0.3 + 1e-9)
+        .map(|&r| m.per1000(Conn::Light, rfc, r))
+        .fold(0.0, f64::max);
+    j.claim(
+        "beta2_low",
+        format!("{low_max:.2}"),
+        Verdict::of(low_max <= 1.0),
+        "",
+    )?;
+    let high: Vec<(f64, f64)> = rhos
+        .iter()
+        .filter(|&&r| r >= 0.5 - 1e-9)
+        .map(|&r| (r, m.per1000(Conn::Light, rfc, r)))
+        .collect();
+    j.claim(
+        "beta2_high",
+        high.iter()
+            .filter(|(r, _)| [0.5, 0.75, 0.9].iter().any(|&x| same_rho(x, *r)))
+            .map(|(_, v)| format!("{v:.2}"))
+            .collect::<Vec<_>>()
+            .join(" / "),
+        Verdict::of(high.iter().all(|&(_, v)| v > 0.0)),
+        "",
+    )?;
+    let vj_max = rhos
+        .iter()
+        .map(|&r| (r, m.per1000(Conn::Light, vj4, r)))
+        .fold((0.0, 0.0), |a, b| if b.1 > a.1 { b } else { a });
+    let (verdict, note) = if vj_max.1 <= 1.0 {
+        (Verdict::Pass, String::new())
+    } else {
+        let note = text.fill("note vj_none", &[("ticks", ticks_note(p, m, text)?)])?;
+        (Verdict::Disagree, note)
+    };
+    j.claim(
+        "vj_none",
+        format!("{:.2} (rho = {:.2})", vj_max.1, vj_max.0),
+        verdict,
+        note,
+    )?;
+    let ratio_of = |conn: Conn| {
         let (r75, v75) = (
-            per1000(Conn::Light, rfc, 0.75),
-            per1000(Conn::Light, vj4, 0.75),
+            m.per1000(conn, rfc, RHO_PLOTTED),
+            m.per1000(conn, vj4, RHO_PLOTTED),
         );
         let ratio = if v75 > 0.0 { r75 / v75 } else { f64::INFINITY };
-        let fmt_ratio = if ratio.is_finite() {
+        let shown = if ratio.is_finite() {
             format!("{ratio:.1}x ({r75:.2} vs {v75:.2})")
         } else {
             format!("inf ({r75:.2} vs 0)")
         };
-        let k4_plain = reps_with(group(false, 4));
-        let k2_plain = reps_with(group(false, 2));
-        let k4_data = reps_with(group(true, 4));
-        let k2_data = reps_with(group(true, 2));
-        let g4 = group(false, 4);
+        (ratio, shown)
+    };
+    let (ratio, shown) = ratio_of(Conn::Light);
+    let (verdict, note) = if ratio >= 5.0 {
+        (Verdict::Pass, String::new())
+    } else {
+        let note = text.fill(
+            "note vj_5x",
+            &[
+                ("ticks", ticks_note(p, m, text)?),
+                ("ratio", ratio_of(Conn::LightTicks).1),
+            ],
+        )?;
+        (Verdict::Disagree, note)
+    };
+    j.claim("vj_5x", shown, verdict, note)
+}
+
+/// Why the timer fires on the fine clock, and what the same timer makes on 4.3BSD's 500 ms
+/// clock (the start of the notes of the claims that fail on the fine clock).
+fn ticks_note(p: Params, m: &Measured, text: &Text) -> Result<String> {
+    let rhos = Conn::LightTicks.rhos(p.quick);
+    let per1000 = rhos
+        .iter()
+        .map(|&r| format!("{:.2}", m.per1000(Conn::LightTicks, Timer::Vj(4), r)))
+        .collect::<Vec<_>>()
+        .join(" / ");
+    let rhos = rhos
+        .iter()
+        .map(|r| format!("{r}"))
+        .collect::<Vec<_>>()
+        .join(" / ");
+    text.fill("note ticks", &[("per1000", per1000), ("rhos", rhos)])
+}
+
+/// The claims of App. C on the serial line.
+fn judge_slip(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
+    let k4_plain = m.reps_with(false, 4);
+    let k2_plain = m.reps_with(false, 2);
+    let k4_data = m.reps_with(true, 4);
+    let k2_data = m.reps_with(true, 2);
+    let (verdict, note) = if k4_plain == 0 {
+        (Verdict::Pass, String::new())
+    } else {
+        let g4 = m.group(false, 4);
         let syn_ms = g4[0].syn_rtt.unwrap_or(0.0) * 1e3;
-        let first_rto_ms = mean(g4.iter().map(|s| s.first_rto)) * 1e3;
-        let first_rtt_ms = mean(g4.iter().filter_map(|s| s.first_rtt)) * 1e3;
-        let data_growth = {
-            // Successive data RTT samples of the no-handshake k = 4 runs: the most one
-            // sample exceeds the previous by (App. C assumes up to 2x per round).
-            let mut m = 0.0f64;
-            for s in group(true, 4) {
-                for w in s.data_samples.windows(2) {
-                    m = m.max(w[1] / w[0]);
-                }
+        let first_rto_ms = mean(&g4.iter().map(|s| s.first_rto).collect::<Vec<_>>()) * 1e3;
+        let first_rtt_ms = mean(&g4.iter().filter_map(|s| s.first_rtt).collect::<Vec<_>>()) * 1e3;
+        // Successive data RTT samples of the no-handshake k = 4 runs: the most one sample
+        // exceeds the previous by (App. C assumes up to 2x per round).
+        let mut data_growth = 0.0f64;
+        for s in m.group(true, 4) {
+            for w in s.data_samples.windows(2) {
+                data_growth = data_growth.max(w[1] / w[0]);
             }
-            m
-        };
-
-        // The same timers on 4.3BSD's 500 ms clock, for the notes.
-        let tick_vals: Vec<String> = Conn::LightTicks
-            .rhos(ctx.quick)
-            .iter()
-            .map(|&r| format!("{:.2}", per1000(Conn::LightTicks, vj4, r)))
-            .collect();
-        let ticks_note = format!(
-            "The timer fires on a low-variance path: at rho = 0.1 nearly every packet finds the queue empty, the mean deviation decays to the 1 ms clock tick, RTO = A + 4 ms, and a 576-byte datagram ahead of a packet (up to 82 ms) fires it. The 1988 timer ran on 4.3BSD's 500 ms clock, whose tick is a floor under the deviation term (RFC 6298's max(G, K*RTTVAR)); with it, A + 4D makes {} per 1000 at rho = {}.",
-            tick_vals.join(" / "),
-            Conn::LightTicks
-                .rhos(ctx.quick)
-                .iter()
-                .map(|r| format!("{r}"))
-                .collect::<Vec<_>>()
-                .join(" / ")
-        );
-        let why_ticks = "The claim holds for the 1988 timer with its clock, not for the estimator alone on a fine clock; hence RFC 6298's G term and 1 s minimum (Linux: 200 ms).";
-        let (tr75, tv75) = (
-            per1000(Conn::LightTicks, rfc, 0.75),
-            per1000(Conn::LightTicks, vj4, 0.75),
-        );
-        let ticks_ratio = if tv75 > 0.0 {
-            format!("{:.1}x ({tr75:.2} vs {tv75:.2})", tr75 / tv75)
-        } else {
-            format!("inf ({tr75:.2} vs 0)")
-        };
-        let claims = vec![
-            judged(
-                &base,
-                e,
-                "beta2_low",
-                format!("{low_max:.2}"),
-                Verdict::of(low_max <= 1.0),
-                "",
-            )?,
-            judged(
-                &base,
-                e,
-                "beta2_high",
-                high.iter()
-                    .filter(|(r, _)| [0.5, 0.75, 0.9].iter().any(|x| (x - r).abs() < 1e-9))
-                    .map(|(_, v)| format!("{v:.2}"))
-                    .collect::<Vec<_>>()
-                    .join(" / "),
-                Verdict::of(high_ok),
-                "",
-            )?,
-            judged(
-                &base,
-                e,
-                "vj_none",
-                format!("{:.2} (rho = {:.2})", vj_max.1, vj_max.0),
-                if vj_max.1 <= 1.0 {
-                    Verdict::Pass
-                } else {
-                    Verdict::Disagree
-                },
-                if vj_max.1 <= 1.0 {
-                    String::new()
-                } else {
-                    format!("{ticks_note} {why_ticks}")
-                },
-            )?,
-            judged(
-                &base,
-                e,
-                "vj_5x",
-                fmt_ratio,
-                if ratio >= 5.0 {
-                    Verdict::Pass
-                } else {
-                    Verdict::Disagree
-                },
-                if ratio >= 5.0 {
-                    String::new()
-                } else {
-                    format!(
-                        "{ticks_note} With the 500 ms clock, RFC 793 / (A + 4D) at rho = 0.75 is {}.",
-                        ticks_ratio
-                    )
-                },
-            )?,
-            judged(
-                &base,
-                e,
-                "eifel",
-                eifel_note.join("; "),
-                Verdict::Info,
-                "No packet is dropped, so every timeout is spurious and every retransmission needless: the trace count is exact, with or without timestamps. The engine's Eifel detector (RFC 3522) flags at most one per timeout episode and needs timestamps, which make every ACK an RTT sample (with a window of one segment that changes nothing; with larger windows it changes the estimator under test) and add 12 bytes to every segment. Here each timeout resends one segment, so the counts coincide; after a go-back-N resend of a larger window the trace counts every needless segment and Eifel one event. The sweep runs without timestamps and counts from the trace.",
-            )?,
-            judged(
-                &base,
-                e,
-                "k4_slip",
-                format!("{k4_plain} of {SLIP_REPS} ({k4_data} when the first sample is a data packet's)"),
-                if k4_plain == 0 { Verdict::Pass } else { Verdict::Disagree },
-                if k4_plain == 0 {
-                    String::new()
-                } else {
-                    format!("The first data packet is timed against an RTO from the handshake's sample: the 44-byte SYN and SYN-ACK take {syn_ms:.0} ms, so RTO = R + 4V = 3R = {first_rto_ms:.0} ms, while the first 576-byte packet needs {first_rtt_ms:.0} ms (2.4 s on the line, the delayed ACK, the ACK). App. C's bound rto_i = 3R_i > R_(i+1) holds only while successive samples at most double; SYN to first data is x{:.1}. 4.3BSD timed in 500 ms ticks counted from 1, so it read such a SYN sample as 1 or 2 ticks (RTO 1.5 or 3 s with 4V), of which only the second clears the first data packet; our clock measures the sample exactly. With the first sample taken from a data packet no repetition times out, for either k (successive data samples grow at most x{data_growth:.2}; the timer restarts on every ACK, which arrive one packet time, 2.4 s, apart).", first_rtt_ms / syn_ms.max(1e-9))
-                },
-            )?,
-            judged(
-                &base,
-                e,
-                "k2_slip",
-                format!("{k2_plain} of {SLIP_REPS} ({k2_data} when the first sample is a data packet's)"),
-                Verdict::of(2 * k2_plain >= SLIP_REPS as usize),
-                if k4_plain > 0 {
-                    "both k time out on the first data packet, for the same reason (see the k = 4 row)"
-                } else {
-                    ""
-                },
-            )?,
-        ];
-
-        // ---- Plots ----
-        let mut plots_out = Vec::new();
-        let p = ctx.out.join("spurious-vs-load.svg");
-        let mut series: Vec<(String, Vec<(f64, f64)>)> = TIMERS
-            .iter()
-            .map(|&t| {
-                (
-                    format!("{}, 1 ms clock", t.label()),
-                    rhos.iter()
-                        .map(|&r| (r, per1000(Conn::Light, t, r)))
-                        .collect(),
-                )
-            })
-            .collect();
-        for t in [Timer::Vj(2), vj4] {
-            series.push((
-                format!("{}, 500 ms clock", t.label()),
-                Conn::LightTicks
-                    .rhos(ctx.quick)
-                    .iter()
-                    .map(|&r| (r, per1000(Conn::LightTicks, t, r)))
-                    .collect(),
-            ));
         }
+        let note = text.fill(
+            "note k4_slip",
+            &[
+                ("syn_ms", format!("{syn_ms:.0}")),
+                ("first_rto_ms", format!("{first_rto_ms:.0}")),
+                ("first_rtt_ms", format!("{first_rtt_ms:.0}")),
+                ("growth", format!("{:.1}", first_rtt_ms / syn_ms.max(1e-9))),
+                ("data_growth", format!("{data_growth:.2}")),
+            ],
+        )?;
+        (Verdict::Disagree, note)
+    };
+    j.claim(
+        "k4_slip",
+        format!("{k4_plain} of {SLIP_REPS} ({k4_data} when the first sample is a data packet's)"),
+        verdict,
+        note,
+    )?;
+    j.claim(
+        "k2_slip",
+        format!("{k2_plain} of {SLIP_REPS} ({k2_data} when the first sample is a data packet's)"),
+        Verdict::of(2 * k2_plain >= SLIP_REPS as usize),
+        if k4_plain > 0 {
+            text.get("note k2_slip")?
+        } else {
+            String::new()
+        },
+    )
+}
+
+/// Sums over the seeds of the timestamp runs, per timer.
+struct EifelSums {
+    timer: Timer,
+    timeouts: u64,
+    eifel: u64,
+    rexmit: u64,
+    sent: u64,
+}
+
+fn eifel_sums(m: &Measured) -> Vec<EifelSums> {
+    TIMERS
+        .iter()
+        .zip(&m.timestamps)
+        .map(|(&timer, cs)| {
+            let sum = |f: fn(&Counts) -> u64| cs.iter().map(f).sum::<u64>();
+            EifelSums {
+                timer,
+                timeouts: sum(|c| c.timeouts),
+                eifel: sum(|c| c.eifel),
+                rexmit: sum(|c| c.rexmit),
+                sent: sum(|c| c.sent),
+            }
+        })
+        .collect()
+}
+
+/// A table of the sweep for one connection: per load, the line's utilization, each timer's
+/// spurious retransmissions (and timeouts; with `with_over`, the share of samples above the
+/// RTO) per 1000 segments, and the segments a run sends.
+fn sweep_table(p: Params, m: &Measured, conn: Conn, with_over: bool, caption: &str) -> Table {
+    let mut rows = Vec::new();
+    for &rho in conn.rhos(p.quick) {
+        let mut row = vec![
+            format!("{rho:.2}"),
+            format!("{:.2}", m.cell_mean(conn, TIMERS[0], rho, |c| c.util)),
+        ];
+        for &t in &TIMERS {
+            row.push(if with_over {
+                format!(
+                    "{:.2} ({:.2} RTOs; {:.1}% of samples > rto)",
+                    m.per1000(conn, t, rho),
+                    m.rto_per1000(conn, t, rho),
+                    m.over(conn, t, rho)
+                )
+            } else {
+                format!(
+                    "{:.2} ({:.2} RTOs)",
+                    m.per1000(conn, t, rho),
+                    m.rto_per1000(conn, t, rho)
+                )
+            });
+        }
+        row.push(format!(
+            "{:.0}",
+            m.cell_mean(conn, Timer::Vj(4), rho, |c| c.sent as f64)
+        ));
+        rows.push(row);
+    }
+    Table {
+        caption: caption.into(),
+        header: vec![
+            "rho".into(),
+            "line utilization".into(),
+            TIMERS[0].label(),
+            TIMERS[1].label(),
+            TIMERS[2].label(),
+            "segments per run (A + 4D)".into(),
+        ],
+        rows,
+    }
+}
+
+fn tables(p: Params, m: &Measured) -> Vec<Table> {
+    let eifel_rows = eifel_sums(m)
+        .iter()
+        .map(|e| {
+            vec![
+                e.timer.label(),
+                e.timeouts.to_string(),
+                e.eifel.to_string(),
+                e.rexmit.to_string(),
+                format!("{:.2}", 1000.0 * e.rexmit as f64 / e.sent.max(1) as f64),
+                format!("{:.2}", m.per1000(Conn::Light, e.timer, RHO_PLOTTED)),
+            ]
+        })
+        .collect();
+    vec![
+        sweep_table(p, m, Conn::Light, false, "Window of one segment, 1 ms clock (the claims): spurious retransmissions per 1000 segments (spurious timeouts per 1000 segments), mean over seeds"),
+        sweep_table(p, m, Conn::LightTicks, false, "Window of one segment, 4.3BSD's 500 ms clock (samples in whole ticks, RTO >= A + 1 tick): the same"),
+        sweep_table(p, m, Conn::Bulk, true, "Window of 8 segments (4.3BSD's 4 KB, above the pipe), 1 ms clock: the same, with the share of RTT samples above the RTO in force"),
+        Table {
+            caption: "Counting methods at rho = 0.75, timestamps on (sums over seeds)".into(),
+            header: vec![
+                "timer".into(),
+                "timeouts (all spurious)".into(),
+                "Eifel spurious".into(),
+                "retransmitted segments".into(),
+                "per 1000 (timestamps)".into(),
+                "per 1000 (no timestamps, sweep)".into(),
+            ],
+            rows: eifel_rows,
+        },
+        slip_table(m),
+    ]
+}
+
+fn slip_table(m: &Measured) -> Table {
+    // Drops in the runs with the handshake timed (the first two groups).
+    let slip_drops: u64 = m.slip[..2].iter().flatten().map(|s| s.drops).sum();
+    let mut rows = Vec::new();
+    for no_syn in [false, true] {
+        for k in [2u32, 4] {
+            let g = m.group(no_syn, k);
+            rows.push(vec![
+                if no_syn {
+                    "first sample from data (SYN lost once)".to_string()
+                } else {
+                    "handshake timed (as 4.3BSD)".to_string()
+                },
+                k.to_string(),
+                format!("{} of {}", m.reps_with(no_syn, k), g.len()),
+                format!(
+                    "{:.1}",
+                    mean(&g.iter().map(|s| s.spurious as f64).collect::<Vec<_>>())
+                ),
+                g[0].syn_rtt
+                    .map_or("-".into(), |v| format!("{:.0} ms", v * 1e3)),
+                format!(
+                    "{:.0} ms",
+                    mean(&g.iter().map(|s| s.first_rto).collect::<Vec<_>>()) * 1e3
+                ),
+                format!(
+                    "{:.0} ms",
+                    mean(&g.iter().filter_map(|s| s.first_rtt).collect::<Vec<_>>()) * 1e3
+                ),
+            ]);
+        }
+    }
+    Table {
+        caption: format!(
+            "Serial line, slow start 1 -> 8 segments ({slip_drops} drops in the runs with the handshake timed)"
+        ),
+        header: vec![
+            "variant".into(),
+            "k".into(),
+            "repetitions with a spurious timeout".into(),
+            "spurious timeouts (mean)".into(),
+            "handshake RTT".into(),
+            "RTO for the first data packet".into(),
+            "first data RTT".into(),
+        ],
+        rows,
+    }
+}
+
+/// Spurious retransmissions against load; the RTT samples and the RTO of RFC 793 and A + 4D
+/// at rho = 0.75 (JK88 Figs 5-6); the serial line's slow start.
+fn plots(p: Params, m: &Measured, out: &Path) -> Result<Vec<PathBuf>> {
+    let mut plots_out = Vec::new();
+    let path = out.join("spurious-vs-load.svg");
+    let mut series: Vec<(String, Vec<(f64, f64)>)> = TIMERS
+        .iter()
+        .map(|&t| {
+            (
+                format!("{}, 1 ms clock", t.label()),
+                Conn::Light
+                    .rhos(p.quick)
+                    .iter()
+                    .map(|&r| (r, m.per1000(Conn::Light, t, r)))
+                    .collect(),
+            )
+        })
+        .collect();
+    for t in [Timer::Vj(2), Timer::Vj(4)] {
+        series.push((
+            format!("{}, 500 ms clock", t.label()),
+            Conn::LightTicks
+                .rhos(p.quick)
+                .iter()
+                .map(|&r| (r, m.per1000(Conn::LightTicks, t, r)))
+                .collect(),
+        ));
+    }
+    plots::lines(
+        &path,
+        "spurious retransmissions vs load, window of one segment (no packet is lost)",
+        "load rho of the Poisson cross traffic",
+        "spurious retransmissions per 1000 segments",
+        &series,
+        false,
+    )?;
+    plots_out.push(path);
+    for t in [Timer::Rfc793, Timer::Vj(4)] {
+        let c = m
+            .sweep
+            .iter()
+            .find(|(k, _)| {
+                k.conn == Conn::Light && k.timer == t && same_rho(k.rho, RHO_PLOTTED) && k.seed == 0
+            })
+            .map(|(_, c)| c);
+        let Some(c) = c else { continue };
+        let name = match t {
+            Timer::Rfc793 => "rtt-rfc793.svg",
+            Timer::Vj(_) => "rtt-jacobson.svg",
+        };
+        let path = out.join(name);
+        let numbered = |f: fn(&(f64, f64)) -> f64| -> Vec<(f64, f64)> {
+            c.series
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (i as f64 + 1.0, f(s)))
+                .collect()
+        };
         plots::lines(
-            &p,
-            "spurious retransmissions vs load, window of one segment (no packet is lost)",
-            "load rho of the Poisson cross traffic",
-            "spurious retransmissions per 1000 segments",
-            &series,
+            &path,
+            &format!(
+                "{}: RTT samples and the RTO in force, rho = 0.75 (JK88 Figs 5-6)",
+                t.label()
+            ),
+            "RTT sample number (after 100 s)",
+            "seconds",
+            &[
+                ("RTT".into(), numbered(|s| s.0)),
+                ("RTO before the sample".into(), numbered(|s| s.1)),
+            ],
             false,
         )?;
-        plots_out.push(p);
-        for t in [rfc, vj4] {
-            let c = keys
-                .iter()
-                .zip(&counts)
-                .find(|((cc, tt, rr, s), _)| {
-                    *cc == Conn::Light && *tt == t && (*rr - 0.75).abs() < 1e-9 && *s == 0
-                })
-                .map(|(_, c)| c);
-            if let Some(c) = c {
-                let name = match t {
-                    Timer::Rfc793 => "rtt-rfc793.svg",
-                    Timer::Vj(_) => "rtt-jacobson.svg",
-                };
-                let p = ctx.out.join(name);
-                let rtt: Vec<(f64, f64)> = c
-                    .series
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| (i as f64 + 1.0, s.0))
-                    .collect();
-                let rto: Vec<(f64, f64)> = c
-                    .series
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| (i as f64 + 1.0, s.1))
-                    .collect();
-                plots::lines(
-                    &p,
-                    &format!(
-                        "{}: RTT samples and the RTO in force, rho = 0.75 (JK88 Figs 5-6)",
-                        t.label()
-                    ),
-                    "RTT sample number (after 100 s)",
-                    "seconds",
-                    &[("RTT".into(), rtt), ("RTO before the sample".into(), rto)],
-                    false,
-                )?;
-                plots_out.push(p);
-            }
-        }
-        let p = ctx.out.join("tseq-slip-k4.svg");
-        plots::time_sequence_titled(
-            &slip_results[SLIP_REPS as usize],
-            0,
-            &p,
-            "2400 baud, k = 4, handshake timed: slow start from 1 to 8 segments",
-            None,
-        )?;
-        plots_out.push(p);
-
-        let mut discussion = format!(
-            "No packet was lost in any run of the sweep ({total_drops} drops), so a retransmission is spurious by construction; the RTO sat on the 200 ms floor after {floor_bound} of the samples. The TCP restarts its timer on every ACK, as 4.3BSD did, so a spurious timeout needs a gap between two ACKs longer than the RTO, not a single RTT above it; the column '% of samples > rto' gives the JK88 Figs 5-6 measure (a sample above the RTO computed before it) beside the real count. "
-        );
-        discussion.push_str("With a window of 8 packets the connection's own packets make up much of its RTT; the cross traffic adds the variation, and the RTT grows with load like 1/(1-rho). ");
-        if k4_plain > 0 {
-            discussion.push_str("App. C (k = 4 against k = 2) is not reproduced as stated: on a pure serial line the handshake's RTT sample is an order of magnitude below a data packet's, so the first data packet times out with either k; once a data packet has been timed, the per-ACK restart of the timer keeps both timers clear of the 2.4 s gaps between ACKs. The paper's analysis (R doubling per round, rto compared with the next round's RTT) describes a timer measured from each packet's transmission. ");
-        }
-        Ok(Section {
-            quote: "The RFC793 parameter \"beta\" accounts for rtt variation. The suggested value of \"2\" can adapt to loads of at most 30%. Above this point, a connection will respond to load increases by retransmitting packets that have only been delayed in transit. ... the resulting retransmit timer essentially eliminates spurious retransmissions.".into(),
-            quote_source: "seed 000_a2655ca5932a6b6b.txt, 11 Feb 1988 (and 15 Jun 1987 for the estimator); JK88 App. C".into(),
-            setup: format!("Sweep: one Tahoe bulk transfer (MSS 512, 4 KB window) and Poisson cross traffic of 576-byte datagrams at load rho of a 56 kb/s line, pipe 4.5 packets (355 ms), a 1000-packet gateway queue (no drops); {duration:.0} s per run, counted after {WARMUP_S:.0} s; {} seeds per point; RTO floor 200 ms (below every RTT), 1 ms clock. Timers: RFC 793 (alpha 0.9, beta 2), A + 2D (15 Jun 1987), A + 4D (1988 paper). Serial line: 2400 baud (1920 b/s of data bits, 2.4 s per 576-byte packet), no propagation delay, MSS 536, window 8 segments, 15 segments of slow start, +-1% service jitter, {SLIP_REPS} repetitions, RTO floor 1 s (4.3BSD's and RFC 6298's).", ctx.seeds),
-            claims,
-            tables: vec![
-                Table {
-                    caption: "Window of one segment, 1 ms clock (the claims): spurious retransmissions per 1000 segments (spurious timeouts per 1000 segments), mean over seeds".into(),
-                    header: vec!["rho".into(), "line utilization".into(), TIMERS[0].label(), TIMERS[1].label(), TIMERS[2].label(), "segments per run (A + 4D)".into()],
-                    rows: light_rows,
-                },
-                Table {
-                    caption: "Window of one segment, 4.3BSD's 500 ms clock (samples in whole ticks, RTO >= A + 1 tick): the same".into(),
-                    header: vec!["rho".into(), "line utilization".into(), TIMERS[0].label(), TIMERS[1].label(), TIMERS[2].label(), "segments per run (A + 4D)".into()],
-                    rows: ticks_rows,
-                },
-                Table {
-                    caption: "Window of 8 segments (4.3BSD's 4 KB, above the pipe), 1 ms clock: the same, with the share of RTT samples above the RTO in force".into(),
-                    header: vec!["rho".into(), "line utilization".into(), TIMERS[0].label(), TIMERS[1].label(), TIMERS[2].label(), "segments per run (A + 4D)".into()],
-                    rows: bulk_rows,
-                },
-                Table {
-                    caption: "Counting methods at rho = 0.75, timestamps on (sums over seeds)".into(),
-                    header: vec!["timer".into(), "timeouts (all spurious)".into(), "Eifel spurious".into(), "retransmitted segments".into(), "per 1000 (timestamps)".into(), "per 1000 (no timestamps, sweep)".into()],
-                    rows: eifel_rows,
-                },
-                Table {
-                    caption: format!("Serial line, slow start 1 -> 8 segments ({slip_drops} drops in the runs with the handshake timed)"),
-                    header: vec!["variant".into(), "k".into(), "repetitions with a spurious timeout".into(), "spurious timeouts (mean)".into(), "handshake RTT".into(), "RTO for the first data packet".into(), "first data RTT".into()],
-                    rows: slip_rows,
-                },
-            ],
-            plots: plots_out,
-            discussion,
-            ..Section::default()
-        })
+        plots_out.push(path);
     }
+    let path = out.join("tseq-slip-k4.svg");
+    plots::time_sequence_titled(
+        &m.slip_plot,
+        0,
+        &path,
+        "2400 baud, k = 4, handshake timed: slow start from 1 to 8 segments",
+        None,
+    )?;
+    plots_out.push(path);
+    Ok(plots_out)
 }

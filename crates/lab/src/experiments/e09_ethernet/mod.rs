@@ -1,38 +1,58 @@
-//! Experiment 9: Ethernet throughput against the socket buffer size (seed 000 and 001,
-//! 24 Oct 1988; REFERENCES S-f), with host costs from the seed's Jul 1988 budget.
+//! Experiment 9: task-to-task TCP throughput on a 10 Mb/s Ethernet against the socket
+//! buffer size (seed 000 and 001, 24 Oct 1988): throughput rises while a larger buffer lets
+//! the sender, the wire and the receiver work in parallel, then levels off at 91% of the
+//! 1,104 KB/s framing maximum where the sender's CPU is saturated. The hosts' costs come
+//! from the seed's Jul 1988 per-packet budget; runs without host costs check the framing
+//! arithmetic, and (full variant only) unequal send and receive buffers test the seed's
+//! "best when equal".
 
+use crate::claims::Judge;
 use crate::plots;
-use crate::suite::{
-    judged, scenario, Ctx, LegacyExperiment as Experiment, Section, Table, Verdict,
-};
+use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
+use crate::text::Text;
 use ackclock_sim::{RunResult, Scenario};
 use ackclock_tcp::{TraceEvent, TraceKind};
 use ackclock_wire::{Duration, Instant};
-use anyhow::Result;
+use anyhow::{anyhow, Result};
+use std::path::{Path, PathBuf};
 
 pub struct Ethernet;
 
-const TEXT: &str = include_str!("scenario.toml");
 const MSS: usize = 1460;
 /// The seed's 3/60-to-3/60 column (KB/s) for 1..12 packets of socket buffer.
 const SEED_3_60: [f64; 12] = [
     384.0, 606.0, 690.0, 784.0, 866.0, 904.0, 946.0, 954.0, 974.0, 983.0, 995.0, 1001.0,
 ];
-/// The seed's "theoretical maximum" (KB/s, read as KiB/s: REFERENCES S-f).
+/// The seed's "theoretical maximum" (KB/s). Its KB are KiB: 1,104 KiB/s is within 0.5% of
+/// the framing bound below, 1,104 kB/s is not.
 const SEED_MAX: f64 = 1104.0;
-/// Framing bounds without host costs (REFERENCES S-f, derived): 1460 data bytes per
+/// Framing bounds without host costs, derived from the frame sizes: 1460 data bytes per
 /// 1538 + 84 byte-times (one ACK per segment) or 1538 + 42 (one per two segments).
 const BOUND_ACK1: f64 = 1460.0 * 10e6 / 8.0 / 1622.0 / 1024.0;
 const BOUND_ACK2: f64 = 1460.0 * 10e6 / 8.0 / 1580.0 / 1024.0;
 /// Receive-buffer and send-buffer sizes of the off-diagonal grid (packets).
 const GRID: [usize; 4] = [2, 4, 8, 12];
+/// The buffer (packets) whose run is zoomed into in the time-sequence plot: with an ACK per
+/// two segments, the odd one waits.
+const ZOOMED: usize = 3;
 
+/// The equal buffer sizes (packets): the seed's 1..12 in quick mode, on to 17 in full.
 fn sizes(quick: bool) -> std::ops::RangeInclusive<usize> {
     if quick {
         1..=12
     } else {
         1..=17
     }
+}
+
+/// The off-diagonal cells (send, receive buffer), in plan order; none in quick mode.
+fn grid_cells(quick: bool) -> Vec<(usize, usize)> {
+    if quick {
+        return Vec::new();
+    }
+    GRID.iter()
+        .flat_map(|&r| GRID.iter().filter(move |&&s| s != r).map(move |&s| (s, r)))
+        .collect()
 }
 
 fn with_buffers(base: &Scenario, send_pkts: usize, recv_pkts: usize) -> Scenario {
@@ -126,287 +146,410 @@ pub(super) fn zoom(r: &RunResult, flow: usize, from_s: f64, len_s: f64) -> RunRe
     }
 }
 
+/// A run with equal buffers: the rate, and what the hosts and the wire did.
+#[derive(Clone, Copy)]
+pub struct Point {
+    kib_s: f64,
+    transfer_s: f64,
+    sender_cpu: f64,
+    receiver_cpu: f64,
+    wire_mbps: f64,
+}
+
+/// One run, reduced.
+pub enum Run {
+    /// Equal buffers; the [`ZOOMED`] run keeps its 40 ms from t = 1 s.
+    Equal(Point, Option<Box<RunResult>>),
+    /// Without host costs: the steady rate (KiB/s).
+    Bound(f64),
+    /// Unequal buffers: the rate (KiB/s).
+    Cell(f64),
+}
+
+pub struct Measured {
+    /// Per equal buffer size of [`sizes`], from 1 packet.
+    equal: Vec<Point>,
+    /// The steady rates without host costs, an ACK per segment and per two (KiB/s).
+    max1: f64,
+    max2: f64,
+    /// Per cell of [`grid_cells`], the rate (KiB/s); empty in quick mode.
+    grid: Vec<((usize, usize), f64)>,
+    /// The zoomed trace of the [`ZOOMED`]-packet run.
+    zoomed: Box<RunResult>,
+}
+
+impl Measured {
+    /// The rate with `n` packets of send and receive buffer (KiB/s).
+    fn at(&self, n: usize) -> f64 {
+        self.equal[n - 1].kib_s
+    }
+
+    fn rates(&self) -> Vec<f64> {
+        self.equal.iter().map(|p| p.kib_s).collect()
+    }
+
+    /// The mean rate at 10-12 packets (KiB/s).
+    fn plateau(&self) -> f64 {
+        (self.at(10) + self.at(11) + self.at(12)) / 3.0
+    }
+
+    /// The plateau over the seed's maximum.
+    fn plateau_share(&self) -> f64 {
+        self.plateau() / SEED_MAX
+    }
+
+    /// The rate with a `s`-packet send and `r`-packet receive buffer (full mode).
+    fn cell(&self, s: usize, r: usize) -> f64 {
+        if s == r {
+            self.at(s)
+        } else {
+            self.grid
+                .iter()
+                .find(|(c, _)| *c == (s, r))
+                .map(|(_, v)| *v)
+                .expect("cell")
+        }
+    }
+
+    /// The best send buffer for an `r`-packet receive buffer: the smallest within 0.5% of
+    /// the row's maximum as it rises.
+    fn best_send(&self, r: usize) -> usize {
+        let mut best = (0usize, 0.0f64);
+        for &s in &GRID {
+            let v = self.cell(s, r);
+            if v > best.1 * 1.005 {
+                best = (s, v);
+            }
+        }
+        best.0
+    }
+}
+
 impl Experiment for Ethernet {
+    type Run = Run;
+    type Measured = Measured;
+
     fn name(&self) -> &'static str {
         "ethernet"
     }
-    fn title(&self) -> &'static str {
-        "9. Ethernet throughput against the socket buffer"
-    }
-    fn scenario(&self) -> &'static str {
-        TEXT
-    }
-    fn runs(&self, quick: bool, _seeds: u64) -> u64 {
-        let grid = if quick {
-            0
-        } else {
-            GRID.len() * (GRID.len() - 1)
-        };
-        (sizes(quick).count() + 2 + grid) as u64
-    }
 
-    fn run(&self, ctx: &Ctx) -> Result<Section> {
-        let base = scenario("ethernet", TEXT)?;
-        let q = ctx.quick;
-        let mut runs: Vec<Scenario> = sizes(q).map(|n| with_buffers(&base, n, n)).collect();
-        runs.push(no_cpu(&base, 1));
-        runs.push(no_cpu(&base, 2));
-        let mut grid_cells = Vec::new();
-        if !q {
-            for &r in &GRID {
-                for &s in GRID.iter().filter(|&&s| s != r) {
-                    grid_cells.push((s, r));
-                    runs.push(with_buffers(&base, s, r));
-                }
-            }
+    fn files(&self) -> Files {
+        Files {
+            dir: "e09_ethernet",
+            scenario: include_str!("scenario.toml"),
+            claims: include_str!("claims.toml"),
+            text: include_str!("text.md"),
         }
-        let res = ctx.run_all(runs)?;
-        let n_diag = sizes(q).count();
-        let diag = &res[..n_diag];
-        let ours: Vec<f64> = diag.iter().map(kib_s).collect();
-        let max1 = steady_kib_s(&res[n_diag], 1.0);
-        let max2 = steady_kib_s(&res[n_diag + 1], 1.0);
+    }
 
-        // Claims.
-        let at = |n: usize| ours[n - 1];
-        let plateau = (at(10) + at(11) + at(12)) / 3.0;
-        let plateau_share = plateau / SEED_MAX;
-        let one = at(1) / at(12);
-        let knee = (1..=ours.len()).find(|&n| at(n) >= 0.9 * at(12));
-        let worst_drop = ours
-            .windows(2)
-            .map(|w| (w[0] - w[1]) / w[0])
-            .fold(0.0f64, f64::max);
-        let table_err = SEED_3_60
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (ours[i] - p).abs() / p)
-            .sum::<f64>()
-            / SEED_3_60.len() as f64;
-        let near = |x: f64, y: f64| (x - y).abs() / y <= 0.005;
-        let e = self.name();
-        let mut claims = vec![
-            judged(
-                &base,
-                e,
-                "max_framing",
-                format!("{max1:.1} KiB/s"),
-                Verdict::of(near(max1, BOUND_ACK1) && near(max1, SEED_MAX)),
-                format!(
-                    "bound {BOUND_ACK1:.1}; {:+.2}% from 1,104 (which needs 1614 byte-times per segment, e.g. no preamble counted on ACKs)",
-                    (max1 / SEED_MAX - 1.0) * 100.0
-                ),
-            )?,
-            judged(
-                &base,
-                e,
-                "max_ack2",
-                format!("{max2:.1} KiB/s"),
-                Verdict::of(near(max2, BOUND_ACK2)),
-                format!("bound {BOUND_ACK2:.1}"),
-            )?,
-            judged(
-                &base,
-                e,
-                "plateau",
-                format!("{plateau_share:.2} ({plateau:.0} KiB/s)"),
-                Verdict::of((0.80..=0.95).contains(&plateau_share)),
-                "",
-            )?,
-            judged(
-                &base,
-                e,
-                "one_packet",
-                format!("{one:.2} ({:.0} of {:.0} KiB/s)", at(1), at(12)),
-                Verdict::of((0.25..=0.50).contains(&one)),
-                "",
-            )?,
-            judged(
-                &base,
-                e,
-                "knee",
-                knee.map_or("never".into(), |k| format!("{k} packets")),
-                Verdict::of(knee.is_some_and(|k| (3..=9).contains(&k))),
-                "",
-            )?,
-            judged(
-                &base,
-                e,
-                "rising",
-                format!("{:.1}%", worst_drop * 100.0),
-                Verdict::of(worst_drop <= 0.03),
-                "",
-            )?,
-            judged(
-                &base,
-                e,
-                "table",
-                format!("{:.0}%", table_err * 100.0),
-                Verdict::Info,
-                "see the table: our rise is steeper (the knee comes earlier) and the plateau lower; the discussion says why",
-            )?,
-        ];
+    /// The equal buffers of [`sizes`], the two runs without host costs, then the unequal
+    /// cells of [`grid_cells`].
+    fn plan(&self, p: Params, base: &Scenario) -> Result<Vec<Scenario>> {
+        let mut runs: Vec<Scenario> = sizes(p.quick).map(|n| with_buffers(base, n, n)).collect();
+        runs.push(no_cpu(base, 1));
+        runs.push(no_cpu(base, 2));
+        for (s, r) in grid_cells(p.quick) {
+            runs.push(with_buffers(base, s, r));
+        }
+        Ok(runs)
+    }
 
-        // Unequal buffers (full runs only).
-        let mut tables = Vec::new();
-        if !q {
-            let cell = |s: usize, r: usize| -> f64 {
-                if s == r {
-                    at(s)
-                } else {
-                    let i = grid_cells.iter().position(|&c| c == (s, r)).expect("cell");
-                    kib_s(&res[n_diag + 2 + i])
-                }
+    fn reduce(&self, p: Params, index: usize, r: RunResult) -> Result<Run> {
+        let n_equal = sizes(p.quick).count();
+        if index < n_equal {
+            let (transfer_s, sender_cpu, receiver_cpu) = transfer(&r);
+            let point = Point {
+                kib_s: kib_s(&r),
+                transfer_s,
+                sender_cpu,
+                receiver_cpu,
+                wire_mbps: wire_mbps(&r),
             };
-            let mut rows = Vec::new();
-            let mut best_equal = 0;
-            for &r in &GRID {
-                let mut row = vec![format!("{r}")];
-                let mut best = (0usize, 0.0f64);
-                for &s in &GRID {
-                    let v = cell(s, r);
-                    if v > best.1 * 1.005 {
-                        best = (s, v);
-                    }
-                    row.push(format!("{v:.0}"));
-                }
-                if best.0 == r {
-                    best_equal += 1;
-                }
-                row.push(format!("{}", best.0));
-                rows.push(row);
-            }
-            claims.push(judged(
-                &base,
-                e,
-                "equal_buffers",
-                format!("best at send = receive in {best_equal} of {} rows", GRID.len()),
-                Verdict::Info,
-                "our Ethernet has no collisions (data and ACKs take turns), the seed's reason; a larger send buffer than receive buffer costs nothing here",
-            )?);
-            let mut header = vec!["receive buffer \\ send buffer".to_string()];
-            header.extend(GRID.iter().map(|s| format!("{s}")));
-            header.push("best send buffer".into());
-            tables.push(Table {
-                caption: "Unequal buffers (KiB/s; best = within 0.5% of the row's maximum, smallest first)".into(),
-                header,
-                rows,
-            });
+            let zoomed = (index == ZOOMED - 1).then(|| Box::new(zoom(&r, 0, 1.0, 0.04)));
+            Ok(Run::Equal(point, zoomed))
+        } else if index < n_equal + 2 {
+            Ok(Run::Bound(steady_kib_s(&r, 1.0)))
+        } else {
+            Ok(Run::Cell(kib_s(&r)))
         }
+    }
 
-        let rows: Vec<Vec<String>> = diag
-            .iter()
-            .enumerate()
-            .map(|(i, r)| {
-                let (t, ua, ub) = transfer(r);
-                let seed = SEED_3_60.get(i);
-                vec![
-                    format!("{}", i + 1),
-                    seed.map_or("-".into(), |p| format!("{p:.0}")),
-                    format!("{:.0}", ours[i]),
-                    seed.map_or("-".into(), |p| format!("{:.2}", ours[i] / p)),
-                    format!("{:.1}", wire_mbps(r)),
-                    format!("{:.0}%", ua * 100.0),
-                    format!("{:.0}%", ub * 100.0),
-                    format!("{t:.2}"),
-                ]
-            })
-            .collect();
-        tables.insert(
-            0,
-            Table {
-                caption: "Send = receive buffer: the seed's 3/60 column beside ours (seed KB/s read as KiB/s)".into(),
-                header: [
-                    "buffer (packets)",
-                    "seed 3/60 (KB/s)",
-                    "ackclock (KiB/s)",
-                    "ours / seed",
-                    "wire (Mb/s)",
-                    "sender CPU",
-                    "receiver CPU",
-                    "transfer (s)",
-                ]
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
-                rows,
-            },
-        );
-        tables.push(Table {
-            caption: "Framing bounds without host costs (steady state, KiB/s)".into(),
-            header: vec![
-                "ACK policy".into(),
-                "derived bound".into(),
-                "ackclock".into(),
-            ],
-            rows: vec![
-                vec![
-                    "every segment".into(),
-                    format!("{BOUND_ACK1:.1}"),
-                    format!("{max1:.1}"),
-                ],
-                vec![
-                    "every 2nd segment".into(),
-                    format!("{BOUND_ACK2:.1}"),
-                    format!("{max2:.1}"),
-                ],
-            ],
-        });
-
-        let p = ctx.out.join("throughput-vs-buffer.svg");
-        let xs = |v: &[f64]| -> Vec<(f64, f64)> {
-            v.iter()
-                .enumerate()
-                .map(|(i, y)| ((i + 1) as f64, *y))
-                .collect()
+    fn measure(&self, p: Params, runs: Vec<Run>) -> Result<Measured> {
+        let mut equal = Vec::new();
+        let mut bounds = Vec::new();
+        let mut cells = Vec::new();
+        let mut zoomed = None;
+        for run in runs {
+            match run {
+                Run::Equal(point, z) => {
+                    equal.push(point);
+                    zoomed = zoomed.or(z);
+                }
+                Run::Bound(v) => bounds.push(v),
+                Run::Cell(v) => cells.push(v),
+            }
+        }
+        let &[max1, max2] = bounds.as_slice() else {
+            return Err(anyhow!("the runs without host costs are missing"));
         };
-        plots::lines(
-            &p,
-            "task-to-task throughput vs socket buffer, 10 Mb/s Ethernet",
-            "socket buffer (packets of 1460 bytes)",
-            "KB/s (KiB/s)",
-            &[
-                (
-                    "seed: Sun 3/60 to 3/60 (24 Oct 1988)".into(),
-                    xs(&SEED_3_60),
-                ),
-                ("ackclock, Sun 3/60 cost model".into(), xs(&ours)),
-                (
-                    "theoretical max 1,104".into(),
-                    vec![(1.0, SEED_MAX), (ours.len() as f64, SEED_MAX)],
-                ),
-            ],
-            false,
-        )?;
-        let p2 = ctx.out.join("tseq-3-packets.svg");
-        plots::time_sequence_titled(
-            &zoom(&diag[2], 0, 1.0, 0.04),
-            0,
-            &p2,
-            "40 ms from t = 1 s, 3-packet buffers: ACKs for pairs, one segment left waiting",
-            None,
-        )?;
-        for c in &mut claims {
-            if c.verdict == Verdict::Fail && c.note.is_empty() {
-                c.note = "ackclock misses the published band; see the discussion".into();
-            }
-        }
-        Ok(Section {
-            quote: "The free parameters for the tests were the sender and receiver socket buffer sizes (which control the amount of 'pipelining' possible between the sender, wire and receiver). ... You can see that the 3/60s get 91% of the the theoretical max. ... TCP delivers one ack for every two data packets.".into(),
-            quote_source: "seed 000 and 001, 24 Oct 1988 (the table); seed 000, 20 Jul 1988 (the per-packet budget)".into(),
-            setup: format!(
-                "Two hosts on one shared half-duplex 10 Mb/s Ethernet (1538 byte-times per full frame, 84 per ACK; data and ACKs take turns, no collisions), Tahoe TCP, 1460-byte segments, 8 MB per test, send buffer = receive buffer = 1..{} packets. Each host runs one CPU (jobs one at a time; output a job triggers runs next, before queued input) with costs from the Jul 1988 budget: checksum + LANCE DMA 334 ns per byte in and out, plus the 137 ns/byte copy where data crosses the user boundary; per packet 533 us at the sender (800 us of fixed costs = one output + half an ACK's input) and 223 us at the receiver (set so the receiver runs at the measured 65-70% when the sender is saturated). The receiver ACKs every second segment (200 ms delayed-ACK timer, BSD window updates). The scenario file gives the arithmetic.",
-                sizes(q).end()
-            ),
-            claims,
-            tables,
-            plots: vec![p, p2],
-            discussion: format!(
-                "The shape holds: throughput climbs as the buffer lets the sender, the wire and the receiver work in parallel, then levels off where the sender's CPU is saturated (one 1460-byte packet per ~1.5 ms, {:.0}% of the seed's 1,104 KB/s), as the July message found (sender at 100%). The seed's plateau is higher ({:.0}%) because the October code was faster than the July budget the model is built from (the July message's 890 KB/s rose to ~1 MB/s once the sosend/LANCE interaction was fixed). Our rise is steeper and the 1-packet point lower: in the model the LANCE's 300 us of DMA is CPU time spent before the frame goes out (and after it arrives), while the real LANCE moved the frame during its 1.2 ms on the wire, so a stop-and-wait round is ~0.6 ms shorter there; and the real hosts added scheduling delays (process wakeups for every window update) that spread the knee over more buffer sizes. Odd buffer sizes gain little over the even size below them: with an ACK every two segments one segment of the window waits for the next pair (the time-sequence plot of 3 packets). The off-diagonal grid cannot show the seed's 'best when equal' effect, which it attributes to collisions: our shared medium serializes data and ACKs without collisions.",
-                plateau_share * 100.0,
-                SEED_3_60[11] / SEED_MAX * 100.0
-            ),
-            ..Section::default()
+        Ok(Measured {
+            equal,
+            max1,
+            max2,
+            grid: grid_cells(p.quick).into_iter().zip(cells).collect(),
+            zoomed: zoomed.ok_or_else(|| anyhow!("the {ZOOMED}-packet run is missing"))?,
         })
     }
+
+    fn judge(&self, p: Params, m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
+        judge_bounds(m, text, j)?;
+        judge_curve(m, text, j)?;
+        if p.quick {
+            // The unequal buffers are run in full mode only.
+            return j.skip("equal_buffers");
+        }
+        let best_equal = GRID.iter().filter(|&&r| m.best_send(r) == r).count();
+        j.claim(
+            "equal_buffers",
+            format!(
+                "best at send = receive in {best_equal} of {} rows",
+                GRID.len()
+            ),
+            Verdict::Info,
+            text.get("note equal_buffers")?,
+        )
+    }
+
+    fn render(&self, p: Params, m: &Measured, text: &Text, out: &Path) -> Result<Rendered> {
+        let mut tables = vec![equal_table(m)];
+        if !p.quick {
+            tables.push(grid_table(m));
+        }
+        tables.push(bounds_table(m));
+        Ok(Rendered {
+            setup: text.fill("setup", &[("max", sizes(p.quick).end().to_string())])?,
+            tables,
+            plots: plot(m, out)?,
+            discussion: text.fill(
+                "discussion",
+                &[
+                    ("plateau", format!("{:.0}", m.plateau_share() * 100.0)),
+                    (
+                        "seed_plateau",
+                        format!("{:.0}", SEED_3_60[11] / SEED_MAX * 100.0),
+                    ),
+                ],
+            )?,
+        })
+    }
+}
+
+/// The note of a claim that has none of its own: a pointer to the discussion if it fails.
+fn missed(text: &Text, v: Verdict) -> Result<String> {
+    if v == Verdict::Fail {
+        text.get("note missed")
+    } else {
+        Ok(String::new())
+    }
+}
+
+/// The framing bounds without host costs.
+fn judge_bounds(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
+    let near = |x: f64, y: f64| (x - y).abs() / y <= 0.005;
+    let (max1, max2) = (m.max1, m.max2);
+    j.claim(
+        "max_framing",
+        format!("{max1:.1} KiB/s"),
+        Verdict::of(near(max1, BOUND_ACK1) && near(max1, SEED_MAX)),
+        text.fill(
+            "note max_framing",
+            &[
+                ("bound", format!("{BOUND_ACK1:.1}")),
+                ("off", format!("{:+.2}", (max1 / SEED_MAX - 1.0) * 100.0)),
+            ],
+        )?,
+    )?;
+    j.claim(
+        "max_ack2",
+        format!("{max2:.1} KiB/s"),
+        Verdict::of(near(max2, BOUND_ACK2)),
+        format!("bound {BOUND_ACK2:.1}"),
+    )
+}
+
+/// The throughput curve with equal buffers: plateau, the 1-packet point, the knee, no
+/// drop, and the distance from the seed's column.
+fn judge_curve(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
+    let ours = m.rates();
+    let plateau_share = m.plateau_share();
+    let plateau = m.plateau();
+    let v = Verdict::of((0.80..=0.95).contains(&plateau_share));
+    j.claim(
+        "plateau",
+        format!("{plateau_share:.2} ({plateau:.0} KiB/s)"),
+        v,
+        missed(text, v)?,
+    )?;
+    let one = m.at(1) / m.at(12);
+    let v = Verdict::of((0.25..=0.50).contains(&one));
+    j.claim(
+        "one_packet",
+        format!("{one:.2} ({:.0} of {:.0} KiB/s)", m.at(1), m.at(12)),
+        v,
+        missed(text, v)?,
+    )?;
+    let knee = (1..=ours.len()).find(|&n| m.at(n) >= 0.9 * m.at(12));
+    let v = Verdict::of(knee.is_some_and(|k| (3..=9).contains(&k)));
+    j.claim(
+        "knee",
+        knee.map_or("never".into(), |k| format!("{k} packets")),
+        v,
+        missed(text, v)?,
+    )?;
+    let worst_drop = ours
+        .windows(2)
+        .map(|w| (w[0] - w[1]) / w[0])
+        .fold(0.0f64, f64::max);
+    let v = Verdict::of(worst_drop <= 0.03);
+    j.claim(
+        "rising",
+        format!("{:.1}%", worst_drop * 100.0),
+        v,
+        missed(text, v)?,
+    )?;
+    let table_err = SEED_3_60
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (ours[i] - p).abs() / p)
+        .sum::<f64>()
+        / SEED_3_60.len() as f64;
+    j.claim(
+        "table",
+        format!("{:.0}%", table_err * 100.0),
+        Verdict::Info,
+        text.get("note table")?,
+    )
+}
+
+fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+/// Equal buffers: the seed's column beside ours, with the wire and the hosts' CPUs.
+fn equal_table(m: &Measured) -> Table {
+    let rows = m
+        .equal
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let seed = SEED_3_60.get(i);
+            vec![
+                format!("{}", i + 1),
+                seed.map_or("-".into(), |s| format!("{s:.0}")),
+                format!("{:.0}", p.kib_s),
+                seed.map_or("-".into(), |s| format!("{:.2}", p.kib_s / s)),
+                format!("{:.1}", p.wire_mbps),
+                format!("{:.0}%", p.sender_cpu * 100.0),
+                format!("{:.0}%", p.receiver_cpu * 100.0),
+                format!("{:.2}", p.transfer_s),
+            ]
+        })
+        .collect();
+    Table {
+        caption:
+            "Send = receive buffer: the seed's 3/60 column beside ours (seed KB/s read as KiB/s)"
+                .into(),
+        header: strings(&[
+            "buffer (packets)",
+            "seed 3/60 (KB/s)",
+            "ackclock (KiB/s)",
+            "ours / seed",
+            "wire (Mb/s)",
+            "sender CPU",
+            "receiver CPU",
+            "transfer (s)",
+        ]),
+        rows,
+    }
+}
+
+/// Unequal buffers: a row per receive buffer, a column per send buffer (full mode).
+fn grid_table(m: &Measured) -> Table {
+    let rows = GRID
+        .iter()
+        .map(|&r| {
+            let mut row = vec![format!("{r}")];
+            row.extend(GRID.iter().map(|&s| format!("{:.0}", m.cell(s, r))));
+            row.push(format!("{}", m.best_send(r)));
+            row
+        })
+        .collect();
+    let mut header = vec!["receive buffer \\ send buffer".to_string()];
+    header.extend(GRID.iter().map(|s| format!("{s}")));
+    header.push("best send buffer".into());
+    Table {
+        caption: "Unequal buffers (KiB/s; best = within 0.5% of the row's maximum, smallest first)"
+            .into(),
+        header,
+        rows,
+    }
+}
+
+/// The framing bounds beside the runs without host costs.
+fn bounds_table(m: &Measured) -> Table {
+    Table {
+        caption: "Framing bounds without host costs (steady state, KiB/s)".into(),
+        header: strings(&["ACK policy", "derived bound", "ackclock"]),
+        rows: vec![
+            vec![
+                "every segment".into(),
+                format!("{BOUND_ACK1:.1}"),
+                format!("{:.1}", m.max1),
+            ],
+            vec![
+                "every 2nd segment".into(),
+                format!("{BOUND_ACK2:.1}"),
+                format!("{:.1}", m.max2),
+            ],
+        ],
+    }
+}
+
+/// Throughput against the buffer, the seed's and ours; 40 ms of the 3-packet run.
+fn plot(m: &Measured, out: &Path) -> Result<Vec<PathBuf>> {
+    let ours = m.rates();
+    let xs = |v: &[f64]| -> Vec<(f64, f64)> {
+        v.iter()
+            .enumerate()
+            .map(|(i, y)| ((i + 1) as f64, *y))
+            .collect()
+    };
+    let p1 = out.join("throughput-vs-buffer.svg");
+    plots::lines(
+        &p1,
+        "task-to-task throughput vs socket buffer, 10 Mb/s Ethernet",
+        "socket buffer (packets of 1460 bytes)",
+        "KB/s (KiB/s)",
+        &[
+            (
+                "seed: Sun 3/60 to 3/60 (24 Oct 1988)".into(),
+                xs(&SEED_3_60),
+            ),
+            ("ackclock, Sun 3/60 cost model".into(), xs(&ours)),
+            (
+                "theoretical max 1,104".into(),
+                vec![(1.0, SEED_MAX), (ours.len() as f64, SEED_MAX)],
+            ),
+        ],
+        false,
+    )?;
+    let p2 = out.join("tseq-3-packets.svg");
+    plots::time_sequence_titled(
+        &m.zoomed,
+        0,
+        &p2,
+        "40 ms from t = 1 s, 3-packet buffers: ACKs for pairs, one segment left waiting",
+        None,
+    )?;
+    Ok(vec![p1, p2])
 }

@@ -2,20 +2,22 @@
 //! service demand, throughput, and the sender's window growth with and without RFC 3465
 //! byte counting.
 
+use crate::claims::Judge;
 use crate::plots;
-use crate::suite::{
-    judged, scenario, Ctx, LegacyExperiment as Experiment, Section, Table, Verdict,
-};
+use crate::stats::mean;
+use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
+use crate::text::Text;
 use ackclock_gateway::{DropTailConfig, QdiscConfig};
 use ackclock_sim::scenario::CpuSpec;
 use ackclock_sim::{RunResult, Scenario};
 use ackclock_tcp::TraceKind;
-use anyhow::Result;
+use anyhow::{anyhow, Result};
+use std::path::Path;
 
 pub struct AckAvoidance;
 
-const TEXT: &str = include_str!("scenario.toml");
 const NS: [u32; 5] = [2, 4, 8, 16, 32];
+const K: usize = NS.len();
 const MSS: f64 = 1460.0;
 /// Rick Jones's table (seed 002): throughput (Mb/s), service demand (us/KB) of netperf (the
 /// receiver in TCP_MAERTS, "local") and of netserver (the sender, "remote").
@@ -32,6 +34,25 @@ enum Model {
     Sun,
     PerPacket,
 }
+
+/// The host cost models, in plan order.
+const MODELS: [Model; 2] = [Model::Sun, Model::PerPacket];
+/// The `abc` settings of the WAN runs, in plan order: counting ACKs, byte counting L = 2.
+const ABCS: [u32; 2] = [0, 2];
+
+/// Index in the plan of the WAN run with ABC setting `abc` (index in [`ABCS`]) at `NS[i]`,
+/// lossless or through the 40-packet queue. The gigabit runs come first, `m * K + i` for
+/// cost model `m` (index in [`MODELS`]).
+fn wan_index(abc: usize, i: usize, congested: bool) -> usize {
+    2 * K + abc * 2 * K + 2 * i + usize::from(congested)
+}
+
+/// The lossless WAN runs whose cwnd is plotted, in the plot's order with their labels.
+const PLOTTED: [(usize, usize, &str); 3] = [
+    (0, K - 1, "N=32, ACK counting"),
+    (1, K - 1, "N=32, ABC L=2"),
+    (0, 0, "N=2, ACK counting"),
+];
 
 fn lan(base: &Scenario, model: Model, n: u32, quick: bool) -> Scenario {
     let mut s = base.clone();
@@ -129,8 +150,7 @@ fn ca_growth(r: &RunResult) -> Option<f64> {
     if rtts.is_empty() {
         return None;
     }
-    let rtt = rtts.iter().sum::<f64>() / rtts.len() as f64;
-    let rounds = (b.time - a.time).as_secs_f64() / rtt;
+    let rounds = (b.time - a.time).as_secs_f64() / mean(&rtts);
     Some((f64::from(b.cwnd) - f64::from(a.cwnd)) / MSS / rounds)
 }
 
@@ -138,319 +158,445 @@ fn mbps(r: &RunResult) -> f64 {
     r.summary.flows[0].goodput_bps / 1e6
 }
 
-impl Experiment for AckAvoidance {
-    fn name(&self) -> &'static str {
-        "ack_avoidance"
-    }
-    fn title(&self) -> &'static str {
-        "10. ACK avoidance: CPU per KB, and the window without byte counting"
-    }
-    fn scenario(&self) -> &'static str {
-        TEXT
-    }
-    fn runs(&self, _quick: bool, _seeds: u64) -> u64 {
-        // Two cost models; two WAN runs (lossless, congested) per ABC setting.
-        (NS.len() * 2 + NS.len() * 2 * 2) as u64
+/// A gigabit run between CPU-bound hosts.
+#[derive(Clone, Copy)]
+pub struct Lan {
+    acks_per_kb: f64,
+    /// Service demand (us/KB) of the sender and of the receiver.
+    sender: f64,
+    receiver: f64,
+    mbps: f64,
+}
+
+/// A WAN run without losses: seconds until cwnd reaches 32 segments, growth per RTT after.
+#[derive(Clone, Copy)]
+pub struct Lossless {
+    slow_start: Option<f64>,
+    ca_growth: Option<f64>,
+}
+
+/// A WAN run through the 40-packet queue.
+#[derive(Clone, Copy)]
+pub struct Congested {
+    goodput: f64,
+    retransmitted: u64,
+}
+
+/// One run, reduced; the lossless runs of [`PLOTTED`] keep their whole result.
+pub enum Run {
+    Lan(Lan),
+    Lossless(Lossless, Option<RunResult>),
+    Congested(Congested),
+}
+
+pub struct Measured {
+    /// Per cost model of [`MODELS`], per N of [`NS`].
+    lan: Vec<Vec<Lan>>,
+    /// Per ABC setting of [`ABCS`], per N of [`NS`].
+    lossless: Vec<Vec<Lossless>>,
+    congested: Vec<Vec<Congested>>,
+    /// The cwnd traces of [`PLOTTED`], as one result with a flow per trace.
+    cwnd: RunResult,
+}
+
+impl Measured {
+    /// Service demand at N = 32 over N = 2, of cost model `m`, the sender's or receiver's.
+    fn ratio(&self, m: usize, receiver: bool) -> f64 {
+        let d = |l: &Lan| if receiver { l.receiver } else { l.sender };
+        d(&self.lan[m][K - 1]) / d(&self.lan[m][0])
     }
 
-    fn run(&self, ctx: &Ctx) -> Result<Section> {
-        let base = scenario("ack_avoidance", TEXT)?;
-        let q = ctx.quick;
-        let models = [Model::Sun, Model::PerPacket];
-        let mut runs = Vec::new();
-        for m in models {
-            for n in NS {
-                runs.push(lan(&base, m, n, q));
-            }
-        }
-        for abc in [0, 2] {
-            for n in NS {
-                runs.push(wan(&base, n, abc, 1000, q));
-                runs.push(wan(&base, n, abc, 40, q));
-            }
-        }
-        let res = ctx.run_all(runs)?;
-        let k = NS.len();
-        let lan_r = |m: usize, i: usize| &res[m * k + i];
-        let wan_r = |abc: usize, i: usize, congested: bool| {
-            &res[2 * k + abc * 2 * k + 2 * i + usize::from(congested)]
-        };
-        let e = self.name();
+    /// Goodput at N = 32 over N = 2, of cost model `m`.
+    fn tp_ratio(&self, m: usize) -> f64 {
+        self.lan[m][K - 1].mbps / self.lan[m][0].mbps
+    }
 
-        // ACKs per KB, service demand, throughput.
-        let apk: Vec<f64> = (0..k)
-            .map(|i| acks(lan_r(0, i)) as f64 / kb(lan_r(0, i)))
-            .collect();
-        let apk_ok = NS
-            .iter()
-            .zip(&apk)
-            .all(|(&n, &a)| (a / (1024.0 / (MSS * f64::from(n))) - 1.0).abs() <= 0.10);
-        let ratio = |m: usize, side: usize| {
-            let d = |i: usize| {
-                let (s, r) = demand(lan_r(m, i));
-                if side == 0 {
-                    s
-                } else {
-                    r
-                }
-            };
-            d(k - 1) / d(0)
-        };
-        let tp_ratio = |m: usize| mbps(lan_r(m, k - 1)) / mbps(lan_r(m, 0));
-        let rick_rr = RICK[4].1 / RICK[0].1;
-        let rick_sr = RICK[4].2 / RICK[0].2;
-        let band = |x: f64| (0.65..=0.95).contains(&x);
-        let both = |side: usize| {
-            format!(
-                "{:.2} (Sun 3/60), {:.2} (per packet)",
-                ratio(0, side),
-                ratio(1, side)
-            )
-        };
-
-        // Window growth (N = 32 is the last).
-        let ca_off = ca_growth(wan_r(0, k - 1, false));
-        let ca_on = ca_growth(wan_r(1, k - 1, false));
-        let inv_n = 1.0 / 32.0;
-        let ca_ok = ca_off.is_some_and(|g| (0.5 * inv_n..=1.5 * inv_n).contains(&g))
-            && ca_on.is_some_and(|g| (0.7..=1.3).contains(&g));
-        let ss = |abc: usize, i: usize| slow_start_s(wan_r(abc, i, false));
-        let ss_slower = |abc: usize| match (ss(abc, 0), ss(abc, k - 1)) {
+    /// How much slower slow start reaches 32 segments at N = 32 than at N = 2 (infinite
+    /// when only N = 2 gets there).
+    fn ss_slower(&self, abc: usize) -> Option<f64> {
+        match (
+            self.lossless[abc][0].slow_start,
+            self.lossless[abc][K - 1].slow_start,
+        ) {
             (Some(a), Some(b)) => Some(b / a),
             (Some(_), None) => Some(f64::INFINITY),
             _ => None,
-        };
-        let (sso, ssn) = (ss_slower(0), ss_slower(1));
-        let fmt_s = |x: Option<f64>| x.map_or("never".into(), |v| format!("{v:.2} s"));
-        let g32 = |abc: usize| mbps(wan_r(abc, k - 1, true));
+        }
+    }
+}
 
-        let mut claims = vec![
-            judged(
-                &base,
-                e,
-                "acks_per_kb",
-                apk.iter()
-                    .map(|a| format!("{a:.3}"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                Verdict::of(apk_ok),
-                "",
-            )?,
-            judged(
-                &base,
-                e,
-                "sd_receiver",
-                both(1),
-                Verdict::of(band(ratio(0, 1)) && band(ratio(1, 1))),
-                format!("Rick Jones's table gives {rick_rr:.2}"),
-            )?,
-            judged(
-                &base,
-                e,
-                "sd_sender",
-                both(0),
-                Verdict::of(band(ratio(0, 0)) && band(ratio(1, 0))),
-                format!("Rick Jones's table gives {rick_sr:.2}"),
-            )?,
-            judged(
-                &base,
-                e,
-                "ack_cost",
-                format!(
-                    "Sun 3/60: receiver {:.2}, sender {:.2}; per packet: {:.2}, {:.2}",
-                    implied_ack_cost(ratio(0, 1)),
-                    implied_ack_cost(ratio(0, 0)),
-                    implied_ack_cost(ratio(1, 1)),
-                    implied_ack_cost(ratio(1, 0))
-                ),
-                Verdict::Info,
-                format!(
-                    "from Rick Jones's table: receiver {:.2}, sender {:.2}. The Sun 3/60 budget makes a data packet dearer than an ACK by its per-byte copy, checksum and DMA; the HP-UX hosts of 2003 sit between that and 'just as expensive'",
-                    implied_ack_cost(rick_rr),
-                    implied_ack_cost(rick_sr)
-                ),
-            )?,
-            judged(
-                &base,
-                e,
-                "throughput",
-                format!("{:.2} (Sun 3/60), {:.2} (per packet)", tp_ratio(0), tp_ratio(1)),
-                Verdict::of(tp_ratio(0) >= 1.10 && tp_ratio(1) >= 1.10),
-                "our hosts are CPU-bound, so goodput rises as service demand falls; Rick Jones's hosts were 56-78% busy, so his rise also reflects latency",
-            )?,
-            judged(
-                &base,
-                e,
-                "ca_counting",
-                format!(
-                    "{} off, {} on",
-                    ca_off.map_or("-".into(), |g| format!("{g:.3}")),
-                    ca_on.map_or("-".into(), |g| format!("{g:.2}"))
-                ),
-                Verdict::of(ca_ok),
-                "segments per RTT from cwnd = 32 segments to the end of the lossless run",
-            )?,
-            judged(
-                &base,
-                e,
-                "ss_counting",
-                format!(
-                    "off: {} vs {} ({}); on: {} vs {} ({})",
-                    fmt_s(ss(0, k - 1)),
-                    fmt_s(ss(0, 0)),
-                    sso.map_or("-".into(), |x| format!("x{x:.1}")),
-                    fmt_s(ss(1, k - 1)),
-                    fmt_s(ss(1, 0)),
-                    ssn.map_or("-".into(), |x| format!("x{x:.1}"))
-                ),
-                Verdict::of(sso.is_some_and(|x| x >= 3.0) && ssn.is_some_and(|x| x >= 3.0)),
-                "below N segments of window the receiver ACKs only on its 200 ms delayed-ACK timer, and each such ACK grows cwnd by one segment (two with L = 2 byte counting)",
-            )?,
-            judged(
-                &base,
-                e,
-                "abc_goodput",
-                format!("{:.2} / {:.2} Mb/s", g32(1), g32(0)),
-                Verdict::Info,
-                format!(
-                    "with N = 2: {:.2} (on) / {:.2} (off) Mb/s",
-                    mbps(wan_r(1, 0, true)),
-                    mbps(wan_r(0, 0, true))
-                ),
-            )?,
-        ];
-        for c in &mut claims {
-            if c.verdict == Verdict::Fail && c.note.is_empty() {
-                c.note = "ackclock misses the published band; see the discussion".into();
+fn fmt_s(x: Option<f64>) -> String {
+    x.map_or("never".into(), |v| format!("{v:.2} s"))
+}
+
+/// Puts the three plotted runs' first traces into one result, one named flow each (the
+/// summary is the first run's).
+fn cwnd_runs(runs: Vec<RunResult>) -> Result<RunResult> {
+    let mut summary = runs
+        .first()
+        .ok_or_else(|| anyhow!("the plotted runs are missing"))?
+        .summary
+        .clone();
+    let f0 = summary.flows[0].clone();
+    summary.flows = PLOTTED
+        .iter()
+        .map(|(_, _, n)| {
+            let mut f = f0.clone();
+            f.name = n.to_string();
+            f
+        })
+        .collect();
+    Ok(RunResult {
+        summary,
+        wall_s: 0.0,
+        traces: runs
+            .into_iter()
+            .map(|mut r| r.traces.swap_remove(0))
+            .collect(),
+        queues: Vec::new(),
+    })
+}
+
+impl Experiment for AckAvoidance {
+    type Run = Run;
+    type Measured = Measured;
+
+    fn name(&self) -> &'static str {
+        "ack_avoidance"
+    }
+
+    fn files(&self) -> Files {
+        Files {
+            dir: "e10_ack_avoidance",
+            scenario: include_str!("scenario.toml"),
+            claims: include_str!("claims.toml"),
+            text: include_str!("text.md"),
+        }
+    }
+
+    /// Two cost models on the gigabit link; two WAN runs (lossless, congested) per ABC
+    /// setting and N (see [`wan_index`]).
+    fn plan(&self, p: Params, base: &Scenario) -> Result<Vec<Scenario>> {
+        let mut runs = Vec::new();
+        for m in MODELS {
+            for n in NS {
+                runs.push(lan(base, m, n, p.quick));
             }
         }
+        for abc in ABCS {
+            for n in NS {
+                runs.push(wan(base, n, abc, 1000, p.quick));
+                runs.push(wan(base, n, abc, 40, p.quick));
+            }
+        }
+        Ok(runs)
+    }
 
-        // Tables.
-        let mut t1 = Table {
-            caption: "Service demand (us/KB) and throughput, CPU-bound hosts on a gigabit link; Rick Jones's HP-UX TCP_MAERTS numbers beside ours (netperf = the receiver)".into(),
-            header: [
-                "N (segments per ACK)",
-                "Rick: Mb/s",
-                "Rick: receiver us/KB",
-                "Rick: sender us/KB",
-                "ACKs per KB",
-                "Sun 3/60: Mb/s",
-                "receiver us/KB",
-                "sender us/KB",
-                "per packet: Mb/s",
-                "receiver us/KB",
-                "sender us/KB",
-            ]
+    fn reduce(&self, _p: Params, index: usize, r: RunResult) -> Result<Run> {
+        if index < 2 * K {
+            let (sender, receiver) = demand(&r);
+            return Ok(Run::Lan(Lan {
+                acks_per_kb: acks(&r) as f64 / kb(&r),
+                sender,
+                receiver,
+                mbps: mbps(&r),
+            }));
+        }
+        if (index - 2 * K) % 2 == 1 {
+            return Ok(Run::Congested(Congested {
+                goodput: mbps(&r),
+                retransmitted: r.summary.flows[0].retransmitted_segments,
+            }));
+        }
+        let plotted = PLOTTED
             .iter()
-            .map(|s| s.to_string())
-            .collect(),
-            rows: Vec::new(),
-        };
-        for (i, &n) in NS.iter().enumerate() {
-            let (s0, r0) = demand(lan_r(0, i));
-            let (s1, r1) = demand(lan_r(1, i));
-            t1.rows.push(vec![
+            .any(|&(abc, i, _)| wan_index(abc, i, false) == index);
+        Ok(Run::Lossless(
+            Lossless {
+                slow_start: slow_start_s(&r),
+                ca_growth: ca_growth(&r),
+            },
+            plotted.then_some(r),
+        ))
+    }
+
+    /// The runs come in plan order, so each list fills in the order of [`NS`].
+    fn measure(&self, _p: Params, runs: Vec<Run>) -> Result<Measured> {
+        let mut lan = vec![Vec::new(); MODELS.len()];
+        let mut lossless = vec![Vec::new(); ABCS.len()];
+        let mut congested = vec![Vec::new(); ABCS.len()];
+        let mut plotted: Vec<Option<RunResult>> = PLOTTED.iter().map(|_| None).collect();
+        for (index, run) in runs.into_iter().enumerate() {
+            match run {
+                Run::Lan(l) => lan[index / K].push(l),
+                Run::Lossless(l, r) => {
+                    lossless[(index - 2 * K) / (2 * K)].push(l);
+                    if let Some(k) = PLOTTED
+                        .iter()
+                        .position(|&(abc, i, _)| wan_index(abc, i, false) == index)
+                    {
+                        plotted[k] = r;
+                    }
+                }
+                Run::Congested(c) => congested[(index - 2 * K) / (2 * K)].push(c),
+            }
+        }
+        let plotted = plotted
+            .into_iter()
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| anyhow!("a plotted run is missing"))?;
+        Ok(Measured {
+            lan,
+            lossless,
+            congested,
+            cwnd: cwnd_runs(plotted)?,
+        })
+    }
+
+    fn judge(&self, _p: Params, m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
+        judge_cpu(m, text, j)?;
+        judge_window(m, text, j)
+    }
+
+    fn render(&self, _p: Params, m: &Measured, text: &Text, out: &Path) -> Result<Rendered> {
+        let p1 = out.join("service-demand.svg");
+        plot_demand(m, &p1)?;
+        let p2 = out.join("cwnd-n32.svg");
+        plots::cwnd(&m.cwnd, &p2)?;
+        Ok(Rendered {
+            setup: text.get("setup")?,
+            tables: vec![cpu_table(m), window_table(m)],
+            plots: vec![p1, p2],
+            discussion: text.get("discussion")?,
+        })
+    }
+}
+
+/// The gigabit claims: ACKs per KB, service demand, the implied ACK cost, throughput.
+fn judge_cpu(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
+    let apk_ok = NS
+        .iter()
+        .zip(&m.lan[0])
+        .all(|(&n, l)| (l.acks_per_kb / (1024.0 / (MSS * f64::from(n))) - 1.0).abs() <= 0.10);
+    let apk_verdict = Verdict::of(apk_ok);
+    j.claim(
+        "acks_per_kb",
+        m.lan[0]
+            .iter()
+            .map(|l| format!("{:.3}", l.acks_per_kb))
+            .collect::<Vec<_>>()
+            .join(", "),
+        apk_verdict,
+        // The only claim without a note of its own.
+        if apk_verdict == Verdict::Fail {
+            text.get("note missed")?
+        } else {
+            String::new()
+        },
+    )?;
+    let rick_rr = RICK[4].1 / RICK[0].1;
+    let rick_sr = RICK[4].2 / RICK[0].2;
+    let band = |x: f64| (0.65..=0.95).contains(&x);
+    let both = |receiver: bool| {
+        format!(
+            "{:.2} (Sun 3/60), {:.2} (per packet)",
+            m.ratio(0, receiver),
+            m.ratio(1, receiver)
+        )
+    };
+    let rick = |r: f64| text.fill("note rick_table", &[("ratio", format!("{r:.2}"))]);
+    j.claim(
+        "sd_receiver",
+        both(true),
+        Verdict::of(band(m.ratio(0, true)) && band(m.ratio(1, true))),
+        rick(rick_rr)?,
+    )?;
+    j.claim(
+        "sd_sender",
+        both(false),
+        Verdict::of(band(m.ratio(0, false)) && band(m.ratio(1, false))),
+        rick(rick_sr)?,
+    )?;
+    j.claim(
+        "ack_cost",
+        format!(
+            "Sun 3/60: receiver {:.2}, sender {:.2}; per packet: {:.2}, {:.2}",
+            implied_ack_cost(m.ratio(0, true)),
+            implied_ack_cost(m.ratio(0, false)),
+            implied_ack_cost(m.ratio(1, true)),
+            implied_ack_cost(m.ratio(1, false))
+        ),
+        Verdict::Info,
+        text.fill(
+            "note ack_cost",
+            &[
+                ("receiver", format!("{:.2}", implied_ack_cost(rick_rr))),
+                ("sender", format!("{:.2}", implied_ack_cost(rick_sr))),
+            ],
+        )?,
+    )?;
+    j.claim(
+        "throughput",
+        format!(
+            "{:.2} (Sun 3/60), {:.2} (per packet)",
+            m.tp_ratio(0),
+            m.tp_ratio(1)
+        ),
+        Verdict::of(m.tp_ratio(0) >= 1.10 && m.tp_ratio(1) >= 1.10),
+        text.get("note throughput")?,
+    )
+}
+
+/// The WAN claims: window growth with and without byte counting (N = 32 is the last N).
+fn judge_window(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
+    let ca_off = m.lossless[0][K - 1].ca_growth;
+    let ca_on = m.lossless[1][K - 1].ca_growth;
+    let inv_n = 1.0 / 32.0;
+    let ca_ok = ca_off.is_some_and(|g| (0.5 * inv_n..=1.5 * inv_n).contains(&g))
+        && ca_on.is_some_and(|g| (0.7..=1.3).contains(&g));
+    j.claim(
+        "ca_counting",
+        format!(
+            "{} off, {} on",
+            ca_off.map_or("-".into(), |g| format!("{g:.3}")),
+            ca_on.map_or("-".into(), |g| format!("{g:.2}"))
+        ),
+        Verdict::of(ca_ok),
+        text.get("note ca_counting")?,
+    )?;
+    let (sso, ssn) = (m.ss_slower(0), m.ss_slower(1));
+    let ss = |abc: usize, i: usize| fmt_s(m.lossless[abc][i].slow_start);
+    let times = |x: Option<f64>| x.map_or("-".into(), |x| format!("x{x:.1}"));
+    j.claim(
+        "ss_counting",
+        format!(
+            "off: {} vs {} ({}); on: {} vs {} ({})",
+            ss(0, K - 1),
+            ss(0, 0),
+            times(sso),
+            ss(1, K - 1),
+            ss(1, 0),
+            times(ssn)
+        ),
+        Verdict::of(sso.is_some_and(|x| x >= 3.0) && ssn.is_some_and(|x| x >= 3.0)),
+        text.get("note ss_counting")?,
+    )?;
+    j.claim(
+        "abc_goodput",
+        format!(
+            "{:.2} / {:.2} Mb/s",
+            m.congested[1][K - 1].goodput,
+            m.congested[0][K - 1].goodput
+        ),
+        Verdict::Info,
+        format!(
+            "with N = 2: {:.2} (on) / {:.2} (off) Mb/s",
+            m.congested[1][0].goodput, m.congested[0][0].goodput
+        ),
+    )
+}
+
+fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+/// Service demand and throughput per N: Rick Jones's beside both cost models'.
+fn cpu_table(m: &Measured) -> Table {
+    let rows = NS
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| {
+            let (sun, pp) = (&m.lan[0][i], &m.lan[1][i]);
+            vec![
                 n.to_string(),
                 format!("{:.0}", RICK[i].0),
                 format!("{:.3}", RICK[i].1),
                 format!("{:.3}", RICK[i].2),
-                format!("{:.3}", apk[i]),
-                format!("{:.2}", mbps(lan_r(0, i))),
-                format!("{r0:.0}"),
-                format!("{s0:.0}"),
-                format!("{:.2}", mbps(lan_r(1, i))),
-                format!("{r1:.0}"),
-                format!("{s1:.0}"),
+                format!("{:.3}", sun.acks_per_kb),
+                format!("{:.2}", sun.mbps),
+                format!("{:.0}", sun.receiver),
+                format!("{:.0}", sun.sender),
+                format!("{:.2}", pp.mbps),
+                format!("{:.0}", pp.receiver),
+                format!("{:.0}", pp.sender),
+            ]
+        })
+        .collect();
+    Table {
+        caption: "Service demand (us/KB) and throughput, CPU-bound hosts on a gigabit link; Rick Jones's HP-UX TCP_MAERTS numbers beside ours (netperf = the receiver)".into(),
+        header: strings(&[
+            "N (segments per ACK)",
+            "Rick: Mb/s",
+            "Rick: receiver us/KB",
+            "Rick: sender us/KB",
+            "ACKs per KB",
+            "Sun 3/60: Mb/s",
+            "receiver us/KB",
+            "sender us/KB",
+            "per packet: Mb/s",
+            "receiver us/KB",
+            "sender us/KB",
+        ]),
+        rows,
+    }
+}
+
+/// Slow start, congestion-avoidance growth and congested goodput per ABC setting and N.
+fn window_table(m: &Measured) -> Table {
+    let mut rows = Vec::new();
+    for (abc, name) in [(0, "off"), (1, "L = 2")] {
+        for (i, &n) in NS.iter().enumerate() {
+            let (l, c) = (&m.lossless[abc][i], &m.congested[abc][i]);
+            rows.push(vec![
+                n.to_string(),
+                name.into(),
+                fmt_s(l.slow_start),
+                l.ca_growth.map_or("-".into(), |g| format!("{g:.3}")),
+                format!("{:.2}", c.goodput),
+                c.retransmitted.to_string(),
             ]);
         }
-        let mut t2 = Table {
-            caption: "10 Mb/s, 100 ms path: slow start to 32 segments and congestion-avoidance growth (lossless), goodput through a 40-packet drop-tail queue".into(),
-            header: [
-                "N",
-                "ABC",
-                "slow start to 32 segments",
-                "CA growth (segments/RTT)",
-                "goodput, 40-packet queue (Mb/s)",
-                "retransmitted",
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
-            rows: Vec::new(),
-        };
-        for (abc, name) in [(0, "off"), (1, "L = 2")] {
-            for (i, &n) in NS.iter().enumerate() {
-                let c = wan_r(abc, i, true);
-                t2.rows.push(vec![
-                    n.to_string(),
-                    name.into(),
-                    fmt_s(ss(abc, i)),
-                    ca_growth(wan_r(abc, i, false)).map_or("-".into(), |g| format!("{g:.3}")),
-                    format!("{:.2}", mbps(c)),
-                    c.summary.flows[0].retransmitted_segments.to_string(),
-                ]);
-            }
-        }
-
-        // Plots: relative service demand; cwnd at N = 32 with and without ABC.
-        let rel = |f: &dyn Fn(usize) -> f64| -> Vec<(f64, f64)> {
-            (0..k).map(|i| (f64::from(NS[i]), f(i) / f(0))).collect()
-        };
-        let p1 = ctx.out.join("service-demand.svg");
-        plots::lines(
-            &p1,
-            "service demand relative to N = 2",
-            "segments per ACK (log scale)",
-            "us/KB, relative to N = 2",
-            &[
-                ("Rick Jones: receiver (netperf)".into(), rel(&|i| RICK[i].1)),
-                ("Rick Jones: sender (netserver)".into(), rel(&|i| RICK[i].2)),
-                (
-                    "Sun 3/60 model: receiver".into(),
-                    rel(&|i| demand(lan_r(0, i)).1),
-                ),
-                (
-                    "Sun 3/60 model: sender".into(),
-                    rel(&|i| demand(lan_r(0, i)).0),
-                ),
-                (
-                    "per-packet model: receiver".into(),
-                    rel(&|i| demand(lan_r(1, i)).1),
-                ),
-            ],
-            true,
-        )?;
-        let p2 = ctx.out.join("cwnd-n32.svg");
-        let mut both_runs = RunResult {
-            summary: wan_r(0, k - 1, false).summary.clone(),
-            wall_s: 0.0,
-            traces: vec![
-                wan_r(0, k - 1, false).traces[0].clone(),
-                wan_r(1, k - 1, false).traces[0].clone(),
-                wan_r(0, 0, false).traces[0].clone(),
-            ],
-            queues: Vec::new(),
-        };
-        let f0 = both_runs.summary.flows[0].clone();
-        both_runs.summary.flows = ["N=32, ACK counting", "N=32, ABC L=2", "N=2, ACK counting"]
-            .iter()
-            .map(|n| {
-                let mut f = f0.clone();
-                f.name = n.to_string();
-                f
-            })
-            .collect();
-        plots::cwnd(&both_runs, &p2)?;
-
-        Ok(Section {
-            quote: "I myself am in the camp (assuming there is one) that believes that ACKs are (necessary) overhead, and in broad terms just as \"expensive\" to the hosts as a data segment. In that sense I like the idea of backing-off on ACKs beyond one for two and also like the idea of counting the bytes ACKed rather than the ACKs themselves. I'm still not fully thought-through on the interaction of the two.".into(),
-            quote_source: "seed 002, Rick Jones, 25 Apr 2003 (end2end-interest), with his HP-UX 11.11 tcp_deferred_ack_max table".into(),
-            setup: "CPU: one bulk transfer with 128 KB socket buffers over a gigabit link between two CPU-bound hosts, receiver ACKing every N = 2..32 segments (200 ms delayed-ACK timer), initial window = the buffer so the run measures steady state; service demand = a host's CPU time / KB delivered, as netperf computes it, per side. Two host models: the Sun 3/60 budget of experiment 9 (data packets cost their per-byte copy, checksum and DMA on top of the per-packet cost) and a per-packet-only model (an ACK costs as much as a data segment). Window: the same receivers on a 10 Mb/s, 100 ms RTT path without host costs, NewReno counting ACKs (abc = 0) or bytes (RFC 3465, L = 2): a lossless run (ssthresh 32 segments) and a run through a 40-packet drop-tail queue.".into(),
-            claims,
-            tables: vec![t1, t2],
-            plots: vec![p1, p2],
-            discussion: "Rick Jones's numbers are for 440 MHz PA-RISC hosts, ours for a model of a 1988 Sun, so only the relative change is compared. Any per-packet cost model gives a service demand proportional to 1 + a/N per data segment, where a is an ACK's cost relative to a data segment's; from N = 2 to 32 it falls by (1 + a/32)/(1 + a/2), between 0.69 (a = 1, ACKs as dear as data) and 1 (free ACKs). Rick Jones's table falls by 0.78 (receiver) and 0.81 (sender), which implies a = 0.60 and 0.52; the Sun budget, where a 1500-byte packet carries ~700 us of per-byte work, gives a smaller a and a smaller fall (most of all at the receiver, whose ACKs cost little beside its copyout), the per-packet model the largest. The CPU saving is bought with the window: counting ACKs, a receiver that ACKs every 32nd segment makes congestion avoidance grow 1/32 of a segment per round trip, and slow start crawls on delayed-ACK timeouts while the window is below N; byte counting restores linear growth in congestion avoidance, but RFC 3465's L = 2 still limits slow start to two segments per ACK, so ACK avoidance and slow start do not mix. HP-UX 'sometimes' sent ACKs earlier than tcp_deferred_ack_max, which a fixed-N receiver does not model.".into(),
-            ..Section::default()
-        })
     }
+    Table {
+        caption: "10 Mb/s, 100 ms path: slow start to 32 segments and congestion-avoidance growth (lossless), goodput through a 40-packet drop-tail queue".into(),
+        header: strings(&[
+            "N",
+            "ABC",
+            "slow start to 32 segments",
+            "CA growth (segments/RTT)",
+            "goodput, 40-packet queue (Mb/s)",
+            "retransmitted",
+        ]),
+        rows,
+    }
+}
+
+/// Service demand relative to N = 2: Rick Jones's and our models'.
+fn plot_demand(m: &Measured, path: &Path) -> Result<()> {
+    let rel = |f: &dyn Fn(usize) -> f64| -> Vec<(f64, f64)> {
+        (0..K).map(|i| (f64::from(NS[i]), f(i) / f(0))).collect()
+    };
+    plots::lines(
+        path,
+        "service demand relative to N = 2",
+        "segments per ACK (log scale)",
+        "us/KB, relative to N = 2",
+        &[
+            ("Rick Jones: receiver (netperf)".into(), rel(&|i| RICK[i].1)),
+            ("Rick Jones: sender (netserver)".into(), rel(&|i| RICK[i].2)),
+            (
+                "Sun 3/60 model: receiver".into(),
+                rel(&|i| m.lan[0][i].receiver),
+            ),
+            (
+                "Sun 3/60 model: sender".into(),
+                rel(&|i| m.lan[0][i].sender),
+            ),
+            (
+                "per-packet model: receiver".into(),
+                rel(&|i| m.lan[1][i].receiver),
+            ),
+        ],
+        true,
+    )
 }

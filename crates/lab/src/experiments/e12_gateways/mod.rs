@@ -1,20 +1,21 @@
-//! Experiment 12: gateway algorithms (seed 003, 2 Nov 1987; RED, DRR, CoDel, FQ-CoDel):
-//! drop-tail, random drop, RED, DRR, CoDel and FQ-CoDel under flows of mixed round-trip
-//! times and bursty cross traffic.
+//! Experiment 12: gateway algorithms (seed 003, 2 Nov 1987): drop-tail, random drop, RED
+//! (Floyd and Jacobson 1993), DRR (Shreedhar and Varghese 1995), CoDel (RFC 8289) and
+//! FQ-CoDel (RFC 8290) under flows of mixed round-trip times and bursty cross traffic.
 
+use crate::claims::Judge;
 use crate::plots;
-use crate::suite::{
-    judged, scenario, Ctx, LegacyExperiment as Experiment, Section, Table, Verdict,
-};
+use crate::stats::{jain, mean};
+use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
+use crate::text::Text;
 use ackclock_gateway::QdiscConfig;
 use ackclock_sim::{RunResult, Scenario};
 use ackclock_tcp::{TraceEvent, TraceKind};
 use ackclock_wire::{Duration, Instant};
 use anyhow::{anyhow, Result};
+use std::path::Path;
 
 pub struct Gateways;
 
-const TEXT: &str = include_str!("scenario.toml");
 /// The bottleneck direction's port name.
 const PORT: &str = "gw1-gw2";
 /// Base round-trip times of the three flows (s), in flow order.
@@ -165,9 +166,26 @@ struct Metrics {
     rtos: f64,
 }
 
-fn measure(r: &RunResult, from: f64) -> Metrics {
+/// A flow's queueing delay: its mean RTT after `from` minus its smallest RTT (ms).
+fn inflation(tr: &[TraceEvent], from: f64) -> f64 {
+    let rtts: Vec<(f64, f64)> = tr
+        .iter()
+        .filter_map(|e| match e.kind {
+            TraceKind::RttSample { rtt } => Some((secs(e.time), rtt.as_secs_f64())),
+            _ => None,
+        })
+        .collect();
+    let min = rtts.iter().map(|x| x.1).fold(f64::INFINITY, f64::min);
+    let late: Vec<f64> = rtts.iter().filter(|x| x.0 >= from).map(|x| x.1).collect();
+    if late.is_empty() {
+        0.0
+    } else {
+        (mean(&late) - min) * 1e3
+    }
+}
+
+fn metrics(r: &RunResult, from: f64) -> Metrics {
     let goodput = [0, 1, 2].map(|i| goodput_after(r, i, from));
-    let jain = ackclock_sim::results::jain(&goodput).unwrap_or(0.0);
     let link = r.summary.links.iter().find(|l| l.name == PORT);
     let span = r.summary.duration_s - from;
     let c: Vec<Vec<f64>> = (0..3).map(|i| cuts(&r.traces[i], from, RTTS[i])).collect();
@@ -190,26 +208,9 @@ fn measure(r: &RunResult, from: f64) -> Metrics {
         }
     }
     let per = |x: f64| if n > 0.0 { x / n } else { 0.0 };
-    let inflation = |tr: &[TraceEvent]| {
-        let rtts: Vec<(f64, f64)> = tr
-            .iter()
-            .filter_map(|e| match e.kind {
-                TraceKind::RttSample { rtt } => Some((secs(e.time), rtt.as_secs_f64())),
-                _ => None,
-            })
-            .collect();
-        let min = rtts.iter().map(|x| x.1).fold(f64::INFINITY, f64::min);
-        let late: Vec<f64> = rtts.iter().filter(|x| x.0 >= from).map(|x| x.1).collect();
-        if late.is_empty() {
-            0.0
-        } else {
-            (late.iter().sum::<f64>() / late.len() as f64 - min) * 1e3
-        }
-    };
-    let tcp_delay_ms = inflation(&r.traces[0]);
     Metrics {
         goodput,
-        jain,
+        jain: jain(&goodput),
         util: link.map_or(0.0, |l| l.utilization),
         delay_mean_ms: link.and_then(|l| l.queue_delay_mean_ms).unwrap_or(0.0),
         delay_p99_ms: link.and_then(|l| l.queue_delay_p99_ms).unwrap_or(0.0),
@@ -218,7 +219,7 @@ fn measure(r: &RunResult, from: f64) -> Metrics {
         expected: per(expected),
         all_three: per(all),
         drops: link.map_or(0.0, |l| l.queue_drops as f64),
-        tcp_delay_ms,
+        tcp_delay_ms: inflation(&r.traces[0], from),
         rtos: r.summary.flows.iter().map(|f| f.timeouts as f64).sum(),
     }
 }
@@ -234,9 +235,8 @@ impl Metrics {
 }
 
 /// Mean of the metrics of several seeds (sync ratio of the means, not mean of ratios).
-fn mean(ms: &[Metrics]) -> Metrics {
-    let n = ms.len().max(1) as f64;
-    let avg = |f: &dyn Fn(&Metrics) -> f64| ms.iter().map(f).sum::<f64>() / n;
+fn mean_metrics(ms: &[Metrics]) -> Metrics {
+    let avg = |f: &dyn Fn(&Metrics) -> f64| mean(&ms.iter().map(f).collect::<Vec<_>>());
     Metrics {
         goodput: [0, 1, 2].map(|i| avg(&|m| m.goodput[i])),
         jain: avg(&|m| m.jain),
@@ -293,286 +293,397 @@ fn window(r: &RunResult, from: f64, len: f64) -> RunResult {
     }
 }
 
+/// Which first-seed runs are plotted: the queues of four gateways over 10 s, and the cwnd
+/// of three over 20 s, after the warm-up and 10 s more.
+const QUEUES_PLOTTED: [usize; 4] = [DT, RED, CODEL, FQC];
+const CWND_PLOTTED: [(usize, &str); 3] = [
+    (DT, "cwnd-drop-tail.svg"),
+    (RED, "cwnd-red.svg"),
+    (DRR, "cwnd-drr.svg"),
+];
+
+/// Seeds per configuration (at least one).
+fn seeds(p: Params) -> u64 {
+    p.seeds.max(1)
+}
+
+/// Where the plotted windows start.
+fn plot_from(p: Params) -> f64 {
+    warmup(p.quick) + 10.0
+}
+
+/// One run: its metrics, and for the first seed of a plotted gateway the plotted windows
+/// of its traces and queue (not the whole run).
+pub struct Run {
+    metrics: Metrics,
+    queue_window: Option<RunResult>,
+    cwnd_window: Option<RunResult>,
+}
+
+pub struct Measured {
+    /// Per configuration (the disciplines, then [`DRR_NR`]), per seed.
+    all: Vec<Vec<Metrics>>,
+    /// Per configuration, the mean over seeds.
+    mean: Vec<Metrics>,
+    /// The bottleneck queue of each gateway of [`QUEUES_PLOTTED`] (first seed, over 10 s),
+    /// one series each named after the gateway, with drop-tail's summary for the time axis.
+    queues: RunResult,
+    /// Per configuration, the first seed's plotted cwnd window (where plotted).
+    cwnd_windows: Vec<Option<RunResult>>,
+}
+
+impl Measured {
+    /// The lowest and highest value of `f` over the seeds of configuration `d`.
+    fn range(&self, d: usize, f: &dyn Fn(&Metrics) -> f64) -> (f64, f64) {
+        let v: Vec<f64> = self.all[d].iter().map(f).collect();
+        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (lo, hi)
+    }
+
+    /// The note on window cuts under configuration `d`.
+    fn sync_note(&self, d: usize, text: &Text) -> Result<String> {
+        let m = &self.mean[d];
+        text.fill(
+            "note sync",
+            &[
+                ("together", format!("{:.0}", m.together * 100.0)),
+                ("expected", format!("{:.0}", m.expected * 100.0)),
+                ("cuts", format!("{:.1}", m.cuts_per_s)),
+                ("all", format!("{:.0}", m.all_three * 100.0)),
+            ],
+        )
+    }
+}
+
 impl Experiment for Gateways {
+    type Run = Run;
+    type Measured = Measured;
+
     fn name(&self) -> &'static str {
         "gateways"
     }
-    fn title(&self) -> &'static str {
-        "12. Gateways: drop-tail, random drop, RED, fair queueing, CoDel"
-    }
-    fn scenario(&self) -> &'static str {
-        TEXT
-    }
-    fn runs(&self, _quick: bool, seeds: u64) -> u64 {
-        (DISCIPLINES.len() + 1) as u64 * seeds.max(1)
+
+    fn files(&self) -> Files {
+        Files {
+            dir: "e12_gateways",
+            scenario: include_str!("scenario.toml"),
+            claims: include_str!("claims.toml"),
+            text: include_str!("text.md"),
+        }
     }
 
-    fn run(&self, ctx: &Ctx) -> Result<Section> {
-        let base = scenario("gateways", TEXT)?;
-        let q = ctx.quick;
-        let seeds = ctx.seeds.max(1);
-        let warm = warmup(q);
+    /// The queue plot needs the bottleneck's queue samples.
+    fn records_queues(&self) -> bool {
+        true
+    }
+
+    /// Every discipline, then DRR with NewReno senders; `seeds` runs each, in that order.
+    fn plan(&self, p: Params, base: &Scenario) -> Result<Vec<Scenario>> {
         let mut runs = Vec::new();
         for d in 0..=DISCIPLINES.len() {
-            for k in 0..seeds {
-                runs.push(variant(&base, d, base.seed + k, q)?);
+            for k in 0..seeds(p) {
+                runs.push(variant(base, d, base.seed + k, p.quick)?);
             }
         }
-        let res = ctx.run_all_with_queues(runs)?;
-        let per: Vec<&[RunResult]> = res.chunks(seeds as usize).collect();
-        let all: Vec<Vec<Metrics>> = per
-            .iter()
-            .map(|rs| rs.iter().map(|r| measure(r, warm)).collect())
-            .collect();
-        let m: Vec<Metrics> = all.iter().map(|v| mean(v)).collect();
-        let spread = |d: usize, f: &dyn Fn(&Metrics) -> f64| {
-            let v: Vec<f64> = all[d].iter().map(f).collect();
-            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            (lo, hi)
-        };
+        Ok(runs)
+    }
 
-        let e = self.name();
-        let dt_ratio = m[DT].goodput[0] / m[DT].goodput[2].max(1.0);
-        let (dts, reds, rds) = (m[DT].sync_ratio(), m[RED].sync_ratio(), m[RD].sync_ratio());
-        let sync_note = |d: usize| {
-            format!(
-                "{:.0}% of cuts had another flow's cut within 200 ms ({:.0}% expected if independent; {:.1} cuts/s in all); all three together {:.0}%",
-                m[d].together * 100.0,
-                m[d].expected * 100.0,
-                m[d].cuts_per_s,
-                m[d].all_three * 100.0
-            )
-        };
-        // Fair queueing: DRR must be fair (it holds up to the whole buffer for one flow);
-        // FQ-CoDel may not be, and if so the note says why.
-        let (drr_ok, fqc_ok) = (m[DRR].jain >= 0.95, m[FQC].jain >= 0.95);
-        let fq_verdict = match (drr_ok, fqc_ok) {
-            (true, true) => Verdict::Pass,
-            (true, false) => Verdict::Disagree,
-            _ => Verdict::Fail,
-        };
-        let fq_why = if drr_ok && !fqc_ok {
-            format!(
-                " FQ-CoDel gives each flow its own queue but keeps it near 5 ms: the 180 ms flow's window must swing by half its {:.0}-packet share of the pipe at every cut, far more than 5 ms of queue absorbs, so the flow leaves part of its share unused and the others take it ({:.2} Mb/s against the 20 ms flow's {:.2}). DRR lets the same flow queue up to the whole buffer, and is fair.",
-                3.2e6 * 0.18 / 12e3,
-                m[FQC].goodput[2] / 1e6,
-                m[FQC].goodput[0] / 1e6
-            )
-        } else {
-            String::new()
-        };
-        let (codel_ok, fqcd_ok) = (m[CODEL].delay_mean_ms <= 15.0, m[FQC].delay_mean_ms <= 15.0);
-        let codel_verdict = match (codel_ok, fqcd_ok) {
-            (true, true) => Verdict::Pass,
-            (true, false) => Verdict::Disagree,
-            _ => Verdict::Fail,
-        };
-        let codel_note = format!(
-            "p99 {:.1} and {:.1} ms; the 20 ms flow's RTT rises by {:.1} and {:.1} ms (drop-tail {:.1}).{}",
-            m[CODEL].delay_p99_ms,
-            m[FQC].delay_p99_ms,
-            m[CODEL].tcp_delay_ms,
-            m[FQC].tcp_delay_ms,
-            m[DT].tcp_delay_ms,
-            if codel_ok && !fqcd_ok {
-                " The mean counts every packet. In FQ-CoDel the unresponsive on/off source has a queue of its own: it sends 5 Mb/s into a quarter of the link while on, and CoDel's drop rate, which grows with the square root of the drop count, does not catch up within a 200 ms burst, so its packets wait up to the buffer (the p99). The TCP flows' own queues stay about as short as under CoDel (the 20 ms flow's RTT rise, above); the claim holds for them, not for every packet."
-            } else {
-                ""
-            }
-        );
-        let mut claims = vec![
-            judged(
-                &base,
-                e,
-                "dt_unfair",
-                format!(
-                    "{dt_ratio:.1} ({:.2} vs {:.2} Mb/s)",
-                    m[DT].goodput[0] / 1e6,
-                    m[DT].goodput[2] / 1e6
-                ),
-                Verdict::of(dt_ratio >= 2.0),
-                format!("Jain {:.2}", m[DT].jain),
-            )?,
-            judged(
-                &base,
-                e,
-                "fq_fair",
-                format!("DRR {:.3}, FQ-CoDel {:.3}", m[DRR].jain, m[FQC].jain),
-                fq_verdict,
-                format!(
-                    "worst seed: DRR {:.3}, FQ-CoDel {:.3}; DRR with NewReno senders {:.3} (worst {:.3}: a slow-start overshoot repaired one loss per round trip).{fq_why}",
-                    spread(DRR, &|x| x.jain).0,
-                    spread(FQC, &|x| x.jain).0,
-                    m[DRR_NR].jain,
-                    spread(DRR_NR, &|x| x.jain).0
-                ),
-            )?,
-            judged(
-                &base,
-                e,
-                "dt_sync",
-                format!("{dts:.2}"),
-                if dts > 1.2 { Verdict::Pass } else { Verdict::Disagree },
-                sync_note(DT),
-            )?,
-            judged(
-                &base,
-                e,
-                "red_desync",
-                format!("{reds:.2} (drop-tail {dts:.2})"),
-                if reds < dts { Verdict::Pass } else { Verdict::Disagree },
-                sync_note(RED),
-            )?,
-            judged(
-                &base,
-                e,
-                "random_desync",
-                format!("{rds:.2} (drop-tail {dts:.2})"),
-                if rds < dts { Verdict::Pass } else { Verdict::Disagree },
-                format!(
-                    "{}; Jain {:.2}.{}",
-                    sync_note(RD),
-                    m[RD].jain,
-                    if rds < dts {
-                        ""
-                    } else {
-                        " Dropping a random packet only when the buffer overflows drops at the same moments as drop-tail: the buffer still fills, and each overflow hits the flows together. It changes who loses (in proportion to each flow's packets in the queue), not when; RED's answer is to decide early, on an averaged queue, one packet at a time."
-                    }
-                ),
-            )?,
-            judged(
-                &base,
-                e,
-                "red_delay",
-                format!(
-                    "{:.1} ms (drop-tail {:.1} ms)",
-                    m[RED].delay_mean_ms, m[DT].delay_mean_ms
-                ),
-                Verdict::of(m[RED].delay_mean_ms <= 18.0),
-                format!("p99 {:.1} ms", m[RED].delay_p99_ms),
-            )?,
-            judged(
-                &base,
-                e,
-                "codel_delay",
-                format!(
-                    "CoDel {:.1} ms, FQ-CoDel {:.1} ms",
-                    m[CODEL].delay_mean_ms, m[FQC].delay_mean_ms
-                ),
-                codel_verdict,
-                codel_note,
-            )?,
-            judged(
-                &base,
-                e,
-                "utilization",
-                DISCIPLINES
-                    .iter()
-                    .zip(&m)
-                    .map(|((n, _), x)| format!("{n} {:.0}%", x.util * 100.0))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                Verdict::Info,
-                "",
-            )?,
-        ];
-        for c in &mut claims {
-            if c.verdict == Verdict::Fail && c.note.is_empty() {
-                c.note = "ackclock misses the published band; see the discussion".into();
-            }
-        }
-
-        let rows = (0..=DISCIPLINES.len())
-            .map(|d| {
-                let name = label(d);
-                let x = &m[d];
-                let (jlo, jhi) = spread(d, &|y| y.jain);
-                vec![
-                    name.to_string(),
-                    format!("{:.1}%", x.util * 100.0),
-                    format!("{:.2}", x.goodput[0] / 1e6),
-                    format!("{:.2}", x.goodput[1] / 1e6),
-                    format!("{:.2}", x.goodput[2] / 1e6),
-                    format!("{:.3} ({jlo:.2}-{jhi:.2})", x.jain),
-                    format!("{:.1}", x.delay_mean_ms),
-                    format!("{:.1}", x.delay_p99_ms),
-                    format!("{:.1}", x.tcp_delay_ms),
-                    format!("{:.0}", x.drops),
-                    format!("{:.1}", x.rtos),
-                    format!("{:.2}", x.cuts_per_s),
-                    format!("{:.0}% / {:.0}%", x.together * 100.0, x.expected * 100.0),
-                    format!("{:.2}", x.sync_ratio()),
-                    format!("{:.0}%", x.all_three * 100.0),
-                ]
-            })
-            .collect();
-        let table = Table {
-            caption: format!(
-                "Mean over {seeds} seeds, after a {warm:.0} s warm-up (Jain: mean, and the range over seeds). Delay: time in the bottleneck queue, whole run. Cuts: fast retransmits and timeouts, one per round trip per flow."
-            ),
-            header: [
-                "gateway",
-                "utilization",
-                "20 ms flow (Mb/s)",
-                "60 ms (Mb/s)",
-                "180 ms (Mb/s)",
-                "Jain",
-                "queue delay, all packets: mean (ms)",
-                "p99 (ms)",
-                "20 ms flow: RTT - min RTT (ms)",
-                "drops",
-                "timeouts",
-                "window cuts/s",
-                "cut within 200 ms of another: observed / if independent",
-                "ratio",
-                "all three together",
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
-            rows,
-        };
-
-        // Plots from the first seed: queue of four gateways over 10 s; cwnd with drop-tail
-        // and RED over 20 s.
-        let from = warm + 10.0;
-        let p1 = ctx.out.join("queues.svg");
-        let mut qr = window(&per[DT][0], from, 10.0);
-        qr.queues.clear();
-        for d in [DT, RED, CODEL, FQC] {
-            let w = window(&per[d][0], from, 10.0);
-            if let Some((_, s)) = w.queues.into_iter().next() {
-                qr.queues.push((DISCIPLINES[d].0.to_string(), s));
-            }
-        }
-        plots::queues(&qr, &p1)?;
-        let mut out = vec![p1];
-        for (d, file) in [
-            (DT, "cwnd-drop-tail.svg"),
-            (RED, "cwnd-red.svg"),
-            (DRR, "cwnd-drr.svg"),
-        ] {
-            let p = ctx.out.join(file);
-            plots::cwnd(&window(&per[d][0], from, 20.0), &p)?;
-            out.push(p);
-        }
-
-        Ok(Section {
-            quote: "I think fair-queuing, combined with some cleverness in figuring out when to drop packets and which to drop, would be a workable algorithm. But I think we can do things that are a lot simpler ... I have some \"random\" gateway algorithms that I think would do as good a job for congestion control as fair-queuing but require no state and have negligible per-packet cost.".into(),
-            quote_source: "seed 003, 2 Nov 1987 (to the IETF); Floyd & Jacobson 1993 (RED); RFC 8289 (CoDel); RFC 8290 (FQ-CoDel); Shreedhar & Varghese 1995 (DRR)".into(),
-            setup: format!(
-                "Three bulk flows with SACK recovery (RFC 6675, Reno AIMD; window scaling, 1 MB buffers) and base RTTs of 20, 60 and 180 ms, started 0.5 s apart, share a 10 Mb/s bottleneck (gw1 -> gw2) with 100 packets of buffer; an on/off UDP source (1000-byte packets at 5 Mb/s while on; exponential on and off periods, means 200 and 800 ms) crosses it. The bottleneck queue is drop-tail, random drop (a random queued packet pushed out on overflow), RED (5/15 packets, max_p 0.02, w_q 0.002), DRR (1500-byte quantum), CoDel (5 ms / 100 ms) or FQ-CoDel, each holding at most 100 packets; DRR once more with NewReno senders. {} s runs, {seeds} seeds each (seed changes the on/off periods and the random drops). Synchronization: for each window cut, whether another flow cut within 200 ms (the longest RTT plus queueing), against the fraction expected if the flows cut independently at their measured rates.",
-                if q { 30 } else { 60 }
-            ),
-            claims,
-            tables: vec![table],
-            plots: out,
-            discussion: format!(
-                "The synchronization ratio compares coincident window cuts with chance, since a flow learns of a drop one of its own round trips later and cuts happen often: a ratio near 1 means the flows cut independently. Drop-tail and random drop (on overflow only) keep the buffer full, so every burst that overflows it hits several flows; random drop chooses its victim in proportion to each flow's share of the queue, which spreads the drops but not their timing. RED drops early and at random, so it marks flows one at a time while the queue is still short. Fair queueing (DRR, FQ-CoDel) gives each flow its own queue and drops from the longest, so the 180 ms flow gets its share whatever its RTT; the AIMD endpoints alone (drop-tail, RED, CoDel) leave it a fraction of the 20 ms flow's rate, 'fairness -- that's hard to do at the endpoints' (seed 003). CoDel keeps the sojourn time near its target with one queue; FQ-CoDel adds the fairness. RED here runs the link at {:.0}%: with thresholds of 5 and 15 packets (6-18 ms) the queue is too short to cover the halving of windows that need ~50 packets of pipe, and its random drops often hit retransmissions, which only a timeout repairs; after such a timeout the engine sets ssthresh to half of FlightSize (RFC 5681 eq. 4), and FlightSize has grown during the SACK recovery, so the flow slow-starts well past its old window (reported to the lead). All numbers are means over seeds of one topology; the absolute unfairness depends on the RTT ratio and the buffer.",
-                m[RED].util * 100.0
-            ),
-            ..Section::default()
+    fn reduce(&self, p: Params, index: usize, r: RunResult) -> Result<Run> {
+        let n = seeds(p) as usize;
+        let (d, first) = (index / n, index % n == 0);
+        let from = plot_from(p);
+        Ok(Run {
+            metrics: metrics(&r, warmup(p.quick)),
+            queue_window: (first && QUEUES_PLOTTED.contains(&d)).then(|| window(&r, from, 10.0)),
+            cwnd_window: (first && CWND_PLOTTED.iter().any(|c| c.0 == d))
+                .then(|| window(&r, from, 20.0)),
         })
     }
+
+    fn measure(&self, p: Params, runs: Vec<Run>) -> Result<Measured> {
+        let n = seeds(p) as usize;
+        let (mut all, mut mean, mut queue_windows, mut cwnd_windows) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut runs = runs.into_iter();
+        for _ in 0..=DISCIPLINES.len() {
+            let group: Vec<Run> = runs.by_ref().take(n).collect();
+            let metrics: Vec<Metrics> = group.iter().map(|r| r.metrics).collect();
+            mean.push(mean_metrics(&metrics));
+            all.push(metrics);
+            let first = group.into_iter().next();
+            let (q, c) = first.map_or((None, None), |r| (r.queue_window, r.cwnd_window));
+            queue_windows.push(q);
+            cwnd_windows.push(c);
+        }
+        Ok(Measured {
+            all,
+            mean,
+            queues: queue_series(queue_windows)?,
+            cwnd_windows,
+        })
+    }
+
+    fn judge(&self, _p: Params, m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
+        judge_fairness(m, text, j)?;
+        judge_sync(m, text, j)?;
+        judge_delay(m, text, j)
+    }
+
+    fn render(&self, p: Params, m: &Measured, text: &Text, out: &Path) -> Result<Rendered> {
+        let queues = out.join("queues.svg");
+        plots::queues(&m.queues, &queues)?;
+        let mut plots = vec![queues];
+        for (d, file) in CWND_PLOTTED {
+            let w = m.cwnd_windows[d]
+                .as_ref()
+                .ok_or_else(|| anyhow!("no cwnd window of {}", label(d)))?;
+            let path = out.join(file);
+            plots::cwnd(w, &path)?;
+            plots.push(path);
+        }
+        Ok(Rendered {
+            setup: text.fill(
+                "setup",
+                &[
+                    ("duration", (if p.quick { 30 } else { 60 }).to_string()),
+                    ("seeds", seeds(p).to_string()),
+                ],
+            )?,
+            tables: vec![table(p, m)],
+            plots,
+            discussion: text.fill(
+                "discussion",
+                &[("red_util", format!("{:.0}", m.mean[RED].util * 100.0))],
+            )?,
+        })
+    }
+}
+
+/// Drop-tail's unfairness to the long round trip; fair queueing's fairness.
+fn judge_fairness(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
+    let x = &m.mean;
+    let dt_ratio = x[DT].goodput[0] / x[DT].goodput[2].max(1.0);
+    j.claim(
+        "dt_unfair",
+        format!(
+            "{dt_ratio:.1} ({:.2} vs {:.2} Mb/s)",
+            x[DT].goodput[0] / 1e6,
+            x[DT].goodput[2] / 1e6
+        ),
+        Verdict::of(dt_ratio >= 2.0),
+        format!("Jain {:.2}", x[DT].jain),
+    )?;
+    // DRR must be fair (it holds up to the whole buffer for one flow); FQ-CoDel may not be,
+    // and if so the note says why.
+    let (drr_ok, fqc_ok) = (x[DRR].jain >= 0.95, x[FQC].jain >= 0.95);
+    let verdict = match (drr_ok, fqc_ok) {
+        (true, true) => Verdict::Pass,
+        (true, false) => Verdict::Disagree,
+        _ => Verdict::Fail,
+    };
+    let worst = |d: usize| format!("{:.3}", m.range(d, &|y| y.jain).0);
+    let mut note = text.fill(
+        "note fq_fair",
+        &[
+            ("drr_worst", worst(DRR)),
+            ("fqc_worst", worst(FQC)),
+            ("drr_newreno", format!("{:.3}", x[DRR_NR].jain)),
+            ("drr_newreno_worst", worst(DRR_NR)),
+        ],
+    )?;
+    if drr_ok && !fqc_ok {
+        note.push(' ');
+        note.push_str(&text.fill(
+            "note fq_fair_fq_codel",
+            &[
+                ("share", format!("{:.0}", 3.2e6 * 0.18 / 12e3)),
+                ("fqc_180", format!("{:.2}", x[FQC].goodput[2] / 1e6)),
+                ("fqc_20", format!("{:.2}", x[FQC].goodput[0] / 1e6)),
+            ],
+        )?);
+    }
+    j.claim(
+        "fq_fair",
+        format!("DRR {:.3}, FQ-CoDel {:.3}", x[DRR].jain, x[FQC].jain),
+        verdict,
+        note,
+    )
+}
+
+/// Synchronized window cuts under drop-tail; fewer under RED and random drop.
+fn judge_sync(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
+    let x = &m.mean;
+    let (dts, reds, rds) = (x[DT].sync_ratio(), x[RED].sync_ratio(), x[RD].sync_ratio());
+    j.claim(
+        "dt_sync",
+        format!("{dts:.2}"),
+        if dts > 1.2 {
+            Verdict::Pass
+        } else {
+            Verdict::Disagree
+        },
+        m.sync_note(DT, text)?,
+    )?;
+    j.claim(
+        "red_desync",
+        format!("{reds:.2} (drop-tail {dts:.2})"),
+        if reds < dts {
+            Verdict::Pass
+        } else {
+            Verdict::Disagree
+        },
+        m.sync_note(RED, text)?,
+    )?;
+    let mut note = text.fill(
+        "note random_desync",
+        &[
+            ("sync", m.sync_note(RD, text)?),
+            ("jain", format!("{:.2}", x[RD].jain)),
+        ],
+    )?;
+    if rds >= dts {
+        note.push(' ');
+        note.push_str(&text.get("note random_desync_same_moments")?);
+    }
+    j.claim(
+        "random_desync",
+        format!("{rds:.2} (drop-tail {dts:.2})"),
+        if rds < dts {
+            Verdict::Pass
+        } else {
+            Verdict::Disagree
+        },
+        note,
+    )
+}
+
+/// Queueing delay under RED, CoDel and FQ-CoDel; utilization.
+fn judge_delay(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
+    let x = &m.mean;
+    j.claim(
+        "red_delay",
+        format!(
+            "{:.1} ms (drop-tail {:.1} ms)",
+            x[RED].delay_mean_ms, x[DT].delay_mean_ms
+        ),
+        Verdict::of(x[RED].delay_mean_ms <= 18.0),
+        format!("p99 {:.1} ms", x[RED].delay_p99_ms),
+    )?;
+    let (codel_ok, fqcd_ok) = (x[CODEL].delay_mean_ms <= 15.0, x[FQC].delay_mean_ms <= 15.0);
+    let verdict = match (codel_ok, fqcd_ok) {
+        (true, true) => Verdict::Pass,
+        (true, false) => Verdict::Disagree,
+        _ => Verdict::Fail,
+    };
+    let ms = |v: f64| format!("{v:.1}");
+    let mut note = text.fill(
+        "note codel_delay",
+        &[
+            ("codel_p99", ms(x[CODEL].delay_p99_ms)),
+            ("fqc_p99", ms(x[FQC].delay_p99_ms)),
+            ("codel_rise", ms(x[CODEL].tcp_delay_ms)),
+            ("fqc_rise", ms(x[FQC].tcp_delay_ms)),
+            ("dt_rise", ms(x[DT].tcp_delay_ms)),
+        ],
+    )?;
+    if codel_ok && !fqcd_ok {
+        note.push(' ');
+        note.push_str(&text.get("note codel_delay_fq_codel")?);
+    }
+    j.claim(
+        "codel_delay",
+        format!(
+            "CoDel {:.1} ms, FQ-CoDel {:.1} ms",
+            x[CODEL].delay_mean_ms, x[FQC].delay_mean_ms
+        ),
+        verdict,
+        note,
+    )?;
+    j.claim(
+        "utilization",
+        DISCIPLINES
+            .iter()
+            .zip(x)
+            .map(|((n, _), y)| format!("{n} {:.0}%", y.util * 100.0))
+            .collect::<Vec<_>>()
+            .join(", "),
+        Verdict::Info,
+        "",
+    )
+}
+
+/// One row per configuration, means over the seeds.
+fn table(p: Params, m: &Measured) -> Table {
+    let rows = (0..=DISCIPLINES.len())
+        .map(|d| {
+            let x = &m.mean[d];
+            let (jlo, jhi) = m.range(d, &|y| y.jain);
+            vec![
+                label(d).to_string(),
+                format!("{:.1}%", x.util * 100.0),
+                format!("{:.2}", x.goodput[0] / 1e6),
+                format!("{:.2}", x.goodput[1] / 1e6),
+                format!("{:.2}", x.goodput[2] / 1e6),
+                format!("{:.3} ({jlo:.2}-{jhi:.2})", x.jain),
+                format!("{:.1}", x.delay_mean_ms),
+                format!("{:.1}", x.delay_p99_ms),
+                format!("{:.1}", x.tcp_delay_ms),
+                format!("{:.0}", x.drops),
+                format!("{:.1}", x.rtos),
+                format!("{:.2}", x.cuts_per_s),
+                format!("{:.0}% / {:.0}%", x.together * 100.0, x.expected * 100.0),
+                format!("{:.2}", x.sync_ratio()),
+                format!("{:.0}%", x.all_three * 100.0),
+            ]
+        })
+        .collect();
+    Table {
+        caption: format!(
+            "Mean over {} seeds, after a {:.0} s warm-up (Jain: mean, and the range over seeds). Delay: time in the bottleneck queue, whole run. Cuts: fast retransmits and timeouts, one per round trip per flow.",
+            seeds(p),
+            warmup(p.quick)
+        ),
+        header: [
+            "gateway",
+            "utilization",
+            "20 ms flow (Mb/s)",
+            "60 ms (Mb/s)",
+            "180 ms (Mb/s)",
+            "Jain",
+            "queue delay, all packets: mean (ms)",
+            "p99 (ms)",
+            "20 ms flow: RTT - min RTT (ms)",
+            "drops",
+            "timeouts",
+            "window cuts/s",
+            "cut within 200 ms of another: observed / if independent",
+            "ratio",
+            "all three together",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+        rows,
+    }
+}
+
+/// Drop-tail's queue window with its queue series replaced by one series per gateway of
+/// [`QUEUES_PLOTTED`] (given the first seed's queue window of each configuration).
+fn queue_series(mut windows: Vec<Option<RunResult>>) -> Result<RunResult> {
+    let mut qr = windows[DT]
+        .take()
+        .ok_or_else(|| anyhow!("no queue window of drop-tail"))?;
+    let dt_queues = std::mem::take(&mut qr.queues);
+    for d in QUEUES_PLOTTED {
+        let q = if d == DT {
+            dt_queues.first()
+        } else {
+            windows[d].as_ref().and_then(|w| w.queues.first())
+        };
+        if let Some((_, s)) = q {
+            qr.queues.push((DISCIPLINES[d].0.to_string(), s.clone()));
+        }
+    }
+    Ok(qr)
 }

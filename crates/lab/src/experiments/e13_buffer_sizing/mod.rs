@@ -1,19 +1,23 @@
 //! Experiment 13: buffer sizing, a bandwidth-delay product (or two) at the bottleneck
-//! (seed 004, 7 Mar 1988; seed 000/001, 30 Apr 1990).
+//! (seed 004, 7 Mar 1988: two products or the bottleneck is "fragile"; seed 000/001,
+//! 30 Apr 1990: one product is good engineering). Bottleneck utilization and drop rate
+//! against the drop-tail buffer, for one Tahoe, Reno or NewReno flow (deterministic) and
+//! for eight flows with drawn round trips and start times (per seed).
 
+use crate::claims::Judge;
 use crate::plots;
-use crate::suite::{
-    judged, scenario, Ctx, LegacyExperiment as Experiment, Section, Table, Verdict,
-};
+use crate::stats::mean;
+use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
+use crate::text::Text;
 use ackclock_gateway::{DropTailConfig, QdiscConfig};
 use ackclock_sim::scenario::{FlowSpec, LinkSpec, NodeSpec};
 use ackclock_sim::{component_seed, RunResult, Scenario};
 use ackclock_tcp::TraceKind;
-use anyhow::Result;
+use anyhow::{anyhow, Result};
+use std::path::Path;
 
 pub struct BufferSizing;
 
-const TEXT: &str = include_str!("scenario.toml");
 /// Bandwidth-delay product of the path in packets (10 Mb/s x 120 ms / 1500 bytes).
 const BDP: f64 = 100.0;
 const RATE: f64 = 10e6;
@@ -29,22 +33,80 @@ const ONE_QUICK: [&str; 2] = ["tahoe", "reno"];
 const MANY_QUICK: [&str; 1] = ["newreno"];
 const N_MANY: usize = 8;
 
-fn configs(
-    quick: bool,
-) -> (
-    &'static [f64],
-    &'static [&'static str],
-    &'static [&'static str],
-) {
-    if quick {
-        (&B_QUICK, &ONE_QUICK, &MANY_QUICK)
-    } else {
-        (&B_FULL, &ONE, &MANY)
+/// What is swept: buffer sizes (in bandwidth-delay products), the TCPs run alone and the
+/// TCPs run [`N_MANY`] at a time, and the seeds of each several-flow configuration.
+#[derive(Clone, Copy)]
+struct Grid {
+    bs: &'static [f64],
+    one: &'static [&'static str],
+    many: &'static [&'static str],
+    seeds: usize,
+}
+
+impl Grid {
+    fn of(p: Params) -> Grid {
+        let (bs, one, many): (&'static [f64], &'static [&str], &'static [&str]) = if p.quick {
+            (&B_QUICK, &ONE_QUICK, &MANY_QUICK)
+        } else {
+            (&B_FULL, &ONE, &MANY)
+        };
+        Grid {
+            bs,
+            one,
+            many,
+            seeds: p.seeds as usize,
+        }
+    }
+
+    /// The buffer sizes in packets.
+    fn bufs(&self) -> Vec<usize> {
+        self.bs
+            .iter()
+            .map(|&x| (x * BDP).round() as usize)
+            .collect()
+    }
+
+    /// The column of the buffer of `x` bandwidth-delay products (the first if not swept).
+    fn col(&self, x: f64) -> usize {
+        self.bs
+            .iter()
+            .position(|&b| (b - x).abs() < 1e-9)
+            .unwrap_or(0)
+    }
+
+    /// The single-flow Reno (the first TCP if Reno is not run alone).
+    fn reno(&self) -> usize {
+        self.one.iter().position(|&t| t == "reno").unwrap_or(0)
+    }
+
+    /// Index in the plan of the one-flow run of TCP `t` (in `one`) with buffer `j`; the
+    /// one-flow runs come first.
+    fn one_index(&self, t: usize, j: usize) -> usize {
+        t * self.bs.len() + j
+    }
+
+    /// Index in the plan of seed `k` of the several-flow run of TCP `t` (in `many`) with
+    /// buffer `j`.
+    fn many_index(&self, t: usize, j: usize, k: usize) -> usize {
+        self.one.len() * self.bs.len() + (t * self.bs.len() + j) * self.seeds + k
+    }
+
+    /// Whether run `index` is plotted: one Reno flow with 1 bdp (queue) and 0.25 bdp
+    /// (time-sequence) of buffer.
+    fn plotted(&self, index: usize) -> bool {
+        let reno = self.reno();
+        index == self.one_index(reno, self.col(1.0))
+            || index == self.one_index(reno, self.col(0.25))
     }
 }
 
-fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len().max(1) as f64
+/// The length of the one-flow and of the several-flow runs.
+fn durations(p: Params, base: &Scenario) -> (f64, f64) {
+    if p.quick {
+        (60.0, 25.0)
+    } else {
+        (base.duration_s, 40.0)
+    }
 }
 
 /// A uniform draw in [0, 1) from the seed and a label.
@@ -138,270 +200,361 @@ fn loss(r: &RunResult) -> f64 {
         })
 }
 
+/// One run: its utilization, drop rate and Jain index; the plotted runs keep their whole
+/// result.
+pub struct Run {
+    utilization: f64,
+    loss: f64,
+    jain: Option<f64>,
+    plotted: Option<RunResult>,
+}
+
+/// One configuration (TCP, flows, buffer): utilization, drop rate and Jain index, means
+/// over its seeds (one flow alone has one run; its Jain index is not shown).
+#[derive(Clone, Copy)]
+struct Point {
+    util: f64,
+    loss: f64,
+    jain: f64,
+}
+
+/// The point of one configuration from its runs.
+fn point(runs: &[Run]) -> Point {
+    let of = |f: &dyn Fn(&Run) -> Option<f64>| mean(&runs.iter().filter_map(f).collect::<Vec<_>>());
+    Point {
+        util: of(&|r| Some(r.utilization)),
+        loss: of(&|r| Some(r.loss)),
+        jain: of(&|r| r.jain),
+    }
+}
+
+pub struct Measured {
+    grid: Grid,
+    dur1: f64,
+    dur8: f64,
+    /// Per TCP of `grid.one`, per buffer of `grid.bs`.
+    one: Vec<Vec<Point>>,
+    /// Per TCP of `grid.many`, per buffer of `grid.bs`.
+    many: Vec<Vec<Point>>,
+    /// One Reno flow with 1 bdp of buffer (the queue plot).
+    queue_run: RunResult,
+    /// One Reno flow with 0.25 bdp of buffer (the time-sequence plot).
+    tseq_run: RunResult,
+}
+
+impl Measured {
+    /// Utilization of one flow of TCP `t` (in `grid.one`) with `x` bdp of buffer.
+    fn u1(&self, t: usize, x: f64) -> f64 {
+        self.one[t][self.grid.col(x)].util
+    }
+
+    /// Mean utilization of several flows of TCP `t` (in `grid.many`) with `x` bdp of buffer.
+    fn u8(&self, t: usize, x: f64) -> f64 {
+        self.many[t][self.grid.col(x)].util
+    }
+
+    /// Every configuration's label ("1 reno", "8 newreno") with its points, one flow first.
+    fn series(&self) -> Vec<(String, &[Point])> {
+        let g = &self.grid;
+        let one = g
+            .one
+            .iter()
+            .zip(&self.one)
+            .map(|(t, v)| (format!("1 {t}"), &v[..]));
+        let many = g
+            .many
+            .iter()
+            .zip(&self.many)
+            .map(|(t, v)| (format!("{N_MANY} {t}"), &v[..]));
+        one.chain(many).collect()
+    }
+}
+
 impl Experiment for BufferSizing {
+    type Run = Run;
+    type Measured = Measured;
+
     fn name(&self) -> &'static str {
         "buffer_sizing"
     }
-    fn title(&self) -> &'static str {
-        "13. Buffer sizing: a bandwidth-delay product at the bottleneck"
-    }
-    fn scenario(&self) -> &'static str {
-        TEXT
-    }
-    fn runs(&self, quick: bool, seeds: u64) -> u64 {
-        let (bs, one, many) = configs(quick);
-        (bs.len() * one.len()) as u64 + (bs.len() * many.len()) as u64 * seeds
+
+    fn files(&self) -> Files {
+        Files {
+            dir: "e13_buffer_sizing",
+            scenario: include_str!("scenario.toml"),
+            claims: include_str!("claims.toml"),
+            text: include_str!("text.md"),
+        }
     }
 
-    fn run(&self, ctx: &Ctx) -> Result<Section> {
-        let base = scenario("buffer_sizing", TEXT)?;
-        let (bs, one, many) = configs(ctx.quick);
-        let n = ctx.seeds as usize;
-        let dur1 = if ctx.quick { 60.0 } else { base.duration_s };
-        let dur8 = if ctx.quick { 25.0 } else { 40.0 };
-        let bufs: Vec<usize> = bs.iter().map(|&x| (x * BDP).round() as usize).collect();
-
-        // One flow: one run per (tcp, buffer). Keep two runs for the queue plot.
-        let mut scen = Vec::new();
-        for tcp in one {
+    /// One run per (TCP, buffer) for one flow, then the seeds of each (TCP, buffer) for
+    /// [`N_MANY`] flows (see [`Grid::one_index`], [`Grid::many_index`]).
+    fn plan(&self, p: Params, base: &Scenario) -> Result<Vec<Scenario>> {
+        let g = Grid::of(p);
+        let (dur1, dur8) = durations(p, base);
+        let bufs = g.bufs();
+        let mut runs = Vec::new();
+        for tcp in g.one {
             for &b in &bufs {
-                scen.push(variant(&base, 1, b, tcp, 1, dur1));
+                runs.push(variant(base, 1, b, tcp, 1, dur1));
             }
         }
-        let r1 = ctx.run_all(scen)?;
-        let u1: Vec<Vec<f64>> = (0..one.len())
-            .map(|t| {
-                (0..bufs.len())
-                    .map(|j| utilization(&r1[t * bufs.len() + j], WARM_S))
-                    .collect()
-            })
-            .collect();
-        let l1: Vec<Vec<f64>> = (0..one.len())
-            .map(|t| {
-                (0..bufs.len())
-                    .map(|j| loss(&r1[t * bufs.len() + j]))
-                    .collect()
-            })
-            .collect();
-        let reno_i = one.iter().position(|&t| t == "reno").unwrap_or(0);
-        let qplot = ctx.out.join("queue-reno-1flow.svg");
-        let j_small = bs
-            .iter()
-            .position(|&x| (x - 0.25).abs() < 1e-9)
-            .unwrap_or(0);
-        let j_one = bs.iter().position(|&x| (x - 1.0).abs() < 1e-9).unwrap_or(0);
-        let j_two = bs.iter().position(|&x| (x - 2.0).abs() < 1e-9).unwrap_or(0);
-        let j_tenth = bs.iter().position(|&x| (x - 0.1).abs() < 1e-9).unwrap_or(0);
-        plots::queues(&r1[reno_i * bufs.len() + j_one], &qplot)?;
-        let tplot = ctx.out.join("tseq-reno-1flow-quarter-bdp.svg");
+        for tcp in g.many {
+            for &b in &bufs {
+                for k in 0..p.seeds {
+                    runs.push(variant(base, N_MANY, b, tcp, 1 + k, dur8));
+                }
+            }
+        }
+        Ok(runs)
+    }
+
+    fn reduce(&self, p: Params, index: usize, r: RunResult) -> Result<Run> {
+        Ok(Run {
+            utilization: utilization(&r, WARM_S),
+            loss: loss(&r),
+            jain: r.summary.jain_fairness,
+            plotted: Grid::of(p).plotted(index).then_some(r),
+        })
+    }
+
+    fn measure(&self, p: Params, mut runs: Vec<Run>) -> Result<Measured> {
+        let g = Grid::of(p);
+        let base = Scenario::from_str_named(
+            self.files().scenario,
+            Path::new("e13_buffer_sizing/scenario.toml"),
+        )
+        .map_err(|e| anyhow!("{e}"))?;
+        let (dur1, dur8) = durations(p, &base);
+        let points = |tcps: usize, range: &dyn Fn(usize, usize) -> (usize, usize)| {
+            (0..tcps)
+                .map(|t| {
+                    (0..g.bs.len())
+                        .map(|j| {
+                            let (a, b) = range(t, j);
+                            point(&runs[a..b])
+                        })
+                        .collect()
+                })
+                .collect()
+        };
+        let one = points(g.one.len(), &|t, j| {
+            (g.one_index(t, j), g.one_index(t, j) + 1)
+        });
+        let many = points(g.many.len(), &|t, j| {
+            (g.many_index(t, j, 0), g.many_index(t, j, g.seeds))
+        });
+        let reno = g.reno();
+        let mut take = |x: f64, what: &str| {
+            runs[g.one_index(reno, g.col(x))]
+                .plotted
+                .take()
+                .ok_or_else(|| anyhow!("the one-flow Reno run at {what} is missing"))
+        };
+        let queue_run = take(1.0, "1 bdp")?;
+        let tseq_run = take(0.25, "0.25 bdp")?;
+        Ok(Measured {
+            grid: g,
+            dur1,
+            dur8,
+            one,
+            many,
+            queue_run,
+            tseq_run,
+        })
+    }
+
+    fn judge(&self, _p: Params, m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
+        judge_one_flow(m, text, j)?;
+        judge_two_bdp(m, j)?;
+        judge_reports(m, text, j)
+    }
+
+    fn render(&self, p: Params, m: &Measured, text: &Text, out: &Path) -> Result<Rendered> {
+        let g = &m.grid;
+        let p1 = out.join("utilization-vs-buffer.svg");
+        let p2 = out.join("loss-vs-buffer.svg");
+        plot_sweeps(m, &p1, &p2)?;
+        // The runs record no queue samples, so this writes no file (and the report shows
+        // no queue plot).
+        let qplot = out.join("queue-reno-1flow.svg");
+        plots::queues(&m.queue_run, &qplot)?;
+        let tplot = out.join("tseq-reno-1flow-quarter-bdp.svg");
         plots::time_sequence_titled(
-            &r1[reno_i * bufs.len() + j_small],
+            &m.tseq_run,
             0,
             &tplot,
             "one Reno flow, buffer 0.25 bdp",
-            Some(dur1),
+            Some(m.dur1),
         )?;
-        drop(r1);
-
-        // Eight flows: seeds per (tcp, buffer), run a group at a time so that the traces
-        // are dropped once read.
-        let mut u8_: Vec<Vec<f64>> = Vec::new();
-        let mut l8: Vec<Vec<f64>> = Vec::new();
-        let mut jain8: Vec<Vec<f64>> = Vec::new();
-        for tcp in many {
-            let (mut us, mut ls, mut js) = (Vec::new(), Vec::new(), Vec::new());
-            for &b in &bufs {
-                let scen = (0..ctx.seeds)
-                    .map(|k| variant(&base, N_MANY, b, tcp, 1 + k, dur8))
-                    .collect();
-                let r = ctx.run_all(scen)?;
-                us.push(mean(
-                    &r.iter().map(|r| utilization(r, WARM_S)).collect::<Vec<_>>(),
-                ));
-                ls.push(mean(&r.iter().map(loss).collect::<Vec<_>>()));
-                js.push(mean(
-                    &r.iter()
-                        .filter_map(|r| r.summary.jain_fairness)
-                        .collect::<Vec<_>>(),
-                ));
-            }
-            u8_.push(us);
-            l8.push(ls);
-            jain8.push(js);
-        }
-
-        // Table and plots.
-        let mut rows = Vec::new();
-        for (j, &x) in bs.iter().enumerate() {
-            let mut row = vec![format!("{x}"), bufs[j].to_string()];
-            for t in 0..one.len() {
-                row.push(format!("{:.3} ({:.2}%)", u1[t][j], l1[t][j] * 100.0));
-            }
-            for t in 0..many.len() {
-                row.push(format!(
-                    "{:.3} ({:.2}%, J {:.2})",
-                    u8_[t][j],
-                    l8[t][j] * 100.0,
-                    jain8[t][j]
-                ));
-            }
-            rows.push(row);
-        }
-        let mut header = vec!["buffer / bdp".to_string(), "packets".to_string()];
-        header.extend(one.iter().map(|t| format!("1 {t}")));
-        header.extend(many.iter().map(|t| format!("{N_MANY} {t}")));
-        let mut su = Vec::new();
-        let mut sl = Vec::new();
-        for (t, tcp) in one.iter().enumerate() {
-            su.push((
-                format!("1 {tcp}"),
-                bs.iter().copied().zip(u1[t].iter().copied()).collect(),
-            ));
-            sl.push((
-                format!("1 {tcp}"),
-                bs.iter()
-                    .copied()
-                    .zip(l1[t].iter().map(|x| x * 100.0))
-                    .collect(),
-            ));
-        }
-        for (t, tcp) in many.iter().enumerate() {
-            su.push((
-                format!("{N_MANY} {tcp}"),
-                bs.iter().copied().zip(u8_[t].iter().copied()).collect(),
-            ));
-            sl.push((
-                format!("{N_MANY} {tcp}"),
-                bs.iter()
-                    .copied()
-                    .zip(l8[t].iter().map(|x| x * 100.0))
-                    .collect(),
-            ));
-        }
-        let p1 = ctx.out.join("utilization-vs-buffer.svg");
-        plots::lines(
-            &p1,
-            "Bottleneck utilization vs buffer (10 Mb/s, 120 ms, bdp 100 packets)",
-            "buffer / bandwidth-delay product",
-            "goodput / data rate",
-            &su,
-            false,
+        let setup = text.fill(
+            "setup",
+            &[
+                ("bdp", format!("{BDP}")),
+                ("buffers", format!("{:?}", g.bs)),
+                ("dur1", format!("{}", m.dur1)),
+                ("n_many", format!("{N_MANY}")),
+                ("seeds", p.seeds.to_string()),
+                ("dur8", format!("{}", m.dur8)),
+                ("warm", format!("{WARM_S}")),
+            ],
         )?;
-        let p2 = ctx.out.join("loss-vs-buffer.svg");
-        plots::lines(
-            &p2,
-            "Drop rate at the bottleneck vs buffer",
-            "buffer / bandwidth-delay product",
-            "drops / packets offered (%)",
-            &sl,
-            false,
+        let reno = g.reno();
+        let discussion = text.fill(
+            "discussion",
+            &[
+                ("reno_one", format!("{:.2}", m.u1(reno, 1.0))),
+                ("reno_tenth", format!("{:.2}", m.u1(reno, 0.1))),
+                ("n_many", format!("{N_MANY}")),
+            ],
         )?;
-
-        // Judgements.
-        let newreno_one = one.iter().position(|&t| t == "newreno");
-        let tahoe_i = one.iter().position(|&t| t == "tahoe");
-        let reno1 = u1[reno_i][j_one];
-        let one_ok = reno1 >= 0.95;
-        let fragile = u1[reno_i][j_tenth] <= reno1 - 0.05;
-        let mut at2: Vec<(String, f64)> = one
-            .iter()
-            .enumerate()
-            .map(|(t, tcp)| (format!("1 {tcp}"), u1[t][j_two]))
-            .collect();
-        at2.extend(
-            many.iter()
-                .enumerate()
-                .map(|(t, tcp)| (format!("{N_MANY} {tcp}"), u8_[t][j_two])),
-        );
-        let (worst_name, worst) =
-            at2.iter()
-                .cloned()
-                .fold((String::new(), f64::INFINITY), |a, b| {
-                    if b.1 < a.1 {
-                        b
-                    } else {
-                        a
-                    }
-                });
-        let nr8 = many.iter().position(|&t| t == "newreno").unwrap_or(0);
-        let nr1 = newreno_one.unwrap_or(reno_i);
-        let e = self.name();
-        let claims = vec![
-            judged(
-                &base,
-                e,
-                "one_bdp",
-                format!(
-                    "Reno {reno1:.3}{}",
-                    newreno_one.map_or(String::new(), |t| format!(", NewReno {:.3}", u1[t][j_one]))
-                ),
-                Verdict::of(one_ok),
-                "",
-            )?,
-            judged(
-                &base,
-                e,
-                "less_is_fragile",
-                format!(
-                    "{:.3} at 0.1, {:.3} at 0.25, {reno1:.3} at 1 bdp",
-                    u1[reno_i][j_tenth], u1[reno_i][j_small]
-                ),
-                Verdict::of(fragile),
-                "after each halving the window (bdp + B)/2 is below the pipe and the link idles until it grows back",
-            )?,
-            judged(
-                &base,
-                e,
-                "two_bdp",
-                format!("{worst:.3} ({worst_name})"),
-                Verdict::of(worst >= 0.95),
-                "",
-            )?,
-            judged(
-                &base,
-                e,
-                "tahoe_needs_more",
-                tahoe_i.map_or("not run".into(), |t| {
-                    format!(
-                        "{:.3} at 0.25, {:.3} at 1, {:.3} at 2 bdp",
-                        u1[t][j_small], u1[t][j_one], u1[t][j_two]
-                    )
-                }),
-                Verdict::Info,
-                "Tahoe restarts from one packet after every loss: the buffer keeps the link busy while the window re-opens, so it gains from buffer beyond one bdp where Reno no longer does; with a small buffer its slow-start bursts overflow the queue early, ssthresh collapses and the window crawls back linearly",
-            )?,
-            judged(
-                &base,
-                e,
-                "many_flows",
-                format!(
-                    "{:.3} ({N_MANY} flows) vs {:.3} (1 flow)",
-                    u8_[nr8][j_small], u1[nr1][j_small]
-                ),
-                Verdict::Info,
-                "desynchronized flows do not all halve at once, so the aggregate window dips less",
-            )?,
-        ];
-
-        Ok(Section {
-            quote: "Another is that any bottleneck needs to have 2*bandwidth*delay worth of buffering *at the bottleneck* or it's going to be `fragile'. ... (1990:) good engineering practise suggests a b-d p worth of buffer at each bottleneck -- less buffer and your simulation will exhibit the interesting pathologies of a poorly engineered network".into(),
-            quote_source: "seed 004_2d5bebbc4a7c34a2.txt, 7 Mar 1988; seed 000/001, 30 Apr 1990".into(),
-            setup: format!(
-                "Dumbbell: 100 Mb/s access links, a 10 Mb/s bottleneck, 120 ms unloaded round trip, so the bandwidth-delay product is {BDP} packets of 1500 bytes; drop-tail with B = {:?} x bdp. One flow (tahoe, reno, newreno; deterministic, one run, {dur1} s) and {N_MANY} flows (reno, newreno; access delays 1-6 ms and start times 0-2 s drawn per seed; {n} seeds, {dur8} s). Receivers ACK every packet and offer 2 MB; each flow starts with ssthresh at its share of pipe + buffer. Utilization = goodput of all flows after the first {WARM_S} s / (10 Mb/s x 1460/1500); loss = drops / packets offered at the bottleneck.",
-                bs
-            ),
-            claims,
-            tables: vec![Table {
-                caption: "Utilization (drop rate; for several flows Jain's fairness index J)".into(),
-                header,
-                rows,
-            }],
+        Ok(Rendered {
+            setup,
+            tables: vec![table(m)],
             plots: vec![p1, p2, qplot, tplot],
-            discussion: format!(
-                "One Reno flow keeps the link busy from one bandwidth-delay product of buffer on ({reno1:.2}), the 1990 rule, and below it the link idles after every halving ({:.2} at 0.1 bdp). The 1988 rule of two products is what the TCP of 1988 needs: Tahoe slow-starts after each loss and uses the extra buffer to cover the round trips the window takes to re-open. With {N_MANY} flows whose losses are not synchronized the aggregate needs far less buffer. The runs start each flow with ssthresh at its share of the path so that the measurement is the congestion-avoidance sawtooth; from ssthresh = infinity, one NewReno flow with 2 bdp of buffer overshoots in slow start and then spends tens of seconds in one recovery, repairing one hole per round trip, because the engine restarts the retransmission timer on every partial ACK (reported to the lead).",
-                u1[reno_i][j_tenth]
-            ),
-            ..Section::default()
+            discussion,
         })
     }
+}
+
+/// The claims on one flow: one bdp keeps Reno's link busy, less is fragile.
+fn judge_one_flow(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
+    let g = &m.grid;
+    let reno = g.reno();
+    let reno1 = m.u1(reno, 1.0);
+    let newreno = g.one.iter().position(|&t| t == "newreno");
+    j.claim(
+        "one_bdp",
+        format!(
+            "Reno {reno1:.3}{}",
+            newreno.map_or(String::new(), |t| format!(", NewReno {:.3}", m.u1(t, 1.0)))
+        ),
+        Verdict::of(reno1 >= 0.95),
+        "",
+    )?;
+    j.claim(
+        "less_is_fragile",
+        format!(
+            "{:.3} at 0.1, {:.3} at 0.25, {reno1:.3} at 1 bdp",
+            m.u1(reno, 0.1),
+            m.u1(reno, 0.25)
+        ),
+        Verdict::of(m.u1(reno, 0.1) <= reno1 - 0.05),
+        text.get("note less_is_fragile")?,
+    )
+}
+
+/// The 1988 rule: the lowest utilization with 2 bdp of buffer over every configuration.
+fn judge_two_bdp(m: &Measured, j: &mut Judge) -> Result<()> {
+    let col = m.grid.col(2.0);
+    // The first of equal minima.
+    let (worst_name, worst) = m.series().into_iter().map(|(n, v)| (n, v[col].util)).fold(
+        (String::new(), f64::INFINITY),
+        |a, b| if b.1 < a.1 { b } else { a },
+    );
+    j.claim(
+        "two_bdp",
+        format!("{worst:.3} ({worst_name})"),
+        Verdict::of(worst >= 0.95),
+        "",
+    )
+}
+
+/// The reported claims: Tahoe's need for buffer, several flows against one.
+fn judge_reports(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
+    let g = &m.grid;
+    j.claim(
+        "tahoe_needs_more",
+        g.one
+            .iter()
+            .position(|&t| t == "tahoe")
+            .map_or("not run".into(), |t| {
+                format!(
+                    "{:.3} at 0.25, {:.3} at 1, {:.3} at 2 bdp",
+                    m.u1(t, 0.25),
+                    m.u1(t, 1.0),
+                    m.u1(t, 2.0)
+                )
+            }),
+        Verdict::Info,
+        text.get("note tahoe_needs_more")?,
+    )?;
+    // Without a single NewReno flow (quick mode) the single Reno flow stands in.
+    let nr1 = g
+        .one
+        .iter()
+        .position(|&t| t == "newreno")
+        .unwrap_or(g.reno());
+    let nr8 = g.many.iter().position(|&t| t == "newreno").unwrap_or(0);
+    j.claim(
+        "many_flows",
+        format!(
+            "{:.3} ({N_MANY} flows) vs {:.3} (1 flow)",
+            m.u8(nr8, 0.25),
+            m.u1(nr1, 0.25)
+        ),
+        Verdict::Info,
+        text.get("note many_flows")?,
+    )
+}
+
+/// Per buffer size, each configuration's utilization and drop rate (and Jain index for
+/// several flows).
+fn table(m: &Measured) -> Table {
+    let g = &m.grid;
+    let bufs = g.bufs();
+    let rows =
+        g.bs.iter()
+            .enumerate()
+            .map(|(j, &x)| {
+                let mut row = vec![format!("{x}"), bufs[j].to_string()];
+                for v in &m.one {
+                    row.push(format!("{:.3} ({:.2}%)", v[j].util, v[j].loss * 100.0));
+                }
+                for v in &m.many {
+                    row.push(format!(
+                        "{:.3} ({:.2}%, J {:.2})",
+                        v[j].util,
+                        v[j].loss * 100.0,
+                        v[j].jain
+                    ));
+                }
+                row
+            })
+            .collect();
+    let mut header = vec!["buffer / bdp".to_string(), "packets".to_string()];
+    header.extend(m.series().into_iter().map(|(n, _)| n));
+    Table {
+        caption: "Utilization (drop rate; for several flows Jain's fairness index J)".into(),
+        header,
+        rows,
+    }
+}
+
+/// Utilization and drop rate against the buffer, one line per configuration.
+fn plot_sweeps(m: &Measured, util_path: &Path, loss_path: &Path) -> Result<()> {
+    let bs = m.grid.bs;
+    let line = |f: &dyn Fn(&Point) -> f64| -> Vec<(String, Vec<(f64, f64)>)> {
+        m.series()
+            .into_iter()
+            .map(|(n, v)| (n, bs.iter().copied().zip(v.iter().map(f)).collect()))
+            .collect()
+    };
+    plots::lines(
+        util_path,
+        "Bottleneck utilization vs buffer (10 Mb/s, 120 ms, bdp 100 packets)",
+        "buffer / bandwidth-delay product",
+        "goodput / data rate",
+        &line(&|p| p.util),
+        false,
+    )?;
+    plots::lines(
+        loss_path,
+        "Drop rate at the bottleneck vs buffer",
+        "buffer / bandwidth-delay product",
+        "drops / packets offered (%)",
+        &line(&|p| p.loss * 100.0),
+        false,
+    )?;
+    Ok(())
 }

@@ -1,18 +1,20 @@
 //! Experiment 14: units of work (seed 000, 20 Jul 1988, on sosend): throughput against the
 //! bytes handed to TCP per write call, with the write's copy charged on the sender's CPU.
+//! The knee of the curve, where it moves with the fixed cost of a call, and the loss of
+//! parallelism when a write fills the whole socket buffer.
 
 use super::e09_ethernet::zoom;
+use crate::claims::Judge;
 use crate::plots;
-use crate::suite::{
-    judged, scenario, Ctx, LegacyExperiment as Experiment, Section, Table, Verdict,
-};
+use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
+use crate::text::Text;
 use ackclock_sim::scenario::AppSpec;
 use ackclock_sim::{RunResult, Scenario};
-use anyhow::Result;
+use anyhow::{anyhow, Result};
+use std::path::Path;
 
 pub struct UnitsOfWork;
 
-const TEXT: &str = include_str!("scenario.toml");
 /// The socket buffer of the scenario (12 packets), the largest unit a write can copy.
 const BUFFER: usize = 17520;
 /// Bytes per write call. 16384 leaves an odd last segment that only the receiver's delayed
@@ -21,13 +23,13 @@ const BUFFER: usize = 17520;
 const CHUNKS: [usize; 13] = [
     128, 256, 512, 1024, 1460, 2048, 2920, 4096, 5840, 8192, 11680, 16384, BUFFER,
 ];
-/// Fixed cost per write call (us): none, the seed's crossing cost, four times that.
+/// The index in [`CHUNKS`] of whole-buffer writes.
+const WHOLE: usize = CHUNKS.len() - 1;
+/// Fixed cost per write call (us): none, the seed's crossing cost, four times that. Quick
+/// mode runs them all too.
 const FIXED: [f64; 3] = [0.0, 150.0, 600.0];
+/// The index in [`FIXED`] of the seed's cost, at which the claims are judged.
 const MAIN: usize = 1;
-
-fn fixed_costs(_quick: bool) -> &'static [f64] {
-    &FIXED
-}
 
 fn variant(base: &Scenario, chunk: usize, fixed_us: f64) -> Scenario {
     let mut s = base.clone();
@@ -69,194 +71,272 @@ fn knee(tp: &[f64]) -> usize {
     CHUNKS[tp.iter().position(|&v| v >= 0.9 * best).unwrap_or(0)]
 }
 
+/// The index in [`CHUNKS`] of `chunk`-byte writes.
+fn chunk_index(chunk: usize) -> usize {
+    CHUNKS.iter().position(|&x| x == chunk).expect("chunk")
+}
+
+/// One run (fixed cost `index / CHUNKS.len()`, chunk `index % CHUNKS.len()`): goodput and
+/// utilizations; at the seed's fixed cost also the 100 ms plotted from 1 s on.
+pub struct Run {
+    kib_s: f64,
+    cpu: f64,
+    wire: f64,
+    window: Option<RunResult>,
+}
+
+pub struct Measured {
+    /// Goodput (KiB/s) per fixed cost of [`FIXED`], per chunk of [`CHUNKS`].
+    tp: Vec<Vec<f64>>,
+    /// Sender CPU and wire utilization per chunk, at the seed's fixed cost.
+    util: Vec<(f64, f64)>,
+    /// The index in [`CHUNKS`] of the best goodput at the seed's fixed cost.
+    best_i: usize,
+    /// 100 ms of the transfer per chunk at the seed's fixed cost (the best and whole-buffer
+    /// writes are plotted).
+    windows: Vec<RunResult>,
+}
+
+impl Measured {
+    /// Goodput at the seed's fixed cost with `chunk`-byte writes.
+    fn at(&self, chunk: usize) -> f64 {
+        self.tp[MAIN][chunk_index(chunk)]
+    }
+
+    fn best(&self) -> f64 {
+        self.tp[MAIN][self.best_i]
+    }
+
+    /// What 1 KB writes gain over whole-buffer writes at fixed cost `f` (index in [`FIXED`]).
+    fn gain(&self, f: usize) -> f64 {
+        self.tp[f][chunk_index(1024)] / self.tp[f][WHOLE] - 1.0
+    }
+}
+
 impl Experiment for UnitsOfWork {
+    type Run = Run;
+    type Measured = Measured;
+
     fn name(&self) -> &'static str {
         "units_of_work"
     }
-    fn title(&self) -> &'static str {
-        "14. Units of work: throughput against the write size"
-    }
-    fn scenario(&self) -> &'static str {
-        TEXT
-    }
-    fn runs(&self, quick: bool, _seeds: u64) -> u64 {
-        (CHUNKS.len() * fixed_costs(quick).len()) as u64
+
+    fn files(&self) -> Files {
+        Files {
+            dir: "e14_units_of_work",
+            scenario: include_str!("scenario.toml"),
+            claims: include_str!("claims.toml"),
+            text: include_str!("text.md"),
+        }
     }
 
-    fn run(&self, ctx: &Ctx) -> Result<Section> {
-        let base = scenario("units_of_work", TEXT)?;
-        let q = ctx.quick;
-        let fixed = fixed_costs(q);
-        let runs: Vec<Scenario> = fixed
+    /// Every chunk at every fixed cost, fixed cost first.
+    fn plan(&self, _p: Params, base: &Scenario) -> Result<Vec<Scenario>> {
+        Ok(FIXED
             .iter()
             .flat_map(|&f| CHUNKS.iter().map(move |&c| (c, f)))
-            .map(|(c, f)| variant(&base, c, f))
+            .map(|(c, f)| variant(base, c, f))
+            .collect())
+    }
+
+    fn reduce(&self, _p: Params, index: usize, r: RunResult) -> Result<Run> {
+        let (cpu, wire) = utilization(&r);
+        Ok(Run {
+            kib_s: kib_s(&r),
+            cpu,
+            wire,
+            window: (index / CHUNKS.len() == MAIN).then(|| zoom(&r, 0, 1.0, 0.1)),
+        })
+    }
+
+    fn measure(&self, _p: Params, runs: Vec<Run>) -> Result<Measured> {
+        let tp: Vec<Vec<f64>> = runs
+            .chunks(CHUNKS.len())
+            .map(|rs| rs.iter().map(|r| r.kib_s).collect())
             .collect();
-        let res = ctx.run_all(runs)?;
-        let per: Vec<&[RunResult]> = res.chunks(CHUNKS.len()).collect();
-        let tp: Vec<Vec<f64>> = per
-            .iter()
-            .map(|rs| rs.iter().map(kib_s).collect())
-            .collect();
-        let m = MAIN;
-        let main = &tp[m];
-        let at = |c: usize| main[CHUNKS.iter().position(|&x| x == c).expect("chunk")];
+        let main = &tp[MAIN];
+        // The last of equal maxima.
         let best_i = (0..main.len())
             .max_by(|&a, &b| main[a].total_cmp(&main[b]))
-            .expect("runs");
-        let best = main[best_i];
-        let gain = at(1024) / at(BUFFER) - 1.0;
-        // The same comparison when a 1 KB unit costs nothing beyond its copy: the seed's
-        // 1K units were turns of sosend's loop inside one write call.
-        let free = &tp[0];
-        let gain_free = free[3] / free[CHUNKS.len() - 1] - 1.0;
-        let k = knee(main);
-        let whole = at(BUFFER) / best;
-        let (cpu_best, wire_best) = utilization(&per[m][best_i]);
-        let (cpu_whole, wire_whole) = utilization(&per[m][CHUNKS.len() - 1]);
-        let knees: Vec<usize> = tp.iter().map(|v| knee(v)).collect();
-        let e = self.name();
-        let mut claims = vec![
-            judged(
-                &base,
-                e,
-                "sosend",
-                format!("{:+.0}% ({:.0} -> {:.0} KiB/s)", gain * 100.0, at(BUFFER), at(1024)),
-                if (0.05..=0.50).contains(&gain) {
-                    Verdict::Pass
-                } else {
-                    Verdict::Disagree
-                },
-                format!(
-                    "Here each 1 KB unit is a write call and pays the 150 us call cost, which eats the gain from parallelism. In the seed the 1K units were turns of sosend's copy loop inside one write, whose per-turn cost the seed does not give; with no per-unit cost the same comparison gives {:+.0}% ({:.0} -> {:.0} KiB/s). The seed's 380 KB/s was also the stock SunOS system, not the July budget.",
-                    gain_free * 100.0,
-                    free[CHUNKS.len() - 1],
-                    free[3]
-                ),
-            )?,
-            judged(
-                &base,
-                e,
-                "knee",
-                size(k),
-                Verdict::of((512..=4096).contains(&k)),
-                format!("best {:.0} KiB/s at {}", best, size(CHUNKS[best_i])),
-            )?,
-            judged(
-                &base,
-                e,
-                "bigger_lowers",
-                format!("{whole:.2} ({:.0} of {best:.0} KiB/s)", at(BUFFER)),
-                Verdict::of(whole <= 0.95),
-                format!(
-                    "sender CPU {:.0}% and wire {:.0}% busy at the best write size, {:.0}% and {:.0}% with whole-buffer writes",
-                    cpu_best * 100.0,
-                    wire_best * 100.0,
-                    cpu_whole * 100.0,
-                    wire_whole * 100.0
-                ),
-            )?,
-        ];
-        {
-            let grows = knees.windows(2).all(|w| w[0] <= w[1]) && knees[0] < knees[2];
-            claims.push(judged(
-                &base,
-                e,
-                "fixed_cost",
-                fixed
-                    .iter()
-                    .zip(&knees)
-                    .map(|(f, k)| format!("{f:.0} us: {}", size(*k)))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                Verdict::of(grows),
-                "",
-            )?);
-        }
-        for c in &mut claims {
-            if c.verdict == Verdict::Fail && c.note.is_empty() {
-                c.note = "ackclock misses the published band; see the discussion".into();
-            }
-        }
+            .ok_or_else(|| anyhow!("no runs"))?;
+        let (util, windows): (Vec<_>, Vec<_>) = runs
+            .into_iter()
+            .skip(MAIN * CHUNKS.len())
+            .take(CHUNKS.len())
+            .map(|r| ((r.cpu, r.wire), r.window))
+            .unzip();
+        let windows = windows
+            .into_iter()
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| anyhow!("a plotted run is missing"))?;
+        Ok(Measured {
+            tp,
+            util,
+            best_i,
+            windows,
+        })
+    }
 
-        let mut header = vec!["bytes per write".to_string()];
-        for f in fixed {
-            header.push(format!("{f:.0} us/call (KiB/s)"));
-        }
-        header.push(format!("sender CPU ({:.0} us)", fixed[m]));
-        header.push(format!("wire, data direction ({:.0} us)", fixed[m]));
-        let rows = CHUNKS
-            .iter()
-            .enumerate()
-            .map(|(i, &c)| {
-                let mut row = vec![size(c)];
-                for v in &tp {
-                    row.push(format!("{:.0}", v[i]));
-                }
-                let (cpu, wire) = utilization(&per[m][i]);
-                row.push(format!("{:.0}%", cpu * 100.0));
-                row.push(format!("{:.0}%", wire * 100.0));
-                row
-            })
-            .collect();
-        let p = ctx.out.join("throughput-vs-write-size.svg");
-        let series: Vec<(String, Vec<(f64, f64)>)> = fixed
-            .iter()
-            .zip(&tp)
-            .map(|(f, v)| {
-                (
-                    format!("{f:.0} us per write call"),
-                    CHUNKS
-                        .iter()
-                        .zip(v.iter().copied())
-                        .filter(|(&c, _)| c != 16384)
-                        .map(|(&c, y)| (c as f64, y))
-                        .collect(),
-                )
-            })
-            .collect();
-        plots::lines(
-            &p,
-            "throughput vs bytes per write call (Sun 3/60 model; 16 KB stall in the table)",
-            "bytes per write call (log scale)",
-            "KiB/s",
-            &series,
-            true,
+    fn judge(&self, _p: Params, m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
+        let gain = m.gain(MAIN);
+        let free = &m.tp[0];
+        j.claim(
+            "sosend",
+            format!(
+                "{:+.0}% ({:.0} -> {:.0} KiB/s)",
+                gain * 100.0,
+                m.at(BUFFER),
+                m.at(1024)
+            ),
+            if (0.05..=0.50).contains(&gain) {
+                Verdict::Pass
+            } else {
+                Verdict::Disagree
+            },
+            // The same comparison when a 1 KB unit costs nothing beyond its copy: the seed's
+            // 1K units were turns of sosend's loop inside one write call.
+            text.fill(
+                "note sosend",
+                &[
+                    ("gain_free", format!("{:+.0}", m.gain(0) * 100.0)),
+                    ("free_whole", format!("{:.0}", free[WHOLE])),
+                    ("free_1k", format!("{:.0}", free[chunk_index(1024)])),
+                ],
+            )?,
         )?;
-        let p2 = ctx.out.join("tseq-whole-buffer-writes.svg");
+        let k = knee(&m.tp[MAIN]);
+        j.claim(
+            "knee",
+            size(k),
+            Verdict::of((512..=4096).contains(&k)),
+            format!("best {:.0} KiB/s at {}", m.best(), size(CHUNKS[m.best_i])),
+        )?;
+        let whole = m.at(BUFFER) / m.best();
+        let pct = |x: f64| format!("{:.0}", x * 100.0);
+        let ((cpu_best, wire_best), (cpu_whole, wire_whole)) = (m.util[m.best_i], m.util[WHOLE]);
+        j.claim(
+            "bigger_lowers",
+            format!("{whole:.2} ({:.0} of {:.0} KiB/s)", m.at(BUFFER), m.best()),
+            Verdict::of(whole <= 0.95),
+            text.fill(
+                "note bigger_lowers",
+                &[
+                    ("cpu_best", pct(cpu_best)),
+                    ("wire_best", pct(wire_best)),
+                    ("cpu_whole", pct(cpu_whole)),
+                    ("wire_whole", pct(wire_whole)),
+                ],
+            )?,
+        )?;
+        let knees: Vec<usize> = m.tp.iter().map(|v| knee(v)).collect();
+        let grows = knees.windows(2).all(|w| w[0] <= w[1]) && knees[0] < knees[2];
+        j.claim(
+            "fixed_cost",
+            FIXED
+                .iter()
+                .zip(&knees)
+                .map(|(f, k)| format!("{f:.0} us: {}", size(*k)))
+                .collect::<Vec<_>>()
+                .join(", "),
+            Verdict::of(grows),
+            // The only claim that can fail without a note of its own.
+            if grows {
+                String::new()
+            } else {
+                text.get("note missed")?
+            },
+        )
+    }
+
+    fn render(&self, _p: Params, m: &Measured, text: &Text, out: &Path) -> Result<Rendered> {
+        let p1 = out.join("throughput-vs-write-size.svg");
+        plot_throughput(m, &p1)?;
+        let p2 = out.join("tseq-whole-buffer-writes.svg");
         plots::time_sequence_titled(
-            &zoom(&per[m][CHUNKS.len() - 1], 0, 1.0, 0.1),
+            &m.windows[WHOLE],
             0,
             &p2,
             "100 ms of whole-buffer (17,520-byte) writes: burst, dead time, burst",
             None,
         )?;
-        let p3 = ctx.out.join("tseq-best-writes.svg");
+        let p3 = out.join("tseq-best-writes.svg");
         plots::time_sequence_titled(
-            &zoom(&per[m][best_i], 0, 1.0, 0.1),
+            &m.windows[m.best_i],
             0,
             &p3,
-            &format!("100 ms of {} writes", size(CHUNKS[best_i])),
+            &format!("100 ms of {} writes", size(CHUNKS[m.best_i])),
             None,
         )?;
-        Ok(Section {
-            quote: "If the size is large enough to make the fixed cost small compared to the variable cost, making things bigger LOWERS throughput because you throw away opportunities for parallelism. ... you want the 'units of work' (loop sizes, packet sizes, etc.) to be the SMALLEST values that amortise the fixed cost. ... Just do a throughput vs. size test and look for the knee in the graph. Best performance is just to the right of the knee.".into(),
-            quote_source: "seed 000, 20 Jul 1988 (some interim notes on the bsd network speedups)".into(),
-            setup: "The Ethernet and Sun 3/60 cost model of experiment 9, 12-packet (17,520-byte) socket buffers, 8 MB per test. The sender's copy (137 ns/byte) is charged per write call instead of per packet, plus a fixed cost per call (0, 150 or 600 us; 150 us is the seed's figure for a kernel crossing). A write of C bytes waits until the socket buffer has room for all of it, then the CPU copies it doing nothing else, and only then does TCP see (and send) the data, as the pre-1988 sosend did with everything that fit.".into(),
-            claims,
-            tables: vec![Table {
-                caption: "Goodput against bytes per write call".into(),
-                header,
-                rows,
-            }],
-            plots: vec![p, p2, p3],
-            discussion: format!(
-                "Small writes pay the fixed cost per call: below the knee the sender's CPU is saturated by calls, not packets. Past the knee the curve is flat while a write is smaller than the part of the buffer still in flight (the wire sends the previous data while the CPU copies the next). When the write approaches the whole buffer, the sender must wait for the buffer to drain, then copies the full 17.5 KB (2.4 ms + the call) while the wire and the receiver have nothing to do, then sends a burst: the seed's 'burst of packets, a long dead time, another burst'. With no fixed cost there is no knee at all, and with 600 us it moves right, as the seed's rule says. 16 KB writes are the worst point, for a different reason: a 16,384-byte write leaves an odd last segment (and a 324-byte runt held by Nagle), so the room for the next write appears only when the receiver's 200 ms delayed-ACK timer acknowledges it; the atomic write makes this stall once per write ({:.0} KiB/s). A kernel that copies part of a write as room appears (the BSD stream-socket sosend) would not stall there, and would also blunt the whole-buffer loss in steady state; the model's unit of work is the write itself. The seed's sosend change (copy at most 1K, then call TCP, inside one write) is the same trade with a cheaper unit: its per-unit cost is a turn of a loop, not a system call. Charged a full call per KB the gain over whole-buffer copies nearly vanishes ({:+.0}%); with no per-unit cost it is {:+.0}%, near the seed's +20%.",
-                at(16384),
-                gain * 100.0,
-                gain_free * 100.0
-            ),
-            ..Section::default()
+        Ok(Rendered {
+            setup: text.get("setup")?,
+            tables: vec![table(m)],
+            plots: vec![p1, p2, p3],
+            discussion: text.fill(
+                "discussion",
+                &[
+                    ("stall", format!("{:.0}", m.at(16384))),
+                    ("gain", format!("{:+.0}", m.gain(MAIN) * 100.0)),
+                    ("gain_free", format!("{:+.0}", m.gain(0) * 100.0)),
+                ],
+            )?,
         })
     }
+}
+
+/// Goodput per write size at each fixed cost, and the sender's and the wire's utilization
+/// at the seed's.
+fn table(m: &Measured) -> Table {
+    let mut header = vec!["bytes per write".to_string()];
+    for f in FIXED {
+        header.push(format!("{f:.0} us/call (KiB/s)"));
+    }
+    header.push(format!("sender CPU ({:.0} us)", FIXED[MAIN]));
+    header.push(format!("wire, data direction ({:.0} us)", FIXED[MAIN]));
+    let rows = CHUNKS
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| {
+            let mut row = vec![size(c)];
+            for v in &m.tp {
+                row.push(format!("{:.0}", v[i]));
+            }
+            let (cpu, wire) = m.util[i];
+            row.push(format!("{:.0}%", cpu * 100.0));
+            row.push(format!("{:.0}%", wire * 100.0));
+            row
+        })
+        .collect();
+    Table {
+        caption: "Goodput against bytes per write call".into(),
+        header,
+        rows,
+    }
+}
+
+/// Goodput against the write size, one line per fixed cost; the 16 KB stall stays in the
+/// table only, so the lines show the knee.
+fn plot_throughput(m: &Measured, path: &Path) -> Result<()> {
+    let series: Vec<(String, Vec<(f64, f64)>)> = FIXED
+        .iter()
+        .zip(&m.tp)
+        .map(|(f, v)| {
+            (
+                format!("{f:.0} us per write call"),
+                CHUNKS
+                    .iter()
+                    .zip(v.iter().copied())
+                    .filter(|(&c, _)| c != 16384)
+                    .map(|(&c, y)| (c as f64, y))
+                    .collect(),
+            )
+        })
+        .collect();
+    plots::lines(
+        path,
+        "throughput vs bytes per write call (Sun 3/60 model; 16 KB stall in the table)",
+        "bytes per write call (log scale)",
+        "KiB/s",
+        &series,
+        true,
+    )
 }
