@@ -29,6 +29,9 @@
 //! robust figure on a noisy machine).
 //!
 //! Knobs: `ACKCLOCK_BULK_MIB=N` moves N MiB per iteration (default 64).
+//! `ACKCLOCK_BULK_API=copy` makes our applications use `send` (a copy from the
+//! application's buffer) and `recv_discard`, the API before `send_with` and `recv_with`
+//! (the default: the application writes into the send ring and is lent the receive ring).
 //! `ACKCLOCK_BULK_PROFILE=ackclock|smoltcp|copy-floor` skips criterion and runs
 //! `ACKCLOCK_BULK_TRANSFERS` (default 4) transfers inside `profiled_transfers`, for
 //! `valgrind --tool=callgrind --toggle-collect='bulk::profiled_transfers*'`.
@@ -204,6 +207,8 @@ struct Ours {
     ab: Ring,
     ba: Ring,
     src: Vec<u8>,
+    /// `send_with`/`recv_with` (default) or `send`/`recv_discard` (`ACKCLOCK_BULK_API=copy`).
+    in_place: bool,
 }
 
 /// Sends everything `ep` wants to send now, straight into free slots of `tx`.
@@ -271,6 +276,7 @@ impl Ours {
             ab,
             ba,
             src: pattern(BUF_BYTES),
+            in_place: std::env::var("ACKCLOCK_BULK_API").map_or(true, |v| v != "copy"),
         }
     }
 }
@@ -279,12 +285,26 @@ impl Pair for Ours {
     fn turn_a(&mut self) -> bool {
         let mut moved = ours_ingress(&mut self.a, self.now, &mut self.ba, &mut self.ab);
         let c = self.a.conn_mut(self.ca).unwrap();
-        loop {
-            let room = c.send_capacity().min(self.src.len());
-            if room == 0 {
-                break;
+        if self.in_place {
+            // The application writes its bytes straight into the send ring.
+            let src = &self.src;
+            while c
+                .send_with(|buf| {
+                    let n = buf.len().min(src.len());
+                    buf[..n].copy_from_slice(&src[..n]);
+                    (n, n)
+                })
+                .unwrap()
+                > 0
+            {}
+        } else {
+            loop {
+                let room = c.send_capacity().min(self.src.len());
+                if room == 0 {
+                    break;
+                }
+                c.send(&self.src[..room]).unwrap();
             }
-            c.send(&self.src[..room]).unwrap();
         }
         moved |= ours_egress(&mut self.a, self.now, &mut self.ab);
         moved
@@ -293,7 +313,19 @@ impl Pair for Ours {
     fn turn_b(&mut self) -> (bool, u64) {
         let mut moved = ours_ingress(&mut self.b, self.now, &mut self.ab, &mut self.ba);
         let c = self.b.conn_mut(self.cb).unwrap();
-        let n = c.recv_discard(usize::MAX) as u64;
+        let n = if self.in_place {
+            // The application is lent the ring in place and consumes everything.
+            let mut n = 0u64;
+            while let Ok(got) = c.recv_with(|d| (d.len(), d.len())) {
+                if got == 0 {
+                    break;
+                }
+                n += got as u64;
+            }
+            n
+        } else {
+            c.recv_discard(usize::MAX) as u64
+        };
         moved |= ours_egress(&mut self.b, self.now, &mut self.ba);
         (moved, n)
     }

@@ -595,6 +595,34 @@ impl Connection {
         }
     }
 
+    /// Queues data the application writes straight into the send buffer: `f` is lent the
+    /// free space after the queued bytes, up to the end of the ring (one contiguous slice,
+    /// possibly shorter than [`send_capacity`](Self::send_capacity): call again for the
+    /// rest; empty when the buffer is full), writes its bytes at the start and returns how
+    /// many it wrote together with a result of its own, which `send_with` returns. This saves
+    /// the copy [`send`](Self::send) makes from the application's buffer for an application
+    /// that produces its data (reads a file, encodes a message) in place, as smoltcp's
+    /// `TcpSocket::send` does. The same states and rules as `send` apply; `f` is not called
+    /// when sending is not allowed.
+    ///
+    /// # Errors
+    /// As [`send`](Self::send).
+    pub fn send_with<R>(&mut self, f: impl FnOnce(&mut [u8]) -> (usize, R)) -> Result<R, TcpError> {
+        match self.state {
+            State::SynSent | State::SynReceived | State::Established | State::CloseWait
+                if !self.fin_queued =>
+            {
+                let r = self.send_buf.write_with(f);
+                if self.send_buf.free() == 0 {
+                    // Full: `Writable` tells the application when space comes back.
+                    self.send_blocked = true;
+                }
+                Ok(r)
+            }
+            _ => Err(self.error.unwrap_or(TcpError::NotOpenForSending)),
+        }
+    }
+
     /// Free space in the send buffer.
     pub fn send_capacity(&self) -> usize {
         self.send_buf.free()
@@ -640,6 +668,32 @@ impl Connection {
             | State::FinWait2 => Err(TcpError::WouldBlock),
             _ => Err(TcpError::NotConnected),
         }
+    }
+
+    /// Reads received data in place: `f` is lent the in-order bytes at the front of the
+    /// receive buffer (one contiguous slice: when the data wraps around the end of the ring,
+    /// the rest comes on the next call), returns how many of them it consumed together with a
+    /// result of its own, which `recv_with` returns. Consumed bytes are freed as by
+    /// [`recv`](Self::recv) (the window opens the same way); bytes `f` leaves stay for the
+    /// next read. This saves [`recv`](Self::recv)'s copy into the application's buffer, as
+    /// smoltcp's `TcpSocket::recv` does. At the end of the stream `f` is lent an empty
+    /// slice, as `recv` returns `Ok(0)`.
+    ///
+    /// # Errors
+    /// As [`recv`](Self::recv): [`TcpError::WouldBlock`] when nothing is readable yet (`f`
+    /// is not called), the connection's error, or [`TcpError::NotConnected`].
+    pub fn recv_with<R>(&mut self, f: impl FnOnce(&[u8]) -> (usize, R)) -> Result<R, TcpError> {
+        if self.recv_buf.is_empty() {
+            // The same end-of-stream and error rules as `recv`.
+            let mut none = [0u8; 1];
+            self.recv(&mut none)?;
+            return Ok(f(&[]).1);
+        }
+        let (first, _) = self.recv_buf.readable_slices();
+        let (n, r) = f(first);
+        let n = n.min(first.len());
+        self.recv_buf.consume(n);
+        Ok(r)
     }
 
     /// Gives back the memory of buffers that hold nothing (they are allocated again when

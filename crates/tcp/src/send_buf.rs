@@ -82,6 +82,25 @@ impl SendBuffer {
         self.len += n;
         n
     }
+    /// Lends `f` the free space after the last byte, up to the end of the ring (one
+    /// contiguous slice, so at most `free()` bytes; empty when the buffer is full); `f`
+    /// writes its data at the start of that slice and returns how many bytes it wrote
+    /// (clamped to the slice) with its own result. The zero-copy form of
+    /// [`write`](Self::write): the application produces its bytes in the ring.
+    pub fn write_with<R>(&mut self, f: impl FnOnce(&mut [u8]) -> (usize, R)) -> R {
+        if self.free() == 0 {
+            return f(&mut []).1;
+        }
+        if self.ring.is_empty() {
+            self.ring = vec![0u8; self.cap].into_boxed_slice();
+            self.head = 0;
+        }
+        let tail = self.wrap_add(self.head, self.len);
+        let room = self.free().min(self.cap - tail);
+        let (n, r) = f(&mut self.ring[tail..tail + room]);
+        self.len += n.min(room);
+        r
+    }
     /// Up to `len` bytes starting `offset` bytes after SND.UNA, as at most two slices (the
     /// ring may wrap). Shorter if the buffer holds less.
     #[inline]
@@ -132,6 +151,35 @@ mod tests {
         assert_eq!(b.slices(8, 1), (&[][..], &[][..]));
         b.consume(100);
         assert!(b.is_empty());
+    }
+
+    #[test]
+    fn write_with_lends_the_contiguous_free_space_and_keeps_what_was_written() {
+        let mut b = SendBuffer::new(8);
+        assert_eq!(b.write(b"abcdef"), 6);
+        b.consume(4);
+        // Free: indices 6..8 then 0..4; the closure sees the first part only.
+        let seen = b.write_with(|buf| {
+            buf.copy_from_slice(b"gh");
+            (2, buf.len())
+        });
+        assert_eq!(seen, 2);
+        let seen = b.write_with(|buf| {
+            buf[..3].copy_from_slice(b"ijk");
+            (3, buf.len())
+        });
+        assert_eq!(seen, 4);
+        let (x, y) = b.slices(0, 8);
+        assert_eq!([x, y].concat(), b"efghijk");
+        // A closure that claims more than it was lent adds only what fits.
+        b.write_with(|buf| {
+            buf.fill(b'z');
+            (100, ())
+        });
+        assert_eq!(b.free(), 0);
+        assert_eq!(b.write_with(|buf| (0, buf.len())), 0);
+        let (x, y) = b.slices(0, 8);
+        assert_eq!([x, y].concat(), b"efghijkz");
     }
 
     #[test]
