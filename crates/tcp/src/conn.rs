@@ -23,6 +23,7 @@ use crate::sack::NextSeg;
 use crate::send_buf::SendBuffer;
 use crate::seq::SeqNum;
 use crate::stats::{Stats, TraceEvent, TraceKind};
+use timers::{Timer, Timers};
 use crate::{Segment, SegmentChecksum, State, TcpError};
 use ackclock_wire::tcp::Timestamps;
 use ackclock_wire::{
@@ -30,6 +31,8 @@ use ackclock_wire::{
 };
 use core::net::SocketAddrV4;
 use std::sync::Arc;
+
+mod timers;
 
 /// `Connection::hp_ready` bits: a pure ACK may be predicted; in-order data may be.
 const HP_ACK: u8 = 1;
@@ -187,10 +190,10 @@ pub struct Connection {
     rtt: RttEstimator,
     /// The segment being timed (4.3BSD t_rtseq/t_rtt): its end and when it was sent.
     rtt_timed: Option<(SeqNum, Instant)>,
-    rto_at: Option<Instant>,
+    /// Retransmission, persist, delayed-ACK and TIME-WAIT deadlines (`conn/timers.rs`).
+    timers: Timers,
     /// Consecutive timeouts (BSD's t_rxtshift).
     rto_count: u32,
-    persist_at: Option<Instant>,
     persist_shift: u32,
     probe_now: bool,
     /// Whether header prediction may be tried (`HP_ACK`): it is enabled, the state is
@@ -201,15 +204,6 @@ pub struct Connection {
     /// that word, recomputed by `refresh_prediction` wherever one of its inputs may
     /// change, so the fast path tests one byte instead of seven fields.
     hp_ready: u8,
-    delack_at: Option<Instant>,
-    time_wait_at: Option<Instant>,
-    /// A timer was armed earlier than `heap_deadline`: the endpoint's timer heap needs a
-    /// look (`take_timer_armed`).
-    timer_armed: bool,
-    /// The time the endpoint's timer heap will next look at this connection (`None`:
-    /// never). A timer armed at or after it needs no heap entry of its own: when the heap
-    /// comes to this one, it finds the real deadline.
-    heap_deadline: core::cell::Cell<Option<Instant>>,
     last_send_at: Instant,
     /// Our timestamp value of the last retransmission by timeout, for spurious detection.
     rto_retransmit_ts: Option<u32>,
@@ -379,16 +373,11 @@ impl Connection {
             sack_recent_len: 0,
             rtt: RttEstimator::new(cfg.rtt),
             rtt_timed: None,
-            rto_at: None,
+            timers: Timers::new(),
             rto_count: 0,
-            persist_at: None,
             persist_shift: 0,
             probe_now: false,
             hp_ready: 0,
-            delack_at: None,
-            time_wait_at: None,
-            timer_armed: false,
-            heap_deadline: core::cell::Cell::new(None),
             last_send_at: now,
             rto_retransmit_ts: None,
             cc,
@@ -944,29 +933,19 @@ impl Connection {
     // ------------------------------------------------------------------------------------
     // Timers
 
-    /// The earliest time at which `handle_timeout` has work to do.
-    /// `Some(t)`, noting when `t` is earlier than the time the endpoint will look anyway.
-    #[inline(always)]
-    fn arm(&mut self, _old: Option<Instant>, t: Instant) -> Option<Instant> {
-        if self.heap_deadline.get().is_none_or(|k| t < k) {
-            self.timer_armed = true;
-        }
-        Some(t)
-    }
-
     /// Whether, since the last call, a timer was armed earlier than the time given to
     /// `set_heap_deadline` (any timer, if none was given): only then must a driver that keeps
     /// deadlines in a heap look at `poll_timeout`.
     #[inline]
     pub fn take_timer_armed(&mut self) -> bool {
-        std::mem::take(&mut self.timer_armed)
+        self.timers.take_armed_early()
     }
 
     /// Tells the connection when its driver's timer heap will next look at it (`None`:
     /// never), so arming a later timer needs no look (`take_timer_armed`).
     #[inline]
     pub fn set_heap_deadline(&self, t: Option<Instant>) {
-        self.heap_deadline.set(t);
+        self.timers.set_heap_deadline(t);
     }
 
     /// The earliest armed timer (retransmission, persist, delayed ACK or TIME-WAIT), or
@@ -975,19 +954,11 @@ impl Connection {
     /// connection may move it.
     #[inline]
     pub fn poll_timeout(&self) -> Option<Instant> {
-        // Absent timers as u64::MAX: a branch-free minimum (the endpoint asks after every
-        // segment, to keep its timer heap up to date).
-        let at = |t: Option<Instant>| t.map_or(u64::MAX, Instant::as_nanos);
-        let delack = if self.cfg.ack.delayed_ack_clock {
-            self.delack_deadline()
+        if self.cfg.ack.delayed_ack_clock {
+            self.timers.earliest(Some(self.delack_deadline()))
         } else {
-            self.delack_at
-        };
-        let m = at(self.rto_at)
-            .min(at(self.persist_at))
-            .min(at(delack))
-            .min(at(self.time_wait_at));
-        (m != u64::MAX).then(|| Instant::from_nanos(m))
+            self.timers.earliest(None)
+        }
     }
 
     /// Runs the timers due at `now`; the others are left alone, so an early call is
@@ -1006,25 +977,22 @@ impl Connection {
     /// What the timers queue goes out on the following `poll_transmit` calls.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.now = now;
-        if self.time_wait_at.is_some_and(|t| t <= now) {
-            self.time_wait_at = None;
+        if self.timers.take_due(Timer::TimeWait, now) {
             self.enter_closed();
             self.set_state(now, State::Closed);
             return;
         }
         if self.delack_deadline().is_some_and(|t| t <= now) {
-            self.delack_at = None;
+            self.timers.cancel(Timer::DelayedAck);
             if self.unacked_segs > 0 || self.unacked_bytes > 0 {
                 self.ack_now = true;
                 self.stats.delayed_acks_out += 1;
             }
         }
-        if self.rto_at.is_some_and(|t| t <= now) {
-            self.rto_at = None;
+        if self.timers.take_due(Timer::Rto, now) {
             self.on_rto(now);
         }
-        if self.persist_at.is_some_and(|t| t <= now) {
-            self.persist_at = None;
+        if self.timers.take_due(Timer::Persist, now) {
             // RFC 1122 4.2.2.17: a peer that answers our probes may keep its window closed
             // for ever; one that answers nothing is gone, and its probes count against the
             // retry limit as retransmissions do (an answer is any segment since the last
@@ -1368,7 +1336,7 @@ impl Connection {
         if self.snd_nxt < self.snd_una {
             self.snd_nxt = self.snd_una;
         }
-        self.rto_at = None;
+        self.timers.cancel(Timer::Rto);
         // The first congestion window and, per RFC 5681 §3.1, ssthresh stay as configured.
         let mss = self.snd_mss;
         match self.cfg.congestion {
@@ -1475,7 +1443,7 @@ impl Connection {
                     }
                     // A retransmitted FIN in TIME-WAIT restarts the 2 MSL timer.
                     if self.state == State::TimeWait && f.contains(TcpFlags::FIN) {
-                        self.time_wait_at = self.arm(self.time_wait_at, now + self.cfg.time_wait);
+                        self.timers.set(Timer::TimeWait, now + self.cfg.time_wait);
                     }
                 }
                 return;
@@ -1536,7 +1504,7 @@ impl Connection {
                 }
                 State::TimeWait => {
                     self.ack_now = true;
-                    self.time_wait_at = self.arm(self.time_wait_at, now + self.cfg.time_wait);
+                    self.timers.set(Timer::TimeWait, now + self.cfg.time_wait);
                 }
                 _ => {}
             }
@@ -1594,7 +1562,7 @@ impl Connection {
                 && !seg.flags.intersects(TcpFlags::SYN.union(TcpFlags::FIN))
                 && wnd == self.snd_wnd
                 && self.snd_max > self.snd_una
-                && self.rto_at.is_some();
+                && self.timers.is_armed(Timer::Rto);
             if is_dup {
                 self.on_dupack(now, seg);
             } else {
@@ -1753,9 +1721,9 @@ impl Connection {
         let impatient = matches!(outcome, NewAckOutcome::PartialAck { first: false })
             && self.cfg.recovery == crate::config::RecoveryAlgorithm::NewReno;
         if self.snd_una == self.snd_max {
-            self.rto_at = None;
-        } else if !impatient || self.rto_at.is_none() {
-            self.rto_at = self.arm(self.rto_at, now + self.rtt.rto());
+            self.timers.cancel(Timer::Rto);
+        } else if !impatient || !self.timers.is_armed(Timer::Rto) {
+            self.timers.set(Timer::Rto, now + self.rtt.rto());
         }
         self.emit(now, TraceKind::Ack { ack });
     }
@@ -1840,19 +1808,19 @@ impl Connection {
         self.unacked_bytes = self.unacked_bytes.saturating_add(len as u32);
         if self.unacked_segs >= self.ack_every_segs || self.unacked_bytes >= self.ack_every_bytes {
             self.ack_now = true;
-        } else if self.delack_at.is_none() {
-            self.delack_at = self.arm(self.delack_at, now + self.cfg.ack.delayed_ack);
+        } else if !self.timers.is_armed(Timer::DelayedAck) {
+            self.timers.set(Timer::DelayedAck, now + self.cfg.ack.delayed_ack);
         }
     }
 
-    /// When the delayed ACK goes out. `delack_at` is `delayed_ack` after the first
+    /// When the delayed ACK goes out. Its timer is set `delayed_ack` after the first
     /// unacknowledged segment; with `delayed_ack_clock` the ACK waits instead for the next
     /// tick, after that segment, of the 4.3BSD fast timeout: a clock of period `delayed_ack`
     /// whose phase comes from the connection's timestamp offset, so that connections do not
     /// tick together. (Worked out here, off the per-segment path.)
     #[inline]
     fn delack_deadline(&self) -> Option<Instant> {
-        let t = self.delack_at?;
+        let t = self.timers.get(Timer::DelayedAck)?;
         if !self.cfg.ack.delayed_ack_clock {
             return Some(t);
         }
@@ -2051,7 +2019,7 @@ impl Connection {
             if req.seq >= self.snd_una && req.seq < self.snd_max {
                 let t = self.retransmit(now, buf, req.seq, mss);
                 if t.is_some() && req.restart_timer {
-                    self.rto_at = self.arm(self.rto_at, now + self.rtt.rto());
+                    self.timers.set(Timer::Rto, now + self.rtt.rto());
                 }
                 if t.is_some() {
                     return t;
@@ -2183,8 +2151,8 @@ impl Connection {
                 // SND.NXT may have caught up with SND.MAX (it always equals it otherwise).
                 self.refresh_prediction();
             }
-            if self.rto_at.is_none() && advance > 0 {
-                self.rto_at = self.arm(self.rto_at, now + self.rtt.rto());
+            if !self.timers.is_armed(Timer::Rto) && advance > 0 {
+                self.timers.set(Timer::Rto, now + self.rtt.rto());
             }
         }
         self.last_send_at = now;
@@ -2229,8 +2197,8 @@ impl Connection {
                 self.rtt_timed = None;
             }
         }
-        if self.rto_at.is_none() {
-            self.rto_at = self.arm(self.rto_at, now + self.rtt.rto());
+        if !self.timers.is_armed(Timer::Rto) {
+            self.timers.set(Timer::Rto, now + self.rtt.rto());
         }
         Some(t)
     }
@@ -2247,8 +2215,8 @@ impl Connection {
         }
         self.snd_nxt = self.iss + 1u32;
         self.snd_max = self.snd_max.max(self.snd_nxt);
-        if self.rto_at.is_none() {
-            self.rto_at = self.arm(self.rto_at, now + self.rtt.rto());
+        if !self.timers.is_armed(Timer::Rto) {
+            self.timers.set(Timer::Rto, now + self.rtt.rto());
         }
         Some(t)
     }
@@ -2298,7 +2266,7 @@ impl Connection {
         if has_ack {
             // Any segment carrying an ACK satisfies the ACK policy.
             self.ack_now = false;
-            self.delack_at = None;
+            self.timers.cancel(Timer::DelayedAck);
             self.unacked_segs = 0;
             self.unacked_bytes = 0;
             self.last_ack_sent = self.rcv_nxt;
@@ -2507,9 +2475,7 @@ impl Connection {
     #[inline(always)]
     fn update_timers_after(&mut self, now: Instant, quiescent: bool) {
         if self.state == State::Closed {
-            self.rto_at = None;
-            self.persist_at = None;
-            self.delack_at = None;
+            self.timers.cancel_transfer_timers();
             return;
         }
         self.update_timers_open(now, quiescent);
@@ -2527,14 +2493,14 @@ impl Connection {
         if data_end.since(self.snd_nxt) > 0 {
             if self.snd_wnd == 0 && self.snd_nxt == self.snd_una {
                 // Zero window with data waiting: the persist timer replaces the RTO.
-                self.rto_at = None;
-                if self.persist_at.is_none() && !self.probe_now {
+                self.timers.cancel(Timer::Rto);
+                if !self.timers.is_armed(Timer::Persist) && !self.probe_now {
                     let base = self
                         .rtt
                         .rto()
                         .saturating_mul(1u64 << self.persist_shift.min(16));
                     let t = base.max(self.cfg.persist_min).min(self.cfg.persist_max);
-                    self.persist_at = self.arm(self.persist_at, now + t);
+                    self.timers.set(Timer::Persist, now + t);
                 }
                 return;
             }
@@ -2542,41 +2508,38 @@ impl Connection {
                 // Sender SWS avoidance is holding back data and nothing in flight will
                 // bring an ACK: RFC 9293 §3.8.6.2.1 (4)'s override timeout (0.1 to 1 s)
                 // sends it anyway, as 4.3BSD's persist timer did for a small window.
-                if quiescent && self.persist_at.is_none() && !self.probe_now {
+                if quiescent && !self.timers.is_armed(Timer::Persist) && !self.probe_now {
                     let t = self
                         .rtt
                         .rto()
                         .max(Duration::from_millis(100))
                         .min(Duration::from_secs(1));
-                    self.persist_at = self.arm(self.persist_at, now + t);
+                    self.timers.set(Timer::Persist, now + t);
                 }
-                self.rto_at = None;
+                self.timers.cancel(Timer::Rto);
                 return;
             }
         }
-        self.persist_at = None;
+        self.timers.cancel(Timer::Persist);
         if !outstanding {
-            self.rto_at = None;
-        } else if self.rto_at.is_none() {
-            self.rto_at = self.arm(self.rto_at, now + self.rtt.rto());
+            self.timers.cancel(Timer::Rto);
+        } else if !self.timers.is_armed(Timer::Rto) {
+            self.timers.set(Timer::Rto, now + self.rtt.rto());
         }
     }
 
     fn enter_time_wait(&mut self, now: Instant) {
         self.set_state(now, State::TimeWait);
-        self.rto_at = None;
-        self.persist_at = None;
-        self.time_wait_at = self.arm(self.time_wait_at, now + self.cfg.time_wait);
+        self.timers.cancel(Timer::Rto);
+        self.timers.cancel(Timer::Persist);
+        self.timers.set(Timer::TimeWait, now + self.cfg.time_wait);
     }
 
     fn enter_closed(&mut self) {
         // Rings that still hold data stay until the connection is removed.
         self.send_buf.release();
         self.recv_buf.release();
-        self.rto_at = None;
-        self.persist_at = None;
-        self.delack_at = None;
-        self.time_wait_at = None;
+        self.timers.cancel_all();
         self.ack_now = false;
         self.syn_pending = false;
         self.state = State::Closed;
