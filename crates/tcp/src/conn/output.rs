@@ -1,0 +1,487 @@
+//! The output phase (`Connection::poll_transmit`): what may be sent now (Nagle, sender SWS
+//! avoidance, the congestion and receive windows, recovery's choice of what to resend), and
+//! the writing of segments: headers, options and the checksum-and-copy of the data.
+
+use super::*;
+
+impl Connection {
+    /// Writes the next packet to send into `buf` and describes it, or returns `None` when
+    /// there is nothing to send now. Call it until it returns `None`.
+    ///
+    /// `buf` must hold [`TcpConfig::mss`] + 80 bytes: the MSS payload plus 40 bytes of
+    /// headers and up to 40 of options (a data segment that carries SACK blocks is larger
+    /// than the MTU the MSS is derived from). A packet that does not fit is not written and
+    /// the call returns `None`.
+    pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        self.now = now;
+        if let Some(r) = self.rst_pending.take() {
+            return self.write_rst(now, buf, r);
+        }
+        match self.state {
+            State::Closed | State::Listen => return None,
+            State::SynSent | State::SynReceived => {
+                if self.syn_pending {
+                    return self.send_syn(now, buf);
+                }
+                if self.state == State::SynSent {
+                    return None;
+                }
+            }
+            _ => {}
+        }
+        if self.can_send_data() {
+            if let Some(t) = self.send_data(now, buf) {
+                return Some(t);
+            }
+        }
+        if self.ack_now || self.window_update_due() {
+            let update = !self.ack_now;
+            // From SND.MAX, not SND.NXT (4.3BSD tcp_output): after a timeout pulls SND.NXT
+            // back, SND.NXT lies below what the peer may have received, and the peer would
+            // find the ACK unacceptable and drop its acknowledgment (RFC 9293 §3.10.7.4).
+            let t = self.write_segment(now, buf, self.snd_max, 0, TcpFlags::ACK, false);
+            if t.is_some() {
+                self.stats.pure_acks_out += 1;
+                if update {
+                    self.stats.window_updates_out += 1;
+                }
+            }
+            return t;
+        }
+        // Nothing more to send now: arm the persist timer for a zero window (also after an
+        // application write or a probe, which no input follows) or the SWS override.
+        self.update_timers_after(now, true);
+        None
+    }
+
+    pub(super) fn can_send_data(&self) -> bool {
+        matches!(
+            self.state,
+            State::Established
+                | State::CloseWait
+                | State::FinWait1
+                | State::Closing
+                | State::LastAck
+        )
+    }
+
+    /// Sequence number of our FIN (valid once `fin_queued`).
+    pub(super) fn fin_seq(&self) -> SeqNum {
+        self.buf_seq + self.send_buf.len()
+    }
+
+    pub(super) fn flight(&self) -> u32 {
+        self.snd_nxt.since(self.snd_una)
+    }
+
+    /// The most data the next segment may carry: the send MSS, less the room its SACK
+    /// blocks will take. RFC 9293 §3.7.1 limits data plus TCP options to Eff.snd.MSS + 20
+    /// bytes of TCP header, and SACK blocks (RFC 2018) ride on data segments too; without
+    /// this a two-way transfer with loss sends packets up to 36 bytes over the MTU.
+    /// (Timestamps are taken off `snd_mss` once, at the handshake.)
+    pub(super) fn payload_limit(&self) -> u32 {
+        if !(self.sack_ok && self.recv_buf.has_out_of_order()) {
+            return self.snd_mss;
+        }
+        let mut options = TcpOptions::NONE;
+        if self.ts_ok {
+            options.timestamps = Some(Timestamps { tsval: 0, tsecr: 0 });
+        }
+        let ts_len = options.encoded_len();
+        self.fill_sack_blocks(&mut options);
+        let sack_len = (options.encoded_len() - ts_len) as u32;
+        self.snd_mss.saturating_sub(sack_len).max(1)
+    }
+
+    pub(super) fn send_data(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        let mss = self.payload_limit();
+        let data_end = self.buf_seq + self.send_buf.len();
+        // 1. A retransmission the recovery asked for goes first, whatever the window.
+        if let Some(req) = self.rec.take_retransmit() {
+            if req.seq >= self.snd_una && req.seq < self.snd_max {
+                let t = self.retransmit(now, buf, req.seq, mss);
+                if t.is_some() && req.restart_timer {
+                    self.timers.set(Timer::Rto, now + self.rtt.rto());
+                }
+                if t.is_some() {
+                    return t;
+                }
+            }
+        }
+        // 1b. SACK recovery (RFC 6675 §5 step C): while cwnd - pipe >= 1 SMSS, send what
+        // NextSeg chooses.
+        let mut sack_usable = None;
+        if self.rec.sack_recovery() {
+            let thresh = self.rec.threshold();
+            let pipe = self.rec.sb.pipe(self.snd_una, self.snd_max, thresh, mss);
+            let room = self.cc.cwnd().saturating_sub(pipe);
+            if room < mss {
+                return None;
+            }
+            let rwnd_room = (self.snd_una + self.snd_wnd).since(self.snd_nxt);
+            let new_ok = data_end.since(self.snd_nxt) > 0 && rwnd_room > 0;
+            let recover = self.rec.recover();
+            match self
+                .rec
+                .sb
+                .next_seg(self.snd_una, thresh, mss, new_ok, recover)
+            {
+                Some(NextSeg::Retransmit { seq, len }) => {
+                    return self.retransmit(now, buf, seq, len);
+                }
+                Some(NextSeg::Rescue { seq, len }) => {
+                    // RFC 6675 rule 4: "HighRxt MUST NOT be updated" by the rescue, or every
+                    // hole found later would wait for the timer.
+                    let high_rxt = self.rec.sb.high_rxt;
+                    let t = self.retransmit(now, buf, seq, len);
+                    self.rec.sb.high_rxt = high_rxt;
+                    if t.is_some() {
+                        // RFC 6675 rule 4: RescueRxt = RecoveryPoint; HighRxt unchanged.
+                        self.rec.sb.rescue_rxt = Some(recover);
+                    }
+                    return t;
+                }
+                Some(NextSeg::NewData) => sack_usable = Some(room.min(rwnd_room)),
+                None => return None,
+            }
+        }
+        // 2. New data (or the go-back-N resend after a timeout) from SND.NXT.
+        if self.cfg.idle_restart
+            && self.snd_una == self.snd_max
+            && now.saturating_since(self.last_send_at) > self.rtt.rto()
+        {
+            // RFC 5681 §4.1: after an idle period longer than RTO, restart from the
+            // initial window rather than bursting a stale cwnd.
+            let rw = self.cfg.initial_window.bytes(mss).min(self.cc.cwnd());
+            self.cc.set_cwnd(rw);
+            self.emit(now, TraceKind::IdleRestart);
+        }
+        // Nothing unsent, no probe due and no FIN queued: below, `len` would be 0 and
+        // nothing sent. Return before the congestion window is asked (a virtual call), as
+        // happens on most calls (every ACK a receiver sends is followed by one).
+        if data_end == self.snd_nxt && !self.probe_now && !self.fin_queued {
+            return None;
+        }
+        let cwnd = self.cc.cwnd().saturating_add(self.rec.extra_window());
+        let wnd = self.snd_wnd.min(cwnd);
+        let flight = self.flight();
+        let unsent = data_end.since(self.snd_nxt);
+        let usable = sack_usable.unwrap_or_else(|| wnd.saturating_sub(flight));
+        let mut len = unsent.min(usable).min(mss);
+        let mut forced = false;
+        let mut override_sws = false;
+        if self.probe_now {
+            self.probe_now = false;
+            self.refresh_prediction();
+            if self.snd_wnd == 0 && unsent > 0 && len == 0 {
+                // Zero-window probe: one byte past the window (RFC 9293 §3.8.6.1).
+                len = 1;
+                forced = true;
+                self.stats.window_probes += 1;
+            } else if len > 0 {
+                // RFC 9293 §3.8.6.2.1 (4): the override timeout expired with data held back
+                // by sender SWS avoidance; send what the window allows.
+                override_sws = true;
+            }
+        }
+        let fin_here = self.fin_queued && self.snd_nxt + len == self.fin_seq();
+        let retransmitting = self.snd_nxt < self.snd_max;
+        let send = if len == 0 {
+            // A FIN alone needs no window: it is sent once all data is out.
+            fin_here
+        } else if len == mss || forced || override_sws || retransmitting {
+            true
+        } else if len == unsent && (!self.cfg.nagle || flight == 0 || fin_here) {
+            // RFC 9293 §3.8.6.2.1 (2): pushed data that empties the queue; Nagle holds a
+            // small segment while anything is unacknowledged.
+            true
+        } else {
+            // (3) at least half the largest window the peer has offered.
+            self.max_snd_wnd > 0 && len >= self.max_snd_wnd / 2
+        };
+        if !send {
+            return None;
+        }
+        let seq = self.snd_nxt;
+        let mut flags = TcpFlags::ACK;
+        if fin_here && !forced {
+            flags |= TcpFlags::FIN;
+        }
+        if len > 0 && seq + len == data_end && !self.fin_queued {
+            flags |= TcpFlags::PSH;
+        }
+        let t = self.write_segment(now, buf, seq, len, flags, retransmitting)?;
+        let advance = len + u32::from(flags.contains(TcpFlags::FIN));
+        if self.snd_una == self.snd_max {
+            // Nothing was outstanding: the user timeout counts from now.
+            self.progress_at = now;
+        }
+        if forced {
+            // The probe byte is not counted as sent: SND.NXT stays so that the byte is
+            // sent normally once the window opens (BSD pulls snd_nxt back the same way),
+            // but SND.MAX covers it so the peer may acknowledge it.
+            self.snd_max = self.snd_max.max(seq + advance);
+            self.refresh_prediction();
+        } else {
+            if !retransmitting && self.rtt_timed.is_none() && !self.ts_ok && advance > 0 {
+                // Time this segment (4.3BSD times one segment per round trip).
+                self.rtt_timed = Some((seq + advance, now));
+            }
+            self.snd_nxt = seq + advance;
+            self.snd_max = self.snd_max.max(self.snd_nxt);
+            if retransmitting {
+                // SND.NXT may have caught up with SND.MAX (it always equals it otherwise).
+                self.refresh_prediction();
+            }
+            if !self.timers.is_armed(Timer::Rto) && advance > 0 {
+                self.timers.set(Timer::Rto, now + self.rtt.rto());
+            }
+        }
+        self.last_send_at = now;
+        Some(t)
+    }
+
+    /// Resends up to `max_len` sequence bytes from `seq` (data, and the FIN if it was sent
+    /// right after them), marking it a retransmission.
+    pub(super) fn retransmit(
+        &mut self,
+        now: Instant,
+        buf: &mut [u8],
+        seq: SeqNum,
+        max_len: u32,
+    ) -> Option<Transmit> {
+        let data_end = self.buf_seq + self.send_buf.len();
+        // Only bytes that were sent are resent (RFC 5681 §3.2 "the segment that appears to
+        // have been lost"): past SND.MAX they would be new data, whose acknowledgment the
+        // ACK check below SND.MAX would then refuse.
+        let sent_end = if self.snd_max < data_end {
+            self.snd_max
+        } else {
+            data_end
+        };
+        let len = sent_end.since(seq).min(max_len).min(self.payload_limit());
+        let fin = self.fin_queued
+            && seq + len == self.fin_seq()
+            && self.snd_max > self.fin_seq()
+            && max_len > len;
+        if len == 0 && !fin {
+            return None;
+        }
+        let mut flags = TcpFlags::ACK;
+        if fin {
+            flags |= TcpFlags::FIN;
+        }
+        let t = self.write_segment(now, buf, seq, len, flags, true)?;
+        self.rec.on_retransmit_sent(seq, len + u32::from(fin));
+        // Karn: a resent segment's timing would be ambiguous.
+        if let (Some((end, _)), true) = (self.rtt_timed, self.rtt.config().karn) {
+            if seq < end {
+                self.rtt_timed = None;
+            }
+        }
+        if !self.timers.is_armed(Timer::Rto) {
+            self.timers.set(Timer::Rto, now + self.rtt.rto());
+        }
+        Some(t)
+    }
+
+    pub(super) fn send_syn(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        let mut flags = TcpFlags::SYN;
+        if self.state == State::SynReceived {
+            flags |= TcpFlags::ACK;
+        }
+        let t = self.write_segment(now, buf, self.iss, 0, flags, self.snd_max > self.iss)?;
+        self.syn_pending = false;
+        if self.snd_max == self.iss {
+            self.rtt_timed = Some((self.iss + 1u32, now));
+        }
+        self.snd_nxt = self.iss + 1u32;
+        self.snd_max = self.snd_max.max(self.snd_nxt);
+        if !self.timers.is_armed(Timer::Rto) {
+            self.timers.set(Timer::Rto, now + self.rtt.rto());
+        }
+        Some(t)
+    }
+
+    /// Builds one segment carrying `len` bytes from `seq` (data from the send buffer) into
+    /// `buf`, with the ACK, window and options every segment carries.
+    pub(super) fn write_segment(
+        &mut self,
+        now: Instant,
+        buf: &mut [u8],
+        seq: SeqNum,
+        len: u32,
+        flags: TcpFlags,
+        retransmit: bool,
+    ) -> Option<Transmit> {
+        let has_ack = flags.contains(TcpFlags::ACK);
+        let n = if flags.contains(TcpFlags::SYN)
+            || (self.sack_ok && has_ack && self.recv_buf.has_out_of_order())
+        {
+            self.write_headers_general(now, buf, seq, len, flags)?
+        } else {
+            // Every other segment carries at most the timestamps option: written from the
+            // template (`fill_sack_blocks` would add nothing without out-of-order data).
+            let ts = self.ts_ok.then(|| (self.ts_now(now), self.ts_recent));
+            let window = self.advertise_window(false);
+            let ack = if has_ack { self.rcv_nxt.get() } else { 0 };
+            let data = if len > 0 {
+                let off = seq.since(self.buf_seq) as usize;
+                self.send_buf.slices(off, len as usize)
+            } else {
+                (&[][..], &[][..])
+            };
+            self.template
+                .write(buf, seq.get(), ack, flags, window, ts, self.ip_id, data)
+                .ok()?
+        };
+        self.ip_id = self.ip_id.wrapping_add(1);
+        self.stats.segs_out += 1;
+        if len > 0 {
+            self.stats.data_segs_out += 1;
+            self.stats.bytes_sent += u64::from(len);
+            if retransmit {
+                self.stats.retransmitted_segs += 1;
+                self.stats.bytes_retransmitted += u64::from(len);
+            }
+        }
+        if has_ack {
+            // Any segment carrying an ACK satisfies the ACK policy.
+            self.ack_now = false;
+            self.timers.cancel(Timer::DelayedAck);
+            self.unacked_segs = 0;
+            self.unacked_bytes = 0;
+            self.last_ack_sent = self.rcv_nxt;
+        }
+        if len > 0 || flags.intersects(TcpFlags::SYN.union(TcpFlags::FIN)) {
+            self.emit(
+                now,
+                TraceKind::Send {
+                    seq,
+                    len,
+                    retransmit,
+                },
+            );
+        }
+        Some(Transmit {
+            len: n,
+            seq,
+            payload_len: len,
+            flags,
+            retransmit,
+        })
+    }
+
+    /// The headers of a SYN, or of an ACK with SACK blocks, built field by field.
+    #[inline(never)]
+    pub(super) fn write_headers_general(
+        &mut self,
+        now: Instant,
+        buf: &mut [u8],
+        seq: SeqNum,
+        len: u32,
+        flags: TcpFlags,
+    ) -> Option<usize> {
+        let syn = flags.contains(TcpFlags::SYN);
+        let mut options = TcpOptions::NONE;
+        if syn {
+            options.mss = Some(self.cfg.mss);
+            // A SYN offers what we are configured for; a SYN,ACK may only answer what the
+            // peer's SYN offered (RFC 7323 §1.3, RFC 2018 §2).
+            let offer = self.state == State::SynSent;
+            if self.cfg.window_scale && (offer || self.ws_ok) {
+                options.window_scale = Some(wscale_for(self.cfg.recv_buffer_bytes));
+            }
+            if self.cfg.sack && (offer || self.sack_ok) {
+                options.sack_permitted = true;
+            }
+            if self.cfg.timestamps && (offer || self.ts_ok) {
+                options.timestamps = Some(Timestamps {
+                    tsval: self.ts_now(now),
+                    tsecr: if offer { 0 } else { self.ts_recent },
+                });
+            }
+        } else {
+            if self.ts_ok {
+                options.timestamps = Some(Timestamps {
+                    tsval: self.ts_now(now),
+                    tsecr: self.ts_recent,
+                });
+            }
+            if self.sack_ok && flags.contains(TcpFlags::ACK) {
+                self.fill_sack_blocks(&mut options);
+            }
+        }
+        let has_ack = flags.contains(TcpFlags::ACK);
+        let window = self.advertise_window(syn);
+        let header = TcpHeader {
+            src_port: self.local.port(),
+            dst_port: self.remote.port(),
+            seq: seq.get(),
+            ack: if has_ack { self.rcv_nxt.get() } else { 0 },
+            flags,
+            window,
+            urgent: 0,
+            options,
+        };
+        let ip = self.ip_header();
+        let (a, b) = if len > 0 {
+            let off = seq.since(self.buf_seq) as usize;
+            self.send_buf.slices(off, len as usize)
+        } else {
+            (&[][..], &[][..])
+        };
+        let n = packet::write_ipv4_tcp_vectored(buf, &ip, &header, &[a, b]).ok()?;
+        Some(n)
+    }
+
+    pub(super) fn write_rst(
+        &mut self,
+        now: Instant,
+        buf: &mut [u8],
+        r: RstRequest,
+    ) -> Option<Transmit> {
+        let mut flags = TcpFlags::RST;
+        if r.with_ack {
+            flags |= TcpFlags::ACK;
+        }
+        let header = TcpHeader {
+            src_port: self.local.port(),
+            dst_port: self.remote.port(),
+            seq: r.seq.get(),
+            ack: if r.with_ack { r.ack.get() } else { 0 },
+            flags,
+            window: 0,
+            urgent: 0,
+            options: TcpOptions::NONE,
+        };
+        let ip = self.ip_header();
+        let n = packet::write_ipv4_tcp(buf, &ip, &header, &[]).ok()?;
+        let _ = now;
+        self.stats.segs_out += 1;
+        self.stats.rst_out += 1;
+        Some(Transmit {
+            len: n,
+            seq: r.seq,
+            payload_len: 0,
+            flags,
+            retransmit: false,
+        })
+    }
+
+    pub(super) fn queue_rst(&mut self, seq: SeqNum, ack: SeqNum, with_ack: bool) {
+        self.rst_pending = Some(RstRequest { seq, ack, with_ack });
+    }
+
+    pub(super) fn ip_header(&self) -> Ipv4Header {
+        Ipv4Header {
+            ttl: self.cfg.ttl,
+            identification: self.ip_id,
+            ..Ipv4Header::new(
+                *self.local.ip(),
+                *self.remote.ip(),
+                ackclock_wire::IPPROTO_TCP,
+            )
+        }
+    }
+}
