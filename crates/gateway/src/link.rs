@@ -1,10 +1,10 @@
 //! A point-to-point link: one serializer at `rate_bps` followed by a propagation delay.
 //!
 //! Framing: a packet occupies `ip_bytes + framing_overhead_bytes` byte-times on the wire,
-//! but never fewer than `min_wire_bytes`. For 10 Mb/s Ethernet (REFERENCES.md S-f, `LINK`)
-//! the overhead is 38 = 14 (header) + 4 (FCS) + 8 (preamble) + 12 (the 9.6 us inter-frame
-//! gap), so a 1500-byte IP packet costs the seeds' 1538 byte-times, and the minimum is 84 =
-//! a 64-byte minimum frame + 8 + 12, so a 40-byte ACK costs 84, not 78.
+//! but never fewer than `min_wire_bytes`. For 10 Mb/s Ethernet (IEEE 802.3) the overhead is
+//! 38 = 14 (header) + 4 (FCS) + 8 (preamble) + 12 (the 9.6 us inter-frame gap), so a 1500-byte
+//! IP packet costs the 1538 byte-times of the seeds' 24 Oct 1988 message, and the minimum is
+//! 84 = a 64-byte minimum frame + 8 + 12, so a 40-byte ACK costs 84, not 78.
 
 use crate::error::{check_at_least, check_non_negative, ms_to_duration, ConfigError};
 use ackclock_wire::{Duration, Instant};
@@ -215,7 +215,7 @@ mod tests {
         // A 40-byte ACK pads to the 84-byte minimum: 67.2 us.
         assert_eq!(e.wire_bytes(40), 84);
         assert_eq!(e.serialization_time(40), Duration::from_nanos(67_200));
-        // One segment plus one ACK per segment: 1622 byte-times (REFERENCES.md S-f).
+        // One segment plus one ACK per segment: 1622 byte-times (seeds 000 and 001, 24 Oct 1988).
         assert_eq!(e.wire_bytes(1500) + e.wire_bytes(40), 1622);
     }
 

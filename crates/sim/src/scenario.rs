@@ -31,9 +31,12 @@ use crate::cost::Budget;
 use crate::locate::{line_of, line_of_field};
 use crate::resolve::Invalid;
 use ackclock_gateway::{ImpairmentConfig, QdiscConfig};
-use ackclock_tcp::config::Overrides;
+use ackclock_tcp::cc::SsthreshBase;
+use ackclock_tcp::config::{CongestionName, Overrides, RttEstimatorName};
+use ackclock_tcp::RecoveryAlgorithm;
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 /// A problem in a scenario file, located.
@@ -155,7 +158,7 @@ pub struct LinkParams {
     #[serde(default)]
     pub framing_bytes: usize,
     /// Smallest frame on the wire, framing included (84 byte-times for Ethernet: a 64-byte
-    /// minimum frame plus preamble and gap; REFERENCES S-f).
+    /// minimum frame plus preamble and gap; IEEE 802.3).
     #[serde(default)]
     pub min_wire_bytes: usize,
     /// Queue discipline in both directions (drop-tail of 100 packets when absent).
@@ -441,12 +444,23 @@ impl Scenario {
         budget: &Budget,
     ) -> Result<Self, ScenarioError> {
         let s: Scenario = toml::from_str(text).map_err(|e| {
-            let at = e.span().map(|sp| sp.start);
+            let mut span = e.span();
+            if let (Some(within), Some(word)) = (&span, unknown_variant(e.message())) {
+                if key_before(text, within.start).is_none() {
+                    span = span_of_name(text, within, word).or(span);
+                }
+            }
+            let at = span.as_ref().map(|sp| sp.start);
+            // A value's error names its field by path, as validation does.
+            let field = at.and_then(|a| key_before(text, a).map(|key| field_path(text, a, key)));
+            let name_message = field.as_deref().zip(span).and_then(|(field, sp)| {
+                override_name_message(field, text.get(sp).unwrap_or_default())
+            });
             ScenarioError {
                 file: file.to_path_buf(),
                 line: at.map(|a| line_of(text, a)),
-                field: at.and_then(|a| key_before(text, a)),
-                message: plain_message(e.message()),
+                field,
+                message: name_message.unwrap_or_else(|| plain_message(e.message())),
             }
         })?;
         let located = |e: Invalid| ScenarioError {
@@ -508,6 +522,132 @@ fn key_before(text: &str, offset: usize) -> Option<String> {
     (!key.is_empty()).then_some(key)
 }
 
+/// Every value written in `text`, tables and arrays included: its path as validation names
+/// fields (`flow[0].tcp_overrides.recovery`), its span, and its text when it is a string.
+/// Empty when the text does not parse.
+fn spanned_values(text: &str) -> Vec<(String, Range<usize>, Option<String>)> {
+    use toml::de::{DeTable, DeValue};
+    use toml::Spanned;
+    type Found = Vec<(String, Range<usize>, Option<String>)>;
+    fn table(t: &DeTable<'_>, prefix: &str, out: &mut Found) {
+        for (k, v) in t.iter() {
+            let path = if prefix.is_empty() {
+                k.get_ref().to_string()
+            } else {
+                format!("{prefix}.{}", k.get_ref())
+            };
+            value(v, path, out);
+        }
+    }
+    fn value(v: &Spanned<DeValue<'_>>, path: String, out: &mut Found) {
+        match v.get_ref() {
+            DeValue::Table(t) => table(t, &path, out),
+            DeValue::Array(a) => {
+                for (i, e) in a.into_iter().enumerate() {
+                    value(e, format!("{path}[{i}]"), out);
+                }
+            }
+            _ => {}
+        }
+        let string = match v.get_ref() {
+            DeValue::String(s) => Some(s.to_string()),
+            _ => None,
+        };
+        out.push((path, v.span(), string));
+    }
+    let mut out = Vec::new();
+    if let Ok(doc) = toml::de::DeTable::parse(text) {
+        table(doc.get_ref(), "", &mut out);
+    }
+    out
+}
+
+/// The path of the innermost value at `offset`, whose key is `key`; `key` alone when the
+/// text does not tell more.
+fn field_path(text: &str, offset: usize, key: String) -> String {
+    let innermost = spanned_values(text)
+        .into_iter()
+        .filter(|(_, span, _)| span.contains(&offset))
+        .min_by_key(|(_, span, _)| span.len());
+    match innermost {
+        Some((path, _, _))
+            if path
+                .rsplit('.')
+                .next()
+                .is_some_and(|last| last == key || last.starts_with(&format!("{key}["))) =>
+        {
+            path
+        }
+        _ => key,
+    }
+}
+
+/// Serde reports a bad name inside an internally tagged table (`[topology]`, whose
+/// `flows.tcp_overrides` may hold one) at the table's header, `at`: the span of the one
+/// string value inside that table that is `word`, if there is exactly one.
+fn span_of_name(text: &str, at: &Range<usize>, word: &str) -> Option<Range<usize>> {
+    let values = spanned_values(text);
+    let (table, _, _) = values.iter().find(|(_, span, _)| span == at)?;
+    let inside = |path: &str| {
+        path.strip_prefix(table.as_str())
+            .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
+    };
+    let mut found = values
+        .iter()
+        .filter(|(path, _, string)| string.as_deref() == Some(word) && inside(path));
+    let (_, span, _) = found.next()?;
+    found.next().is_none().then(|| span.clone())
+}
+
+/// A field of `tcp_overrides` or `receiver_overrides` that takes a name (`recovery`, `cc`,
+/// `rtt_estimator`, `ssthresh_base`) and was given something else, `written` as in the
+/// file: the engine's wording, `recovery = "fast": expected one of timeout_only, tahoe,
+/// reno, newreno, sack`, with a did-you-mean for a near miss. `None` for any other field.
+fn override_name_message(path: &str, written: &str) -> Option<String> {
+    let (table, field) = path.rsplit_once('.')?;
+    if !(table.ends_with("tcp_overrides") || table.ends_with("receiver_overrides")) {
+        return None;
+    }
+    let (names, aliases) = match field {
+        "rtt_estimator" => (RttEstimatorName::NAMES, RttEstimatorName::ALIASES),
+        "recovery" => (RecoveryAlgorithm::NAMES, RecoveryAlgorithm::ALIASES),
+        "cc" => (CongestionName::NAMES, CongestionName::ALIASES),
+        "ssthresh_base" => (SsthreshBase::NAMES, SsthreshBase::ALIASES),
+        _ => return None,
+    };
+    let listed: Vec<String> = names
+        .iter()
+        .map(|name| {
+            let also: Vec<&str> = aliases
+                .iter()
+                .filter(|(_, to)| to == name)
+                .map(|(alias, _)| *alias)
+                .collect();
+            if also.is_empty() {
+                name.to_string()
+            } else {
+                format!("{name} (alias {})", also.join(", "))
+            }
+        })
+        .collect();
+    let word = written
+        .strip_prefix('"')
+        .and_then(|w| w.strip_suffix('"'))
+        .or_else(|| written.strip_prefix('\'')?.strip_suffix('\''))
+        .unwrap_or(written);
+    let candidates = names.iter().copied().chain(aliases.iter().map(|(a, _)| *a));
+    Some(format!(
+        "{field} = {written}: expected one of {}{}",
+        listed.join(", "),
+        crate::resolve::suggestion(word, candidates)
+    ))
+}
+
+/// The name in serde's "unknown variant `name`, expected ..." message.
+fn unknown_variant(message: &str) -> Option<&str> {
+    message.strip_prefix("unknown variant `")?.split('`').next()
+}
+
 /// A TOML or serde message in the words of the file, not of Rust: "expected a number", not
 /// "expected f64"; with a suggestion when an unknown name is close to a known one.
 fn plain_message(m: &str) -> String {
@@ -543,5 +683,86 @@ pub fn io_reason(e: &std::io::Error) -> String {
     match s.find(" (os error") {
         Some(i) => s[..i].to_string(),
         None => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every name and alias the engine's `FromStr` takes reads the same from a scenario, and
+    /// a value writes back as its name.
+    #[test]
+    fn typed_overrides_read_and_write_the_engines_names() {
+        fn check<T>(
+            field: &str,
+            names: &[&str],
+            aliases: &[(&str, &str)],
+            get: fn(&Overrides) -> Option<T>,
+        ) where
+            T: std::str::FromStr + PartialEq + fmt::Debug + fmt::Display,
+            T::Err: fmt::Debug,
+        {
+            let spellings = names.iter().copied().chain(aliases.iter().map(|(a, _)| *a));
+            for name in spellings {
+                let o: Overrides = toml::from_str(&format!("{field} = \"{name}\"")).unwrap();
+                let v = get(&o).unwrap();
+                assert_eq!(v, name.parse::<T>().unwrap(), "{field} = {name}");
+                let back = toml::to_string(&o).unwrap();
+                assert_eq!(back.trim(), format!("{field} = \"{v}\""));
+            }
+        }
+        check(
+            "rtt_estimator",
+            RttEstimatorName::NAMES,
+            RttEstimatorName::ALIASES,
+            |o| o.rtt_estimator,
+        );
+        check(
+            "recovery",
+            RecoveryAlgorithm::NAMES,
+            RecoveryAlgorithm::ALIASES,
+            |o| o.recovery,
+        );
+        check("cc", CongestionName::NAMES, CongestionName::ALIASES, |o| {
+            o.cc
+        });
+        check(
+            "ssthresh_base",
+            SsthreshBase::NAMES,
+            SsthreshBase::ALIASES,
+            |o| o.ssthresh_base,
+        );
+        let o: Overrides = toml::from_str("cc = \"reno\"").unwrap();
+        assert_eq!(o.cc, Some(CongestionName::Aimd));
+    }
+
+    #[test]
+    fn a_wrong_name_is_located_and_listed_with_a_suggestion() {
+        let base = "[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\nrate_bps = 1e6\n[[flow]]\nfrom = \"a\"\nto = \"b\"\napp = { kind = \"bulk\" }\n";
+        let err = |extra: &str| {
+            Scenario::from_str_named(&format!("{base}{extra}"), Path::new("x.toml"))
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            err("[flow.receiver_overrides]\nack_every = 1\ncc = \"cubbic\"\n"),
+            "x.toml:15: field `flow[0].receiver_overrides.cc`: cc = \"cubbic\": expected one of none, fixed, aimd (alias reno), cubic (did you mean \"cubic\"?)"
+        );
+        assert_eq!(
+            err("tcp_overrides = { rtt_estimator = 'Jacobson' }\n"),
+            "x.toml:13: field `flow[0].tcp_overrides.rtt_estimator`: rtt_estimator = 'Jacobson': expected one of jacobson, rfc793 (did you mean \"jacobson\"?)"
+        );
+        assert_eq!(
+            err("tcp_overrides = { ssthresh_base = 2 }\n"),
+            "x.toml:13: field `flow[0].tcp_overrides.ssthresh_base`: ssthresh_base = 2: expected one of window, flight"
+        );
+        let flows = "[topology]\nkind = \"dumbbell\"\npairs = 1\naccess = { rate_bps = 1e6 }\nbottleneck = { rate_bps = 1e6 }\nflows = { app = { kind = \"bulk\" }, tcp_overrides = { recovery = \"fast\" } }\n";
+        assert_eq!(
+            Scenario::from_str_named(flows, Path::new("y.toml"))
+                .unwrap_err()
+                .to_string(),
+            "y.toml:6: field `topology.flows.tcp_overrides.recovery`: recovery = \"fast\": expected one of timeout_only, tahoe, reno, newreno, sack"
+        );
     }
 }

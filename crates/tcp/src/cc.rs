@@ -108,10 +108,13 @@ pub trait CongestionControlFactory: fmt::Debug + Send + Sync {
 
 /// How the AIMD controller computes ssthresh on a congestion signal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize, serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum SsthreshBase {
     /// The 1990 diff: `min(snd_wnd, cwnd) / 2`, rounded down to whole segments, at least 2.
     Window,
     /// RFC 5681 eq. 4: `max(FlightSize / 2, 2 * SMSS)`.
+    #[cfg_attr(feature = "serde", serde(rename = "flight"))]
     FlightSize,
 }
 

@@ -32,7 +32,11 @@ impl InitialWindow {
 }
 
 /// What the sender does when it detects a loss by duplicate ACKs (and on partial ACKs).
+/// Scenario files and flags name it `timeout_only`, `tahoe`, `reno`, `newreno` or `sack`
+/// ([`NAMES`](Self::NAMES)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize, serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum RecoveryAlgorithm {
     /// No fast retransmit: losses are repaired by the retransmission timer only (4.3BSD
     /// before Tahoe).
@@ -43,6 +47,7 @@ pub enum RecoveryAlgorithm {
     /// diff and its correction.
     Reno,
     /// RFC 6582: Reno with a recovery point; partial ACKs retransmit the next hole.
+    #[cfg_attr(feature = "serde", serde(rename = "newreno"))]
     NewReno,
     /// RFC 6675: SACK-based loss recovery.
     Sack,
@@ -54,8 +59,8 @@ pub enum CongestionAlgorithm {
     /// Window = the receiver's window (pre-1988).
     None,
     /// cwnd fixed at the initial window through every loss and timeout: loss taken as
-    /// non-congestive, the window "pinned at the bandwidth-delay product" of the 30 Apr 1990
-    /// SACK claim (REFERENCES S-e, e1), inside a receiver window that may be larger.
+    /// non-congestive, the window pinned at the bandwidth-delay product (our reading of the
+    /// 30 Apr 1990 SACK claim, seeds 000 and 001), inside a receiver window that may be larger.
     Fixed,
     /// Slow start and AIMD congestion avoidance (1988 onward).
     Aimd(AimdConfig),
@@ -77,6 +82,120 @@ impl PartialEq for CongestionAlgorithm {
             _ => false,
         }
     }
+}
+
+/// The RTT estimator [`Overrides::rtt_estimator`] selects: the kind of
+/// [`RttAlgorithm`](crate::rtt::RttAlgorithm), without its parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize, serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum RttEstimatorName {
+    /// `"jacobson"`: [`RttAlgorithm::Jacobson`](crate::rtt::RttAlgorithm::Jacobson), k = 4
+    /// unless `rto_k` says otherwise.
+    Jacobson,
+    /// `"rfc793"`: [`RttAlgorithm::Rfc793`](crate::rtt::RttAlgorithm::Rfc793), alpha 0.9 and
+    /// beta 2 unless `rfc793_alpha` and `rfc793_beta` say otherwise.
+    Rfc793,
+}
+
+/// The congestion controller [`Overrides::cc`] selects: the kind of [`CongestionAlgorithm`],
+/// without its parameters (a custom controller cannot be named).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize, serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum CongestionName {
+    /// `"none"`: [`CongestionAlgorithm::None`], the window is the receiver's.
+    None,
+    /// `"fixed"`: [`CongestionAlgorithm::Fixed`], cwnd = the initial window, always.
+    Fixed,
+    /// `"aimd"` (alias `"reno"`): [`CongestionAlgorithm::Aimd`].
+    #[cfg_attr(feature = "serde", serde(alias = "reno"))]
+    Aimd,
+    /// `"cubic"`: [`CongestionAlgorithm::Cubic`].
+    Cubic,
+}
+
+/// The names of a field-less enum as scenario files and command-line flags spell them:
+/// `NAMES`, `ALIASES`, `name()`, `Display` and `FromStr` (whose error is the
+/// [`OverrideError`] of `field`). The serde attributes of the enum must spell the same names;
+/// a test of `ackclock-sim` checks that they do.
+macro_rules! names {
+    (
+        $ty:ident, $field:literal,
+        [$($variant:ident = $name:literal),+ $(,)?],
+        aliases [$($alias:literal = $target:literal),* $(,)?] $(,)?
+    ) => {
+        impl $ty {
+            /// Every name the value is written as, one per variant, in the variants' order.
+            pub const NAMES: &'static [&'static str] = &[$($name),+];
+            /// Other spellings that are accepted too: `(alias, name)`.
+            pub const ALIASES: &'static [(&'static str, &'static str)] = &[$(($alias, $target)),*];
+
+            /// The name of the value, one of [`NAMES`](Self::NAMES).
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($ty::$variant => $name,)+
+                }
+            }
+        }
+
+        impl core::fmt::Display for $ty {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl core::str::FromStr for $ty {
+            type Err = OverrideError;
+
+            /// A name of [`NAMES`](Self::NAMES) or [`ALIASES`](Self::ALIASES), exactly
+            /// (case matters); the error names the field and the accepted names.
+            fn from_str(s: &str) -> Result<Self, OverrideError> {
+                let name = Self::ALIASES
+                    .iter()
+                    .find(|(alias, _)| *alias == s)
+                    .map_or(s, |(_, name)| *name);
+                match name {
+                    $($name => Ok($ty::$variant),)+
+                    _ => Err(bad(
+                        $field,
+                        format!("{} = {s:?}: expected one of {}", $field, Self::NAMES.join(", ")),
+                    )),
+                }
+            }
+        }
+    };
+}
+
+names! {
+    RecoveryAlgorithm,
+    "recovery",
+    [
+        TimeoutOnly = "timeout_only",
+        Tahoe = "tahoe",
+        Reno = "reno",
+        NewReno = "newreno",
+        Sack = "sack",
+    ],
+    aliases [],
+}
+names! {
+    RttEstimatorName,
+    "rtt_estimator",
+    [Jacobson = "jacobson", Rfc793 = "rfc793"],
+    aliases [],
+}
+names! {
+    CongestionName,
+    "cc",
+    [None = "none", Fixed = "fixed", Aimd = "aimd", Cubic = "cubic"],
+    aliases ["reno" = "aimd"],
+}
+names! {
+    SsthreshBase,
+    "ssthresh_base",
+    [Window = "window", FlightSize = "flight"],
+    aliases [],
 }
 
 /// When the receiver sends ACKs.
@@ -338,7 +457,7 @@ mod tests {
 
     #[test]
     fn initial_windows_match_the_rfcs() {
-        // REFERENCES N2.
+        // RFC 3390 §1 and RFC 6928 §2.
         assert_eq!(InitialWindow::Rfc3390.bytes(1460), 4380);
         assert_eq!(InitialWindow::Rfc3390.bytes(536), 2144);
         assert_eq!(InitialWindow::Rfc6928.bytes(1460), 14600);
@@ -363,7 +482,7 @@ mod tests {
     fn overrides_fixed_window_decrease_and_karn() {
         let mut c = TcpConfig::sack();
         let o = Overrides {
-            cc: Some("fixed".into()),
+            cc: Some(CongestionName::Fixed),
             karn: Some(false),
             ..Overrides::default()
         };
@@ -384,6 +503,83 @@ mod tests {
             assert!(e.message.contains("must be in (0, 1]"), "{e}");
         }
     }
+    #[test]
+    fn names_parse_back_and_unknown_ones_say_what_is_accepted() {
+        fn round_trip<T>(all: &[T])
+        where
+            T: Copy + PartialEq + core::fmt::Debug + core::fmt::Display,
+            T: core::str::FromStr<Err = OverrideError>,
+        {
+            for v in all {
+                assert_eq!(v.to_string().parse::<T>(), Ok(*v));
+            }
+        }
+        use RecoveryAlgorithm as R;
+        round_trip(&[R::TimeoutOnly, R::Tahoe, R::Reno, R::NewReno, R::Sack]);
+        round_trip(&[RttEstimatorName::Jacobson, RttEstimatorName::Rfc793]);
+        use CongestionName as C;
+        round_trip(&[C::None, C::Fixed, C::Aimd, C::Cubic]);
+        round_trip(&[SsthreshBase::Window, SsthreshBase::FlightSize]);
+        assert_eq!(R::NAMES.len(), 5);
+        assert_eq!(C::NAMES, ["none", "fixed", "aimd", "cubic"]);
+        assert_eq!("reno".parse::<C>(), Ok(C::Aimd));
+        assert_eq!(
+            "flight".parse::<SsthreshBase>(),
+            Ok(SsthreshBase::FlightSize)
+        );
+        let e = "fast".parse::<R>().unwrap_err();
+        assert_eq!(e.field, "recovery");
+        assert_eq!(
+            e.message,
+            "recovery = \"fast\": expected one of timeout_only, tahoe, reno, newreno, sack"
+        );
+        let e = "Cubic".parse::<C>().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "cc = \"Cubic\": expected one of none, fixed, aimd, cubic"
+        );
+    }
+
+    #[test]
+    fn typed_overrides_apply_as_the_names_did() {
+        let o = Overrides {
+            rtt_estimator: Some(RttEstimatorName::Rfc793),
+            recovery: Some(RecoveryAlgorithm::Sack),
+            cc: Some(CongestionName::Aimd),
+            ssthresh_base: Some(SsthreshBase::Window),
+            ..Overrides::default()
+        };
+        let mut c = TcpConfig::vanilla_4_3bsd();
+        o.apply(&mut c).unwrap();
+        assert!(matches!(
+            c.rtt.algorithm,
+            crate::rtt::RttAlgorithm::Rfc793 { alpha, beta } if alpha == 0.9 && beta == 2.0
+        ));
+        assert_eq!((c.recovery, c.sack), (RecoveryAlgorithm::Sack, true));
+        let CongestionAlgorithm::Aimd(a) = c.congestion else {
+            panic!("{:?}", c.congestion)
+        };
+        assert_eq!(a.ssthresh_base, SsthreshBase::Window);
+        // Naming the current estimator or AIMD keeps their parameters.
+        let mut c = TcpConfig::tahoe();
+        Overrides {
+            rto_k: Some(3),
+            decrease: Some(0.875),
+            ..Overrides::default()
+        }
+        .apply(&mut c)
+        .unwrap();
+        Overrides {
+            rtt_estimator: Some(RttEstimatorName::Jacobson),
+            cc: Some(CongestionName::Aimd),
+            ..Overrides::default()
+        }
+        .apply(&mut c)
+        .unwrap();
+        assert_eq!(c.rtt.algorithm, crate::rtt::RttAlgorithm::Jacobson { k: 3 });
+        assert!(matches!(c.congestion, CongestionAlgorithm::Aimd(a) if a.decrease == 0.875));
+    }
+
     #[test]
     fn overrides_out_of_range_are_errors_naming_the_field_never_clamped() {
         let cases: Vec<(Overrides, &str, &str)> = vec![
@@ -428,7 +624,7 @@ mod tests {
                 "initial_window_segments = 0: expected 1 to 65535 segments",
             ),
             (
-                Overrides { cc: Some("cubic".into()), abc: Some(2), ..Overrides::default() },
+                Overrides { cc: Some(CongestionName::Cubic), abc: Some(2), ..Overrides::default() },
                 "abc",
                 "abc: applies to cc = \"aimd\" only (decrease, increase, abc, ssthresh_base, multiplicative_increase)",
             ),
@@ -441,9 +637,13 @@ mod tests {
 }
 
 /// Field overrides on top of a preset, as scenario files and command-line flags spell them.
-/// Every field is optional; `apply` changes only those given.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields)]
+/// Every field is optional; `apply` changes only those given. The algorithms are chosen by
+/// typed names ([`RttEstimatorName`], [`RecoveryAlgorithm`], [`CongestionName`],
+/// [`SsthreshBase`]), which parse with `FromStr` and, with the `serde` feature, deserialize
+/// from the same spellings.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize, serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(deny_unknown_fields))]
 pub struct Overrides {
     /// [`TcpConfig::mss`]: 64 to 65495 bytes.
     pub mss: Option<u16>,
@@ -461,7 +661,7 @@ pub struct Overrides {
     pub initial_ssthresh_bytes: Option<u32>,
     /// "jacobson" or "rfc793". Switching estimator sets the new one's defaults (k = 4;
     /// alpha 0.9, beta 2); naming the current one changes nothing.
-    pub rtt_estimator: Option<String>,
+    pub rtt_estimator: Option<RttEstimatorName>,
     /// k of `rto = srtt + k * rttvar` (Jacobson), 1 to 64; selects Jacobson's estimator.
     pub rto_k: Option<u32>,
     /// RFC 793 smoothing factor alpha, in [0, 1); selects the RFC 793 estimator.
@@ -495,11 +695,11 @@ pub struct Overrides {
     /// [`TcpConfig::window_scale`].
     pub window_scale: Option<bool>,
     /// "timeout_only", "tahoe", "reno", "newreno", "sack" ("sack" also turns SACK on).
-    pub recovery: Option<String>,
+    pub recovery: Option<RecoveryAlgorithm>,
     /// "none", "fixed" (cwnd = the initial window, always), "aimd" (alias "reno"), "cubic".
     /// "aimd" keeps the current AIMD parameters when AIMD is already selected; otherwise,
     /// and always for "cubic", the controller starts from its defaults.
-    pub cc: Option<String>,
+    pub cc: Option<CongestionName>,
     /// AIMD multiplicative decrease d, in (0, 1] (0.5; Jain's 0.875; 1 = no reduction on
     /// loss). This and the next four fields apply to cc = "aimd" only; with another
     /// controller they are an error.
@@ -512,7 +712,7 @@ pub struct Overrides {
     /// RFC 3465 byte counting limit L in segments, 0 to 65535 (0 turns ABC off).
     pub abc: Option<u32>,
     /// "window" (the 1990 diff: min(snd_wnd, cwnd)/2) or "flight" (RFC 5681).
-    pub ssthresh_base: Option<String>,
+    pub ssthresh_base: Option<SsthreshBase>,
     /// [`TcpConfig::dupack_threshold`]: 1 to 65535 duplicate ACKs.
     pub dupack_threshold: Option<u32>,
     /// [`TcpConfig::limited_transmit`].
@@ -622,24 +822,18 @@ impl Overrides {
         if let Some(v) = self.initial_ssthresh_bytes {
             c.initial_ssthresh = within("initial_ssthresh_bytes", v, 1, u32::MAX, "bytes")?;
         }
-        match self.rtt_estimator.as_deref() {
-            None => {}
-            Some("jacobson") if !matches!(c.rtt.algorithm, RttAlgorithm::Jacobson { .. }) => {
+        match (self.rtt_estimator, c.rtt.algorithm) {
+            (None, _)
+            | (Some(RttEstimatorName::Jacobson), RttAlgorithm::Jacobson { .. })
+            | (Some(RttEstimatorName::Rfc793), RttAlgorithm::Rfc793 { .. }) => {}
+            (Some(RttEstimatorName::Jacobson), _) => {
                 c.rtt.algorithm = RttAlgorithm::Jacobson { k: 4 };
             }
-            Some("jacobson") => {}
-            Some("rfc793") if !matches!(c.rtt.algorithm, RttAlgorithm::Rfc793 { .. }) => {
+            (Some(RttEstimatorName::Rfc793), _) => {
                 c.rtt.algorithm = RttAlgorithm::Rfc793 {
                     alpha: 0.9,
                     beta: 2.0,
                 };
-            }
-            Some("rfc793") => {}
-            Some(v) => {
-                return Err(bad(
-                    "rtt_estimator",
-                    format!("rtt_estimator = {v:?}: expected \"jacobson\" or \"rfc793\""),
-                ))
             }
         }
         if let Some(k) = self.rto_k {
@@ -721,41 +915,23 @@ impl Overrides {
         if let Some(v) = self.window_scale {
             c.window_scale = v;
         }
-        match self.recovery.as_deref() {
-            None => {}
-            Some("timeout_only") => c.recovery = RecoveryAlgorithm::TimeoutOnly,
-            Some("tahoe") => c.recovery = RecoveryAlgorithm::Tahoe,
-            Some("reno") => c.recovery = RecoveryAlgorithm::Reno,
-            Some("newreno") => c.recovery = RecoveryAlgorithm::NewReno,
-            Some("sack") => {
-                c.recovery = RecoveryAlgorithm::Sack;
+        if let Some(r) = self.recovery {
+            c.recovery = r;
+            if r == RecoveryAlgorithm::Sack {
                 c.sack = true;
             }
-            Some(v) => {
-                return Err(bad(
-                    "recovery",
-                    format!(
-                        "recovery = {v:?}: expected one of timeout_only, tahoe, reno, newreno, sack"
-                    ),
-                ))
-            }
         }
-        match self.cc.as_deref() {
+        match self.cc {
             None => {}
-            Some("none") => c.congestion = CongestionAlgorithm::None,
-            Some("fixed") => c.congestion = CongestionAlgorithm::Fixed,
-            Some("aimd") | Some("reno")
-                if !matches!(c.congestion, CongestionAlgorithm::Aimd(_)) =>
-            {
+            Some(CongestionName::None) => c.congestion = CongestionAlgorithm::None,
+            Some(CongestionName::Fixed) => c.congestion = CongestionAlgorithm::Fixed,
+            // Naming AIMD again keeps its parameters.
+            Some(CongestionName::Aimd) if matches!(c.congestion, CongestionAlgorithm::Aimd(_)) => {}
+            Some(CongestionName::Aimd) => {
                 c.congestion = CongestionAlgorithm::Aimd(AimdConfig::default());
             }
-            Some("aimd") | Some("reno") => {}
-            Some("cubic") => c.congestion = CongestionAlgorithm::Cubic(CubicConfig::default()),
-            Some(v) => {
-                return Err(bad(
-                    "cc",
-                    format!("cc = {v:?}: expected one of none, fixed, aimd, cubic"),
-                ))
+            Some(CongestionName::Cubic) => {
+                c.congestion = CongestionAlgorithm::Cubic(CubicConfig::default())
             }
         }
         let aimd_field = [
@@ -779,7 +955,7 @@ impl Overrides {
             };
             if let Some(v) = self.decrease {
                 // d = 1 keeps the window through a loss: loss taken as non-congestive (the
-                // reading of the 30 Apr 1990 SACK claim in REFERENCES S-e, e1).
+                // reading of the 30 Apr 1990 SACK claim, seeds 000 and 001).
                 if !(v > 0.0 && v <= 1.0) {
                     return Err(bad(
                         "decrease",
@@ -804,16 +980,8 @@ impl Overrides {
                 let v = within("abc", v, 0, 65535, "segments")?;
                 a.abc_limit_segments = (v > 0).then_some(v);
             }
-            match self.ssthresh_base.as_deref() {
-                None => {}
-                Some("window") => a.ssthresh_base = SsthreshBase::Window,
-                Some("flight") => a.ssthresh_base = SsthreshBase::FlightSize,
-                Some(v) => {
-                    return Err(bad(
-                        "ssthresh_base",
-                        format!("ssthresh_base = {v:?}: expected \"window\" or \"flight\""),
-                    ))
-                }
+            if let Some(b) = self.ssthresh_base {
+                a.ssthresh_base = b;
             }
         }
         if let Some(v) = self.dupack_threshold {

@@ -226,7 +226,7 @@ mod tests {
 
     #[test]
     fn k_matches_the_rfc_examples() {
-        // REFERENCES N6: W_max = 100, cwnd_epoch = 70 -> K = 4.217 s; 1000/700 -> 9.086 s.
+        // RFC 9438 §4.2: W_max = 100, cwnd_epoch = 70 -> K = 4.217 s; 1000/700 -> 9.086 s.
         for (wmax, epoch, k) in [(100.0, 70.0, 4.217), (1000.0, 700.0, 9.086)] {
             let mut c = Cubic::new(CubicConfig::default(), MSS, MSS, 0);
             c.w_max = wmax;

@@ -6,7 +6,7 @@
 //! [`ackclock_wire::Instant`], nanoseconds on a clock the driver chooses) into every call,
 //! and sends the packets the engine writes into a buffer the driver provides. The same
 //! code therefore runs in the discrete-event simulator (simulated time), on a TUN device
-//! (the monotonic wall clock) and in the tests (an in-memory path, [`harness`]).
+//! (the monotonic wall clock) and in the tests (the in-memory path of `ackclock-testkit`).
 //!
 //! The algorithms are those of the 4BSD TCP of Van Jacobson and Mike Karels, as their
 //! messages of 1987 to 1993 describe it, and of the RFCs that grew from it. Comments cite
@@ -42,8 +42,8 @@
 //! The other modules hold the parts of the engine: [`seq`] (sequence-number arithmetic),
 //! [`rtt`] (RTT estimation and the retransmission timeout), [`cc`] and [`cubic`]
 //! (congestion control), [`recovery`] and [`sack`] (loss recovery), [`send_buf`] and
-//! [`recv_buf`] (the socket buffers), [`syn_cookie`], and [`harness`] (two endpoints on
-//! an in-memory path with delay and loss, for tests).
+//! [`recv_buf`] (the socket buffers) and [`syn_cookie`]. The tests' in-memory path (two
+//! endpoints, delay, loss) is `pair` in `ackclock-testkit`, which is not published.
 //!
 //! # Example
 //!
@@ -125,9 +125,6 @@ pub mod config;
 mod conn;
 pub mod cubic;
 pub mod endpoint;
-#[doc(hidden)]
-pub mod fuzzing;
-pub mod harness;
 pub mod recovery;
 pub mod recv_buf;
 pub mod rtt;

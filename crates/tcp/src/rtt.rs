@@ -323,7 +323,7 @@ mod tests {
 
     #[test]
     fn rfc6298_test_vector() {
-        // REFERENCES N1: R = 100 ms -> SRTT 100, RTTVAR 50, RTO 300 ms -> 1 s after (2.4).
+        // RFC 6298 (2.2): R = 100 ms -> SRTT 100, RTTVAR 50, RTO 300 ms -> 1 s after (2.4).
         let mut e = RttEstimator::new(RttConfig::rfc6298());
         assert_eq!(e.rto(), Duration::from_secs(1));
         e.on_sample(ms(100));

@@ -1,10 +1,8 @@
 //! The receiver's ACK policy: RFC 5681 §4.2 and RFC 9293 §3.8.6.3 (delayed ACKs), and the
 //! engine's quick-ACK mode.
 
-mod common;
-
 use ackclock_tcp::{AckPolicy, TcpConfig};
-use common::*;
+use ackclock_testkit::peer::*;
 
 /// The receive buffer fits in an unscaled window, so the window-update rule (which would
 /// announce the window regained as data arrives into a buffer larger than 65535) does not

@@ -1,10 +1,8 @@
 //! The user interface of RFC 9293 §3.9.1 / §3.10 driven wrongly: SEND after CLOSE, RECEIVE
 //! after ABORT, ABORT itself, calls in states where they make no sense.
 
-mod common;
-
 use ackclock_tcp::{State, TcpConfig, TcpError};
-use common::*;
+use ackclock_testkit::peer::*;
 
 #[test]
 fn rfc9293_3_10_2_send_after_close_is_not_open_for_sending() {

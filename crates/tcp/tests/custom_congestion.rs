@@ -5,8 +5,8 @@
 use ackclock_tcp::cc::{
     AckEvent, CcInit, CongestionControl, CongestionControlFactory, CongestionEvent,
 };
-use ackclock_tcp::harness::{bulk_transfer, Harness, PipeConfig};
 use ackclock_tcp::{CongestionAlgorithm, TcpConfig};
+use ackclock_testkit::pair::{bulk_transfer, Harness, PipeConfig};
 use ackclock_wire::{Duration, Instant};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

@@ -1,12 +1,10 @@
 //! The endpoint: listen backlogs and accept queues, demultiplexing by 4-tuple, bounded
 //! reset generation, and malformed input (counted, never answered).
 
-mod common;
-
-use ackclock_tcp::harness::{Harness, PipeConfig, B_ADDR};
 use ackclock_tcp::{Endpoint, EndpointConfig, State, TcpConfig, TcpError};
+use ackclock_testkit::pair::{Harness, PipeConfig, B_ADDR};
+use ackclock_testkit::peer::*;
 use ackclock_wire::{TcpFlags, TcpHeader, TcpOptions};
-use common::*;
 use core::net::{Ipv4Addr, SocketAddrV4};
 
 /// A SYN from `port` to the listener.

@@ -1,8 +1,8 @@
 //! `Endpoint::poll_event`: an application driven only by events (no polling of state)
 //! completes a transfer and sees each event its connections go through, once, in order.
 
-use ackclock_tcp::harness::{Harness, PipeConfig, A_ADDR, B_ADDR};
 use ackclock_tcp::{ConnId, Endpoint, Event, TcpConfig, TcpError};
+use ackclock_testkit::pair::{Harness, PipeConfig, A_ADDR, B_ADDR};
 use ackclock_wire::{Duration, Instant};
 use core::net::SocketAddrV4;
 
@@ -178,7 +178,7 @@ fn closed_says_why() {
     // Every packet to B is lost: the SYN retransmissions give up.
     let timed_out = reason(
         &|h| {
-            h.set_filter(ackclock_tcp::harness::Dir::AtoB, Box::new(|_| true));
+            h.set_filter(ackclock_testkit::pair::Dir::AtoB, Box::new(|_| true));
             connect(h, 9)
         },
         600,

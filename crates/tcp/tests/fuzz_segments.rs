@@ -1,4 +1,4 @@
-//! The segment-input fuzz body (`ackclock_tcp::fuzzing::segments`) on random scripts, so
+//! The segment-input fuzz body (`ackclock_testkit::fuzzing::segments`) on random scripts, so
 //! CI exercises on stable what `cargo fuzz run segments` explores on nightly.
 
 use proptest::prelude::*;
@@ -8,7 +8,7 @@ proptest! {
 
     #[test]
     fn arbitrary_segments_keep_the_invariants(data in proptest::collection::vec(any::<u8>(), 0..600)) {
-        ackclock_tcp::fuzzing::segments(&data);
+        ackclock_testkit::fuzzing::segments(&data);
     }
 }
 
@@ -24,7 +24,7 @@ fn fuzz_found_ack_storms_stay_bounded() {
         let path = e.unwrap().path();
         let data = std::fs::read(&path).unwrap();
         let started = std::time::Instant::now();
-        ackclock_tcp::fuzzing::segments(&data);
+        ackclock_testkit::fuzzing::segments(&data);
         eprintln!("{}: {:?}", path.display(), started.elapsed());
         n += 1;
     }

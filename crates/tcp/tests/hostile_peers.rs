@@ -2,10 +2,8 @@
 //! corruption; spoofed and stale segments): each test is named after the rule the engine
 //! broke, failed before its fix, and says what the failure looked like.
 
-mod common;
-
 use ackclock_tcp::{InitialWindow, State, TcpConfig};
-use common::*;
+use ackclock_testkit::peer::*;
 
 fn payload_bytes(segs: &[Seg]) -> usize {
     segs.iter().map(|s| s.payload.len()).sum()
@@ -145,7 +143,7 @@ fn rfc9293_3_10_7_4_departure_a_handshake_ack_at_the_right_edge_establishes() {
 /// way until both gave up after 483 s (reproduced here exactly, 483.005 s).
 #[test]
 fn bsd_tcp_output_two_way_transfer_survives_a_four_second_blackout() {
-    use ackclock_tcp::harness::{two_way_transfer, Dir, Harness, PipeConfig};
+    use ackclock_testkit::pair::{two_way_transfer, Dir, Harness, PipeConfig};
     use ackclock_wire::{Duration, Instant};
     // 1 ms each way: the handshake by 2 ms, A's data at 2 ms, B's at 3 ms.
     let mut h = Harness::new(

@@ -2,10 +2,10 @@
 //! and the 1-4 drops-per-window table for Tahoe, Reno, NewReno and SACK.
 
 use ackclock_tcp::cc::AimdConfig;
-use ackclock_tcp::harness::{Dir, Harness, PipeConfig};
 use ackclock_tcp::{
     CongestionAlgorithm, InitialWindow, RecoveryAlgorithm, SeqNum, TcpConfig, TraceEvent, TraceKind,
 };
+use ackclock_testkit::pair::{Dir, Harness, PipeConfig};
 use ackclock_wire::{Duration, Instant};
 
 const MSS: u32 = 1000;

@@ -1,9 +1,7 @@
 //! RFC 2018: SACK-permitted negotiation (§2) and the receiver's SACK blocks (§3, §4).
 
-mod common;
-
 use ackclock_tcp::TcpConfig;
-use common::*;
+use ackclock_testkit::peer::*;
 
 fn sack_cfg(ts: bool) -> TcpConfig {
     TcpConfig {
@@ -196,7 +194,7 @@ fn rfc2018_4_blocks_never_cover_data_below_the_cumulative_ack() {
 /// both ways) take room from the data, or the packet would exceed the path's MTU.
 #[test]
 fn rfc9293_3_7_1_sack_blocks_on_data_segments_shrink_the_data_not_grow_the_packet() {
-    use ackclock_tcp::harness::{two_way_transfer, Dir, Harness, PipeConfig};
+    use ackclock_testkit::pair::{two_way_transfer, Dir, Harness, PipeConfig};
     use ackclock_wire::Duration;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;

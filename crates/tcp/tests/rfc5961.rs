@@ -1,10 +1,8 @@
 //! RFC 5961: blind reset (§3), blind SYN (§4) and blind data injection (§5) defences, and
 //! the challenge-ACK rate limit (§7).
 
-mod common;
-
 use ackclock_tcp::{State, TcpConfig, TcpError};
-use common::*;
+use ackclock_testkit::peer::*;
 
 /// Established, with some data each way so SND.UNA, SND.NXT and RCV.NXT are not the
 /// handshake's values.

@@ -1,9 +1,7 @@
 //! RFC 7323: window scaling (§2), timestamps (§3, §4.3) and PAWS (§5).
 
-mod common;
-
 use ackclock_tcp::{State, TcpConfig, TcpError};
-use common::*;
+use ackclock_testkit::peer::*;
 
 fn ws_cfg(recv: usize) -> TcpConfig {
     TcpConfig {

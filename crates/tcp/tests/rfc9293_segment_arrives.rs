@@ -1,10 +1,8 @@
 //! RFC 9293 §3.10.7.4 "SEGMENT ARRIVES" in synchronized states, and the remaining arcs of
 //! the state diagram (Figure 5) that involve user calls.
 
-mod common;
-
 use ackclock_tcp::{State, TcpConfig};
-use common::*;
+use ackclock_testkit::peer::*;
 
 #[test]
 fn rfc9293_3_10_7_4_duplicate_segment_draws_an_immediate_ack() {

@@ -1,11 +1,9 @@
 //! RFC 9293 conformance: the state machine (§3.3.2, §3.5, §3.6, §3.10), reset generation
 //! (§3.5.2, §3.10.7), retransmission give-up (§3.8.3) and the MSS (§3.7.1).
 
-mod common;
-
 use ackclock_tcp::{Endpoint, EndpointConfig, State, TcpConfig, TcpError};
+use ackclock_testkit::peer::*;
 use ackclock_wire::{Instant, TcpFlags};
-use common::*;
 use core::net::SocketAddrV4;
 
 // ---------------------------------------------------------------------------------------

@@ -2,11 +2,9 @@
 //! keeps no state, and makes the connection when the ACK returns it. The flood itself is in
 //! `syn_flood_memory.rs`.
 
-mod common;
-
 use ackclock_tcp::{State, TcpConfig};
+use ackclock_testkit::peer::*;
 use ackclock_wire::tcp::Timestamps;
-use common::*;
 
 /// Fills the backlog of 1 with a SYN that never completes, from port 39999.
 fn full_listener() -> Peer {

@@ -1,7 +1,7 @@
 //! End-to-end transfers over the in-memory harness.
 
-use ackclock_tcp::harness::{bulk_transfer, Harness, PipeConfig};
 use ackclock_tcp::{State, TcpConfig};
+use ackclock_testkit::pair::{bulk_transfer, Harness, PipeConfig};
 use ackclock_wire::Duration;
 
 fn data(n: usize) -> Vec<u8> {

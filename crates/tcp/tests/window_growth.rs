@@ -4,8 +4,8 @@
 //! without byte counting (RFC 3465).
 
 use ackclock_tcp::cc::AimdConfig;
-use ackclock_tcp::harness::{Harness, PipeConfig};
 use ackclock_tcp::{CongestionAlgorithm, InitialWindow, TcpConfig, TraceKind};
+use ackclock_testkit::pair::{Harness, PipeConfig};
 use ackclock_wire::{Duration, Instant};
 
 const MSS: u32 = 1000;

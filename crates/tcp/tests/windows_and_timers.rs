@@ -1,12 +1,10 @@
 //! Flow control (RFC 9293 §3.7.4, §3.8.6), the persist timer (§3.8.6.1), silly window
 //! syndrome avoidance (§3.8.6.2) and the retransmission timer (RFC 6298, Karn).
 
-mod common;
-
 use ackclock_tcp::rtt::RttConfig;
 use ackclock_tcp::{State, TcpConfig};
+use ackclock_testkit::peer::*;
 use ackclock_wire::{Duration, Instant};
-use common::*;
 
 /// Bytes of payload in `segs`.
 fn payload_bytes(segs: &[Seg]) -> usize {

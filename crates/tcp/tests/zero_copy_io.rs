@@ -3,8 +3,8 @@
 //! way over a lossy, reordering path arrives byte for byte; the end of the stream and the
 //! states where sending is refused behave as `send` and `recv` do.
 
-use ackclock_tcp::harness::{Harness, PipeConfig};
 use ackclock_tcp::{ConnId, TcpConfig, TcpError};
+use ackclock_testkit::pair::{Harness, PipeConfig};
 use ackclock_wire::{Duration, Instant};
 
 /// A produces its stream in place (byte i is `pattern(i)`), B checks it in place; neither
@@ -81,7 +81,7 @@ fn a_stream_written_and_read_in_place_arrives_byte_for_byte_through_loss_and_reo
     assert_eq!(checked, total);
     assert!(eof);
     assert!(short_lends > 0, "the send ring never wrapped under a write");
-    let st = h.pipe_stats(ackclock_tcp::harness::Dir::AtoB);
+    let st = h.pipe_stats(ackclock_testkit::pair::Dir::AtoB);
     assert!(st.dropped_random > 0 && st.reordered > 0, "{st:?}");
 }
 

@@ -1,11 +1,27 @@
 //! Test support shared by the ackclock crates. A dev-dependency only: nothing here reaches
 //! a release build.
 //!
-//! - [`proptest_config`]: the one configuration every property test uses, so that
-//!   `cargo test` is deterministic (fixed seed, committed regression cases, no file written)
-//!   while a developer can still explore with fresh random cases on demand.
+//! - [`proptest_config`](mod@proptest_config): the one configuration every property test
+//!   uses, so that `cargo test` is deterministic (fixed seed, committed regression cases, no
+//!   file written) while a developer can still explore with fresh random cases on demand.
 //! - [`bytes`]: reproducible test data.
+//! - [`pair`]: two `ackclock_tcp` endpoints on an in-memory path (the gateway's link and
+//!   impairment models: delay, rate, loss, reordering, duplication, corruption; a drop-tail
+//!   limit and scripted drops), driven in simulated time: the engine's scenario and
+//!   property tests.
+//! - [`peer`]: a packetdrill-style scripted peer facing one endpoint under test: the
+//!   engine's conformance tests.
+//! - [`fuzzing`]: the body of the engine's segment-input fuzz target, shared with its
+//!   property test.
+//!
+//! testkit depends on `ackclock-tcp`, and the engine dev-depends on testkit: its
+//! integration tests, benchmarks and examples may use both, but its unit tests (inside
+//! `crates/tcp/src`) must not hand engine types to testkit, which links another copy of the
+//! engine.
 
+pub mod fuzzing;
+pub mod pair;
+pub mod peer;
 pub mod proptest_config;
 
 pub use proptest_config::proptest_config;

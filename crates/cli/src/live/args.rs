@@ -2,8 +2,9 @@
 //! engine's `Overrides`, plus the few fields `Overrides` does not cover), the TUN device's
 //! settings, and parsers for sizes, rates, times and probabilities.
 
-use ackclock_tcp::config::Overrides;
-use ackclock_tcp::TcpConfig;
+use ackclock_tcp::cc::SsthreshBase;
+use ackclock_tcp::config::{CongestionName, OverrideError, Overrides, RttEstimatorName};
+use ackclock_tcp::{RecoveryAlgorithm, TcpConfig};
 use ackclock_tun::DeviceConfig;
 use ackclock_wire::Duration;
 use anyhow::{bail, Result};
@@ -37,9 +38,9 @@ pub struct TcpArgs {
     /// Initial ssthresh in bytes.
     #[arg(long, value_name = "BYTES", value_parser = parse_size_u32)]
     pub ssthresh: Option<u32>,
-    /// RTT estimator: jacobson or rfc793.
-    #[arg(long, value_name = "NAME")]
-    pub rtt_estimator: Option<String>,
+    /// RTT estimator.
+    #[arg(long, value_name = "NAME", value_parser = names::<RttEstimatorName>())]
+    pub rtt_estimator: Option<RttEstimatorName>,
     /// k in rto = srtt + k * rttvar (Jacobson's estimator).
     #[arg(long)]
     pub rto_k: Option<u32>,
@@ -86,12 +87,12 @@ pub struct TcpArgs {
     /// Offer/accept window scaling (RFC 7323).
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     pub wscale: Option<bool>,
-    /// Loss recovery: timeout_only, tahoe, reno, newreno, sack.
-    #[arg(long, value_name = "NAME")]
-    pub recovery: Option<String>,
-    /// Congestion control: none, aimd (alias reno), cubic.
-    #[arg(long, value_name = "NAME")]
-    pub cc: Option<String>,
+    /// Loss recovery (sack also turns SACK on).
+    #[arg(long, value_name = "NAME", value_parser = names::<RecoveryAlgorithm>())]
+    pub recovery: Option<RecoveryAlgorithm>,
+    /// Congestion control (aimd also as reno; fixed: cwnd = the initial window, always).
+    #[arg(long, value_name = "NAME", value_parser = names::<CongestionName>())]
+    pub cc: Option<CongestionName>,
     /// AIMD multiplicative decrease factor d.
     #[arg(long)]
     pub decrease: Option<f64>,
@@ -105,8 +106,8 @@ pub struct TcpArgs {
     #[arg(long, value_name = "L")]
     pub abc: Option<u32>,
     /// ssthresh after a loss from "window" (the 1990 diff) or "flight" (RFC 5681).
-    #[arg(long, value_name = "BASE")]
-    pub ssthresh_base: Option<String>,
+    #[arg(long, value_name = "BASE", value_parser = names::<SsthreshBase>())]
+    pub ssthresh_base: Option<SsthreshBase>,
     /// Duplicate ACKs that trigger fast retransmit.
     #[arg(long, value_name = "N")]
     pub dupack_threshold: Option<u32>,
@@ -155,6 +156,43 @@ fn ms(v: f64) -> Duration {
     Duration::from_secs_f64(v / 1000.0)
 }
 
+/// The engine's names of a flag's values (`RecoveryAlgorithm::NAMES`...).
+trait Named: std::str::FromStr<Err = OverrideError> + Clone + Send + Sync + 'static {
+    const NAMES: &'static [&'static str];
+    const ALIASES: &'static [(&'static str, &'static str)];
+}
+
+macro_rules! named {
+    ($($t:ty),*) => {$(
+        impl Named for $t {
+            const NAMES: &'static [&'static str] = <$t>::NAMES;
+            const ALIASES: &'static [(&'static str, &'static str)] = <$t>::ALIASES;
+        }
+    )*};
+}
+named!(
+    RttEstimatorName,
+    RecoveryAlgorithm,
+    CongestionName,
+    SsthreshBase
+);
+
+/// A flag that takes one of the engine's names: clap lists them in `--help` and in the
+/// error for any other value, with a did-you-mean for a near miss; aliases are accepted but
+/// not listed.
+fn names<T: Named>() -> impl clap::builder::TypedValueParser<Value = T> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new(T::NAMES.iter().map(|&name| {
+        PossibleValue::new(name).aliases(
+            T::ALIASES
+                .iter()
+                .filter(|(_, to)| *to == name)
+                .map(|(alias, _)| *alias),
+        )
+    }))
+    .try_map(|s| s.parse::<T>())
+}
+
 impl TcpArgs {
     /// The flags as the engine's `Overrides`.
     #[allow(clippy::needless_update)]
@@ -166,7 +204,7 @@ impl TcpArgs {
             initial_window_segments: self.iw,
             initial_window_rfc: self.iw_rfc,
             initial_ssthresh_bytes: self.ssthresh,
-            rtt_estimator: self.rtt_estimator.clone(),
+            rtt_estimator: self.rtt_estimator,
             rto_k: self.rto_k,
             rfc793_alpha: self.rfc793_alpha,
             rfc793_beta: self.rfc793_beta,
@@ -183,13 +221,13 @@ impl TcpArgs {
             sack: self.sack,
             timestamps: self.timestamps,
             window_scale: self.wscale,
-            recovery: self.recovery.clone(),
-            cc: self.cc.clone(),
+            recovery: self.recovery,
+            cc: self.cc,
             decrease: self.decrease,
             increase: self.increase,
             multiplicative_increase: self.multiplicative_increase,
             abc: self.abc,
-            ssthresh_base: self.ssthresh_base.clone(),
+            ssthresh_base: self.ssthresh_base,
             dupack_threshold: self.dupack_threshold,
             limited_transmit: self.limited_transmit,
             max_retransmits: self.max_retransmits,
@@ -472,6 +510,34 @@ mod tests {
             let flag = flag_of(&f);
             assert!(longs.contains(&flag), "Overrides::{f} has no --{flag} flag");
         }
+    }
+
+    #[test]
+    fn named_flags_take_the_engines_names_and_list_them_otherwise() {
+        let t = T::parse_from([
+            "x",
+            "--cc",
+            "reno",
+            "--recovery",
+            "sack",
+            "--rtt-estimator",
+            "rfc793",
+            "--ssthresh-base",
+            "window",
+        ]);
+        let o = t.tcp.overrides();
+        assert_eq!(o.cc, Some(CongestionName::Aimd));
+        assert_eq!(o.recovery, Some(RecoveryAlgorithm::Sack));
+        assert_eq!(o.rtt_estimator, Some(RttEstimatorName::Rfc793));
+        assert_eq!(o.ssthresh_base, Some(SsthreshBase::Window));
+        let e = T::try_parse_from(["x", "--recovery", "renno"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::InvalidValue);
+        let e = e.to_string();
+        assert!(
+            e.contains("[possible values: timeout_only, tahoe, reno, newreno, sack]")
+                && e.contains("'reno'"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -90,13 +90,13 @@ impl Timer {
         let o = &mut s.flow[0].tcp_overrides;
         match self {
             Timer::Rfc793 => {
-                o.rtt_estimator = Some("rfc793".into());
+                o.rtt_estimator = Some(ackclock_tcp::config::RttEstimatorName::Rfc793);
                 o.rfc793_alpha = Some(0.9);
                 o.rfc793_beta = Some(2.0);
                 o.rto_k = None;
             }
             Timer::Vj(k) => {
-                o.rtt_estimator = Some("jacobson".into());
+                o.rtt_estimator = Some(ackclock_tcp::config::RttEstimatorName::Jacobson);
                 o.rto_k = Some(k);
             }
         }

@@ -345,7 +345,7 @@ impl Experiment for SatnetTrace {
         }
         for k in seeds.clone() {
             let mut s = satnet(base, "reno", w21, BER, k, dur);
-            s.flow[0].tcp_overrides.cc = Some("none".into());
+            s.flow[0].tcp_overrides.cc = Some(ackclock_tcp::config::CongestionName::None);
             scen.push(s);
         }
         for (rwnd, ber) in [(kb16, BER), (kb8, BER), (kb16, BER / 10.0)] {

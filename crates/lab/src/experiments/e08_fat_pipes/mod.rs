@@ -84,7 +84,7 @@ fn variant(base: &Scenario, w: u32, p: f64, alg: &str, e1: bool, seed: u64) -> S
     let rwnd = if e1 { w as usize } else { 2 * w as usize } * MSS;
     f.tcp_overrides.recv_buffer_bytes = Some(rwnd);
     f.tcp_overrides.send_buffer_bytes = Some(4 * rwnd);
-    f.tcp_overrides.cc = if e1 { Some("none".into()) } else { None };
+    f.tcp_overrides.cc = e1.then_some(ackclock_tcp::config::CongestionName::None);
     // Run long enough for ~30 losses (at most 10,000 packets sent, unless 100 round trips
     // need more), guessing the efficiency from the models so that slow configurations still
     // see their losses. At least 100 round trips of data as well, so that the handshake and
@@ -106,7 +106,7 @@ fn variant(base: &Scenario, w: u32, p: f64, alg: &str, e1: bool, seed: u64) -> S
 fn variant_sack_cwnd(base: &Scenario, w: u32, p: f64, seed: u64) -> Scenario {
     let mut s = variant(base, w, p, "sack", false, seed);
     let o = &mut s.flow[0].tcp_overrides;
-    o.cc = Some("fixed".into());
+    o.cc = Some(ackclock_tcp::config::CongestionName::Fixed);
     o.initial_window_segments = Some(w);
     let wf = f64::from(w);
     let pkts = (30.0 / p).min(10_000.0).max(100.0 * wf);

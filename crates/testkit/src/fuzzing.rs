@@ -1,16 +1,17 @@
-//! The body of the segment-input fuzz target (`crates/tcp/fuzz`), kept in the library so a
-//! property test runs the same checks on stable Rust in CI.
+//! The body of the segment-input fuzz target (`crates/tcp/fuzz`), kept in a library so a
+//! property test (`crates/tcp/tests/fuzz_segments.rs`) runs the same checks on stable Rust
+//! in CI.
 //!
-//! The input drives a connection pair through the harness to one of the RFC 9293 states,
-//! then is read as a script: crafted segments (sequence and acknowledgment numbers chosen
-//! near the connection's own, so most land in or near the window), time jumps, and
-//! application calls. After every step each connection's invariants must hold, and output
-//! must stay bounded: at most `MAX_BURST` packets from one endpoint for one event, and at
-//! most `BASE_PACKETS` plus `PACKETS_PER_SECOND` per simulated second in all (a pair that
+//! The input drives a connection [`pair`](crate::pair) to one of the RFC 9293 states, then
+//! is read as a script: crafted segments (sequence and acknowledgment numbers chosen near
+//! the connection's own, so most land in or near the window), time jumps, and application
+//! calls. After every step each connection's invariants must hold, and output must stay
+//! bounded: at most `MAX_BURST` packets from one endpoint for one event, and at most
+//! `BASE_PACKETS` plus `PACKETS_PER_SECOND` per simulated second in all (a pair that
 //! answers each other's ACKs without limit sent millions).
 
-use crate::harness::{Dir, Harness, PipeConfig, A_ADDR, B_ADDR};
-use crate::{ConnId, State, TcpConfig};
+use crate::pair::{Dir, Harness, PipeConfig, A_ADDR, B_ADDR};
+use ackclock_tcp::{ConnId, State, TcpConfig};
 use ackclock_wire::tcp::Timestamps;
 use ackclock_wire::{
     write_ipv4_tcp, Duration, Instant, Ipv4Header, SackBlock, TcpFlags, TcpHeader, TcpOptions,

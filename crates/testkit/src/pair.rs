@@ -1,15 +1,26 @@
 //! An in-memory network of two endpoints joined by two one-way pipes with delay, rate,
 //! loss, reordering, duplication, corruption and scripted drops. No simulator: it is the
-//! bench on which the engine's unit, scenario and property tests run, and the shape of the
-//! bulk-transfer benchmark. Deterministic for a given seed.
+//! bench on which the engine's scenario and property tests run. Deterministic for a given
+//! seed.
+//!
+//! The pipes are built from the gateway's parts, as the simulator's and the live
+//! emulator's paths are: an [`ackclock_gateway::Link`] serializes at the configured rate and
+//! adds the propagation delay, and the gateway's impairment models draw the random loss,
+//! reordering and duplication ([`ackclock_gateway::Impairments`]) and the corruption
+//! ([`ackclock_gateway::Bernoulli`] for whether, [`ackclock_gateway::BitErrors`] for which
+//! bit). [`PipeConfig`] says where the pair differs from the simulator's path.
 
-use crate::{ConnId, Endpoint, EndpointConfig, TcpConfig};
+use ackclock_gateway::{
+    Bernoulli, BitErrors, Impairments, ImpairmentsConfig, Link, LinkConfig, ReorderConfig,
+    TestPacket, Verdict,
+};
+use ackclock_tcp::{ConnId, Endpoint, EndpointConfig, TcpConfig};
 use ackclock_wire::{parse_ipv4_tcp, Duration, Instant, TcpFlags};
 use core::net::{Ipv4Addr, SocketAddrV4};
-use rand::{Rng, SeedableRng};
+use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// Address of endpoint A (198.18.0.0/15 is the benchmarking range, RFC 2544).
 pub const A_ADDR: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);
@@ -49,26 +60,49 @@ pub struct PacketInfo {
 /// A scripted drop rule: return true to drop.
 pub type Filter = Box<dyn FnMut(&PacketInfo) -> bool + Send>;
 
-/// One direction of the path. Each packet goes through, in order: the scripted filter,
-/// random loss, the drop-tail queue and serializer, then the propagation delay, with
-/// possible reordering, corruption and duplication.
+/// One direction of the path. Each packet goes through, in order: the scripted filter
+/// ([`Harness::set_filter`]), random loss, the drop-tail queue and the serializer, then the
+/// propagation delay, with possible reordering, duplication or corruption.
+///
+/// Where this differs from the simulator's path (`ackclock-sim`), which uses the same
+/// gateway parts:
+/// - loss is decided before the queue (a lost packet takes no room in it), not on the wire;
+/// - `corrupt` is a probability per packet, not a bit error rate (the gateway's `ber`,
+///   whose damage grows with the packet's length);
+/// - the queue is counted here, not a gateway queue discipline: a `queue_limit_pkts` of N
+///   holds N packets with the one being serialized, and 0 is no limit at all (a gateway
+///   `DropTail` needs a limit, preallocates to it, does not count the packet on the wire,
+///   and wants the driver to dequeue it when the link frees; a FIFO behind
+///   [`Link::transmit`] needs none of that).
+///
+/// Probabilities must lie in 0..=1 ([`Harness::new`] panics otherwise, as the gateway's
+/// validation says).
 #[derive(Clone, Debug)]
 pub struct PipeConfig {
     /// One-way propagation delay, added after serialization (10 ms by default).
     pub delay: Duration,
-    /// Serialization rate in bits per second; 0 means infinitely fast.
+    /// Serialization rate in bits per second, by an [`ackclock_gateway::Link`] without
+    /// framing (a packet of `len` bytes takes `8 len / rate_bps` seconds, rounded up to the
+    /// nanosecond); 0 means infinitely fast: no serializer, no queue.
     pub rate_bps: u64,
-    /// Drop-tail limit of the queue in front of the serializer (packets); 0 is unlimited.
+    /// Drop-tail limit of the queue in front of the serializer, in packets, the one being
+    /// serialized included; 0 is unlimited. Only with a `rate_bps`.
     pub queue_limit_pkts: usize,
-    /// Probability that a packet is dropped at random (0 to 1).
+    /// Probability that a packet is dropped at random (0 to 1): the gateway's Bernoulli loss
+    /// (`ImpairmentsConfig::loss_prob`).
     pub loss: f64,
-    /// Probability that a packet is held back by `reorder_delay` extra.
+    /// Probability that a packet is held back by `reorder_delay` extra: the gateway's
+    /// reordering (`ImpairmentsConfig::reorder`).
     pub reorder: f64,
     /// The extra delay of a reordered packet (5 ms by default).
     pub reorder_delay: Duration,
-    /// Probability that a packet is delivered twice, the copy up to 1 ms later.
+    /// Probability that a packet is delivered twice, the copy right behind the original
+    /// (the gateway's duplication, `ImpairmentsConfig::duplicate_prob`). Before the pair
+    /// used the gateway, the copy came up to 1 ms later.
     pub duplicate: f64,
-    /// Probability that one random bit of the packet is flipped.
+    /// Probability that one random bit of the packet is flipped. A corrupted packet is
+    /// delivered once and on time, neither held back nor duplicated, as in the gateway's
+    /// pipeline.
     pub corrupt: f64,
 }
 
@@ -110,6 +144,31 @@ pub struct PipeStats {
     pub bytes: u64,
 }
 
+/// RNG streams of the corruption model, apart from the gateway's own (0x10 to 0x24).
+const CORRUPT_STREAM: u64 = 0x7a00;
+const CORRUPT_BIT_STREAM: u64 = 0x7a01;
+
+/// A gateway model's RNG: ChaCha8 keyed by the pipe's seed, one stream per purpose (as the
+/// gateway keys its own).
+fn rng(seed: u64, stream: u64) -> ChaCha8Rng {
+    let mut r = ChaCha8Rng::seed_from_u64(seed);
+    r.set_stream(stream);
+    r
+}
+
+/// A duration in the gateway's configuration unit (milliseconds, a float: exact to the
+/// nanosecond for any delay a test uses).
+fn ms(d: Duration) -> f64 {
+    d.as_nanos() as f64 / 1e6
+}
+
+/// Corruption: whether a packet is hit, and which of its bits flips.
+struct Corrupt {
+    hit: Bernoulli,
+    /// At a bit error rate of 1, `BitErrors::draw` always names a bit, uniformly.
+    bit: BitErrors,
+}
+
 struct Pipe {
     cfg: PipeConfig,
     /// (arrival time, insertion order) -> packet; the order keeps equal times FIFO.
@@ -118,18 +177,53 @@ struct Pipe {
     free_slots: Vec<usize>,
     spare: Vec<Vec<u8>>,
     order: u64,
-    busy_until: Instant,
+    /// The serializer and the propagation delay (`None` at an infinite rate).
+    link: Option<Link>,
     /// Departure times of packets in the serializer queue, to enforce the queue limit.
-    in_queue: std::collections::VecDeque<Instant>,
+    in_queue: VecDeque<Instant>,
+    /// Random loss, reordering and duplication.
+    impair: Impairments,
+    corrupt: Option<Corrupt>,
     index: u64,
     data_index: u64,
     filter: Option<Filter>,
     stats: PipeStats,
-    rng: ChaCha8Rng,
 }
 
 impl Pipe {
     fn new(cfg: PipeConfig, seed: u64) -> Self {
+        let link = (cfg.rate_bps > 0).then(|| {
+            let lc = LinkConfig {
+                // The pipe carries any IPv4 packet; the engine's MSS bounds them.
+                mtu_bytes: usize::from(u16::MAX),
+                ..LinkConfig::new(cfg.rate_bps, ms(cfg.delay))
+            };
+            let link = Link::new(&lc).unwrap_or_else(|e| panic!("PipeConfig {cfg:?}: {e}"));
+            debug_assert_eq!(link.propagation_delay(), cfg.delay);
+            link
+        });
+        let prob = |p: f64| (p != 0.0).then_some(p);
+        let impair = ImpairmentsConfig {
+            loss_prob: prob(cfg.loss),
+            reorder: prob(cfg.reorder).map(|p| ReorderConfig {
+                prob: p,
+                delay_ms: ms(cfg.reorder_delay),
+            }),
+            duplicate_prob: prob(cfg.duplicate),
+            ..ImpairmentsConfig::default()
+        }
+        .build(seed)
+        .unwrap_or_else(|e| panic!("PipeConfig {cfg:?}: {e}"));
+        if !(0.0..=1.0).contains(&cfg.corrupt) {
+            panic!(
+                "PipeConfig {cfg:?}: corrupt = {} is not in 0..=1",
+                cfg.corrupt
+            );
+        }
+        let corrupt = prob(cfg.corrupt).map(|p| Corrupt {
+            hit: Bernoulli::new(p, rng(seed, CORRUPT_STREAM)),
+            bit: BitErrors::new(1.0, rng(seed, CORRUPT_BIT_STREAM)),
+        });
         Pipe {
             cfg,
             heap: BinaryHeap::new(),
@@ -137,13 +231,14 @@ impl Pipe {
             free_slots: Vec::new(),
             spare: Vec::new(),
             order: 0,
-            busy_until: Instant::ZERO,
-            in_queue: Default::default(),
+            link,
+            in_queue: VecDeque::new(),
+            impair,
+            corrupt,
             index: 0,
             data_index: 0,
             filter: None,
             stats: PipeStats::default(),
-            rng: ChaCha8Rng::seed_from_u64(seed),
         }
     }
 
@@ -151,6 +246,10 @@ impl Pipe {
         let mut v = self.spare.pop().unwrap_or_default();
         v.clear();
         v.extend_from_slice(bytes);
+        self.schedule_owned(at, v);
+    }
+
+    fn schedule_owned(&mut self, at: Instant, v: Vec<u8>) {
         let slot = match self.free_slots.pop() {
             Some(s) => {
                 self.packets[s] = Some(v);
@@ -204,44 +303,65 @@ impl Pipe {
                 return;
             }
         }
-        if self.cfg.loss > 0.0 && self.rng.random::<f64>() < self.cfg.loss {
-            self.stats.dropped_random += 1;
-            return;
-        }
-        // Serialization at the configured rate behind a drop-tail queue.
-        let mut depart = now;
-        let bits = (bytes.len() as u64 * 8).saturating_mul(1_000_000_000);
-        if let Some(tx_ns) = bits.checked_div(self.cfg.rate_bps) {
-            while self.in_queue.front().is_some_and(|&t| t <= now) {
-                self.in_queue.pop_front();
-            }
-            if self.cfg.queue_limit_pkts > 0 && self.in_queue.len() >= self.cfg.queue_limit_pkts {
-                self.stats.dropped_queue += 1;
+        // The gateway's models decide the packet's fate, each drawing for every packet
+        // whatever the others decide. They see its length only: corruption is ours.
+        let held_before = self.impair.stats().reordered;
+        let verdict = self
+            .impair
+            .apply(now, &mut TestPacket::new(index, 0, bytes.len()));
+        let held = self.impair.stats().reordered > held_before;
+        let flip = self.corrupt.as_mut().and_then(|c| {
+            let hit = c.hit.trial();
+            let bit = c.bit.draw(bytes.len());
+            bit.filter(|_| hit)
+        });
+        let (extra_delay, duplicate) = match verdict {
+            Verdict::Deliver {
+                extra_delay,
+                duplicate,
+            } => (extra_delay, duplicate),
+            Verdict::Drop(_) => {
+                self.stats.dropped_random += 1;
                 return;
             }
-            depart = self.busy_until.max(now) + Duration::from_nanos(tx_ns);
-            self.busy_until = depart;
-            self.in_queue.push_back(depart);
-        }
-        let mut at = depart + self.cfg.delay;
-        if self.cfg.reorder > 0.0 && self.rng.random::<f64>() < self.cfg.reorder {
-            at += self.cfg.reorder_delay;
-            self.stats.reordered += 1;
-        }
+            Verdict::Corrupt { .. } => unreachable!("the pipe configures no bit error rate"),
+        };
+        // Serialization at the configured rate behind a drop-tail queue.
+        let arrival = match self.link.as_mut() {
+            None => now + self.cfg.delay,
+            Some(link) => {
+                while self.in_queue.front().is_some_and(|&t| t <= now) {
+                    self.in_queue.pop_front();
+                }
+                let limit = self.cfg.queue_limit_pkts;
+                if limit > 0 && self.in_queue.len() >= limit {
+                    self.stats.dropped_queue += 1;
+                    return;
+                }
+                // A packet handed over while the serializer is busy starts when the one
+                // before it is done: the link is the queue's FIFO.
+                let (done, arrival) = link.transmit(now, bytes.len());
+                self.in_queue.push_back(done);
+                arrival
+            }
+        };
         self.stats.bytes += bytes.len() as u64;
-        if self.cfg.corrupt > 0.0 && self.rng.random::<f64>() < self.cfg.corrupt {
-            let mut v = bytes.to_vec();
-            let bit = self.rng.random_range(0..v.len() * 8);
-            v[bit / 8] ^= 1 << (bit % 8);
+        if let Some(bit) = flip {
+            // As the gateway flips a bit: counted from the most significant of byte 0.
+            let mut v = self.spare.pop().unwrap_or_default();
+            v.clear();
+            v.extend_from_slice(bytes);
+            v[bit / 8] ^= 0x80 >> (bit % 8);
             self.stats.corrupted += 1;
-            self.schedule(at, &v);
-        } else {
-            self.schedule(at, bytes);
+            self.schedule_owned(arrival, v);
+            return;
         }
-        if self.cfg.duplicate > 0.0 && self.rng.random::<f64>() < self.cfg.duplicate {
+        let at = arrival + extra_delay;
+        self.stats.reordered += u64::from(held);
+        self.schedule(at, bytes);
+        if duplicate {
             self.stats.duplicated += 1;
-            let extra = Duration::from_micros(self.rng.random_range(0..1000));
-            self.schedule(at + extra, bytes);
+            self.schedule(at, bytes);
         }
     }
 
@@ -486,10 +606,10 @@ pub struct TransferResult {
     /// Simulated time from the start of the transfer to the end of the run.
     pub elapsed: Duration,
     /// A's connection statistics at the end (default if it was removed).
-    pub sender: crate::Stats,
+    pub sender: ackclock_tcp::Stats,
     /// B's connection statistics at the end (default if it was never accepted or was
     /// removed).
-    pub receiver: crate::Stats,
+    pub receiver: ackclock_tcp::Stats,
 }
 
 /// Outcome of [`two_way_transfer`].
@@ -502,9 +622,9 @@ pub struct TwoWayResult {
     /// What B read (A's bytes).
     pub b_got: Vec<u8>,
     /// A's connection statistics at the end, if it still exists.
-    pub a: Option<crate::Stats>,
+    pub a: Option<ackclock_tcp::Stats>,
     /// B's connection statistics at the end, if it was accepted and still exists.
-    pub b: Option<crate::Stats>,
+    pub b: Option<ackclock_tcp::Stats>,
 }
 
 /// A sends `ab` to B while B sends `ba` to A, both applications reading promptly; runs
@@ -526,7 +646,7 @@ pub fn two_way_transfer(
     let deadline = h.now + limit;
     // One side's application: top the send buffer up, read everything readable.
     fn side(
-        c: &mut crate::Connection,
+        c: &mut ackclock_tcp::Connection,
         data: &[u8],
         sent: &mut usize,
         got: &mut Vec<u8>,
@@ -552,7 +672,7 @@ pub fn two_way_transfer(
         if let Some(c) = b.and_then(|id| h.b.conn_mut(id)) {
             side(c, ba, &mut sent_b, &mut b_got, &mut buf);
         }
-        let idle = |c: Option<&crate::Connection>| {
+        let idle = |c: Option<&ackclock_tcp::Connection>| {
             c.is_some_and(|c| c.send_queued() == 0 && c.stats().flight_bytes == 0)
         };
         a_got.len() >= ba.len()
@@ -630,5 +750,161 @@ pub fn bulk_transfer(
         elapsed: h.now - start,
         sender,
         receiver,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ackclock_wire::{write_ipv4_tcp, Ipv4Header, TcpHeader, TcpOptions};
+
+    /// An IPv4/TCP packet of 40 + `payload` bytes.
+    fn packet(payload: usize) -> Vec<u8> {
+        let ip = Ipv4Header::new(A_ADDR, B_ADDR, 6);
+        let tcp = TcpHeader {
+            src_port: 1000,
+            dst_port: 80,
+            seq: 1,
+            ack: 1,
+            flags: TcpFlags::ACK,
+            window: 65535,
+            urgent: 0,
+            options: TcpOptions::NONE,
+        };
+        let mut buf = vec![0u8; 40 + payload];
+        let n = write_ipv4_tcp(&mut buf, &ip, &tcp, &vec![0x5a; payload]).unwrap();
+        buf.truncate(n);
+        buf
+    }
+
+    fn at_ns(ns: u64) -> Instant {
+        Instant::from_nanos(ns)
+    }
+
+    /// Everything the pipe delivers, with its arrival time.
+    fn drain(p: &mut Pipe) -> Vec<(Instant, Vec<u8>)> {
+        let mut out = Vec::new();
+        while let Some(t) = p.next_arrival() {
+            out.push((t, p.pop_due(t).unwrap()));
+        }
+        out
+    }
+
+    #[test]
+    fn the_link_serializes_behind_the_drop_tail_limit() {
+        // 8 Mb/s: 1 us per byte; a 1000-byte packet takes 1 ms, then the 10 ms delay.
+        let cfg = PipeConfig {
+            rate_bps: 8_000_000,
+            queue_limit_pkts: 2,
+            ..PipeConfig::default()
+        };
+        let mut p = Pipe::new(cfg, 1);
+        let pkt = packet(960);
+        for _ in 0..3 {
+            p.send(at_ns(0), &pkt);
+        }
+        // One on the wire, one waiting: the third is refused.
+        assert_eq!(p.stats.dropped_queue, 1);
+        // The first is done at 1 ms: room for one more, behind the second.
+        p.send(at_ns(1_000_000), &pkt);
+        assert_eq!(p.stats.dropped_queue, 1);
+        let times: Vec<u64> = drain(&mut p).iter().map(|(t, _)| t.as_nanos()).collect();
+        assert_eq!(times, [11_000_000, 12_000_000, 13_000_000]);
+        assert_eq!(p.link.as_ref().unwrap().stats().packets, 3);
+        assert_eq!(p.stats.bytes, 3000);
+    }
+
+    #[test]
+    fn an_infinite_rate_only_delays() {
+        let cfg = PipeConfig {
+            queue_limit_pkts: 1,
+            ..PipeConfig::default()
+        };
+        let mut p = Pipe::new(cfg, 1);
+        for _ in 0..5 {
+            p.send(at_ns(7), &packet(1460));
+        }
+        assert!(p.link.is_none());
+        let got = drain(&mut p);
+        assert_eq!(got.len(), 5);
+        assert!(got.iter().all(|(t, _)| t.as_nanos() == 10_000_007));
+    }
+
+    #[test]
+    fn impairments_hit_at_their_rates_and_repeat_for_a_seed() {
+        let cfg = PipeConfig {
+            loss: 0.1,
+            reorder: 0.1,
+            duplicate: 0.05,
+            corrupt: 0.05,
+            ..PipeConfig::default()
+        };
+        let pkt = packet(100);
+        let n = 20_000u64;
+        // Sent 100 ns apart: all within 2 ms, less than the 5 ms a reordered packet waits.
+        let run = |seed| {
+            let mut p = Pipe::new(cfg.clone(), seed);
+            for i in 0..n {
+                p.send(at_ns(i * 100), &pkt);
+            }
+            let got = drain(&mut p);
+            (p.stats, got)
+        };
+        let (st, got) = run(3);
+        let near = |k: u64, of: u64, prob: f64| {
+            let mean = of as f64 * prob;
+            let sd = (mean * (1.0 - prob)).sqrt();
+            (k as f64 - mean).abs() < 4.0 * sd
+        };
+        assert!(near(st.dropped_random, n, 0.1), "{st:?}");
+        let kept = n - st.dropped_random;
+        assert!(near(st.corrupted, kept, 0.05), "{st:?}");
+        // Reordering and duplication apply to the packets that arrive intact.
+        let intact = kept - st.corrupted;
+        assert!(near(st.reordered, intact, 0.1), "{st:?}");
+        assert!(near(st.duplicated, intact, 0.05), "{st:?}");
+        assert_eq!(got.len() as u64, kept + st.duplicated);
+        assert_eq!(st.delivered, got.len() as u64);
+        // A corrupted packet has one bit flipped and arrives once, on time.
+        let on_time = 10_000_000 + n * 100;
+        let mut bad = 0;
+        for (t, b) in &got {
+            let flipped: u32 = b.iter().zip(&pkt).map(|(x, y)| (x ^ y).count_ones()).sum();
+            if flipped > 0 {
+                assert_eq!(flipped, 1);
+                assert!(t.as_nanos() < on_time, "a corrupted packet was held back");
+                assert!(parse_ipv4_tcp(b).is_err(), "the checksum catches it");
+                bad += 1;
+            }
+        }
+        assert_eq!(bad, st.corrupted);
+        let late = got.iter().filter(|(t, _)| t.as_nanos() >= on_time).count();
+        assert!(late as u64 >= st.reordered, "{late} late, {st:?}");
+        assert!(run(3) == (st, got), "the same seed, the same path");
+        assert!(run(4).1 != run(3).1, "another seed, another path");
+    }
+
+    #[test]
+    #[should_panic(expected = "corrupt")]
+    fn a_probability_above_one_is_refused() {
+        Pipe::new(
+            PipeConfig {
+                corrupt: 1.5,
+                ..PipeConfig::default()
+            },
+            0,
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "loss_prob")]
+    fn a_negative_loss_is_refused() {
+        Pipe::new(
+            PipeConfig {
+                loss: -0.1,
+                ..PipeConfig::default()
+            },
+            0,
+        );
     }
 }

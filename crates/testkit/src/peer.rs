@@ -1,10 +1,9 @@
 //! Packetdrill-style helpers for the conformance tests: one `Endpoint` under test, driven
-//! by hand-built segments from a scripted peer that tracks its own sequence space.
+//! by hand-built segments from a scripted peer that tracks its own sequence space. A test
+//! file takes them all with `use ackclock_testkit::peer::*;`.
 //!
 //! The engine under test lives at `ENGINE_ADDR`; the scripted peer at `PEER_ADDR`. Every
 //! packet the engine emits is parsed (and its checksums verified) into a [`Seg`].
-
-#![allow(dead_code)]
 
 use ackclock_tcp::{ConnId, Connection, Endpoint, EndpointConfig, State, TcpConfig};
 use ackclock_wire::tcp::Timestamps;
