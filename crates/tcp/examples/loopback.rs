@@ -26,7 +26,7 @@
 //! with status 1 if the data differs, a connection fails, or the run does not finish
 //! within 600 s of simulated time.
 
-use ackclock_tcp::{ConnId, Endpoint, EndpointConfig, Stats, TcpConfig, TcpError};
+use ackclock_tcp::{ConnId, Endpoint, EndpointConfig, RecvError, Stats, TcpConfig, TcpError};
 use ackclock_wire::{Duration, Instant};
 use core::net::{Ipv4Addr, SocketAddrV4};
 use std::collections::VecDeque;
@@ -86,7 +86,7 @@ impl World {
         // A connection that ended abnormally (reset, timed out) keeps its error.
         for (ep, id) in [(&self.a, Some(self.ca)), (&self.b, self.cb)] {
             if let Some(e) = id.and_then(|id| ep.conn(id)).and_then(|c| c.error()) {
-                return Err(e);
+                return Err(e.into());
             }
         }
         if !self.a_closed {
@@ -124,8 +124,9 @@ impl World {
                             break;
                         }
                         Ok(n) => self.got.extend_from_slice(&self.rbuf[..n]),
-                        Err(TcpError::WouldBlock) => break,
-                        Err(e) => return Err(e),
+                        // Nothing more now: the next turn reads again.
+                        Err(RecvError::WouldBlock) => break,
+                        Err(e) => return Err(e.into()),
                     }
                 }
             }

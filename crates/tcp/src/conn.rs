@@ -29,7 +29,10 @@ use crate::sack::NextSeg;
 use crate::send_buf::SendBuffer;
 use crate::seq::SeqNum;
 use crate::stats::{Stats, TraceEvent, TraceKind};
-use crate::{Segment, SegmentChecksum, State, TcpError};
+use crate::Segment;
+use crate::{
+    AcceptError, CloseError, ConnectionError, RecvError, SegmentChecksum, SendError, State,
+};
 use ackclock_wire::tcp::Timestamps;
 use ackclock_wire::{
     checksum, packet, Duration, Instant, Ipv4Header, SackBlock, TcpFlags, TcpHeader, TcpOptions,
@@ -249,7 +252,7 @@ pub struct Connection {
     /// outstanding), for the user timeout.
     progress_at: Instant,
 
-    error: Option<TcpError>,
+    error: Option<ConnectionError>,
     /// The latest time passed in, for events the application triggers (close, abort).
     now: Instant,
     stats: Stats,
@@ -479,17 +482,17 @@ impl Connection {
     /// the SYN is kept.
     ///
     /// # Errors
-    /// [`TcpError::BadChecksum`] when `syn`'s checksum is pending and does not verify.
+    /// [`AcceptError::BadChecksum`] when `syn`'s checksum is pending and does not verify.
     pub fn accept(
         now: Instant,
         cfg: impl Into<Arc<TcpConfig>>,
         syn: &Segment<'_>,
         iss: SeqNum,
-    ) -> Result<Self, TcpError> {
+    ) -> Result<Self, AcceptError> {
         let cfg = cfg.into();
         if let SegmentChecksum::Pending { header_sum } = syn.checksum {
             if checksum::add(header_sum, checksum::sum(syn.payload)) != 0xffff {
-                return Err(TcpError::BadChecksum);
+                return Err(AcceptError::BadChecksum);
             }
         }
         let mut c = Self::new(now, cfg, syn.dst, syn.src, iss, State::SynReceived);
@@ -517,7 +520,7 @@ impl Connection {
         cfg: Arc<TcpConfig>,
         syn: &Segment<'_>,
         iss: SeqNum,
-    ) -> Result<Self, TcpError> {
+    ) -> Result<Self, AcceptError> {
         let mut c = Self::accept(now, cfg, syn, iss)?;
         c.syn_pending = false;
         c.snd_nxt = iss + 1u32;
@@ -549,7 +552,7 @@ impl Connection {
         &self.cfg
     }
     /// Why the connection ended abnormally, if it did.
-    pub fn error(&self) -> Option<TcpError> {
+    pub fn error(&self) -> Option<ConnectionError> {
         self.error
     }
     /// True once the connection has left every state that needs packets or timers.
@@ -576,9 +579,9 @@ impl Connection {
     /// ([`send_capacity`](Self::send_capacity)).
     ///
     /// # Errors
-    /// The connection's error ([`error`](Self::error)) if it ended abnormally, else
-    /// [`TcpError::NotOpenForSending`].
-    pub fn send(&mut self, data: &[u8]) -> Result<usize, TcpError> {
+    /// [`SendError::Lost`] with the connection's error ([`error`](Self::error)) if it ended
+    /// abnormally, else [`SendError::Closed`].
+    pub fn send(&mut self, data: &[u8]) -> Result<usize, SendError> {
         match self.state {
             State::SynSent | State::SynReceived | State::Established | State::CloseWait
                 if !self.fin_queued =>
@@ -589,7 +592,7 @@ impl Connection {
                 }
                 Ok(n)
             }
-            _ => Err(self.error.unwrap_or(TcpError::NotOpenForSending)),
+            _ => Err(self.error.map_or(SendError::Closed, SendError::Lost)),
         }
     }
 
@@ -605,7 +608,10 @@ impl Connection {
     ///
     /// # Errors
     /// As [`send`](Self::send).
-    pub fn send_with<R>(&mut self, f: impl FnOnce(&mut [u8]) -> (usize, R)) -> Result<R, TcpError> {
+    pub fn send_with<R>(
+        &mut self,
+        f: impl FnOnce(&mut [u8]) -> (usize, R),
+    ) -> Result<R, SendError> {
         match self.state {
             State::SynSent | State::SynReceived | State::Established | State::CloseWait
                 if !self.fin_queued =>
@@ -617,7 +623,7 @@ impl Connection {
                 }
                 Ok(r)
             }
-            _ => Err(self.error.unwrap_or(TcpError::NotOpenForSending)),
+            _ => Err(self.error.map_or(SendError::Closed, SendError::Lost)),
         }
     }
 
@@ -639,10 +645,11 @@ impl Connection {
     /// drain of `poll_transmit` announces it.
     ///
     /// # Errors
-    /// [`TcpError::WouldBlock`] while the connection may still receive; after that, the
-    /// connection's error ([`error`](Self::error)) if it ended abnormally, else
-    /// [`TcpError::NotConnected`]. Data that arrived before a reset can still be read.
-    pub fn recv(&mut self, buf: &mut [u8]) -> Result<usize, TcpError> {
+    /// [`RecvError::WouldBlock`] while the connection may still receive; after that,
+    /// [`RecvError::Lost`] with the connection's error ([`error`](Self::error)) if it ended
+    /// abnormally, else [`RecvError::NotConnected`]. Data that arrived before a reset can
+    /// still be read.
+    pub fn recv(&mut self, buf: &mut [u8]) -> Result<usize, RecvError> {
         if buf.is_empty() {
             return Ok(0);
         }
@@ -656,15 +663,15 @@ impl Connection {
             return Ok(0);
         }
         if let Some(e) = self.error {
-            return Err(e);
+            return Err(RecvError::Lost(e));
         }
         match self.state {
             State::SynSent
             | State::SynReceived
             | State::Established
             | State::FinWait1
-            | State::FinWait2 => Err(TcpError::WouldBlock),
-            _ => Err(TcpError::NotConnected),
+            | State::FinWait2 => Err(RecvError::WouldBlock),
+            _ => Err(RecvError::NotConnected),
         }
     }
 
@@ -678,9 +685,9 @@ impl Connection {
     /// slice, as `recv` returns `Ok(0)`.
     ///
     /// # Errors
-    /// As [`recv`](Self::recv): [`TcpError::WouldBlock`] when nothing is readable yet (`f`
-    /// is not called), the connection's error, or [`TcpError::NotConnected`].
-    pub fn recv_with<R>(&mut self, f: impl FnOnce(&[u8]) -> (usize, R)) -> Result<R, TcpError> {
+    /// As [`recv`](Self::recv): [`RecvError::WouldBlock`] when nothing is readable yet (`f`
+    /// is not called), [`RecvError::Lost`], or [`RecvError::NotConnected`].
+    pub fn recv_with<R>(&mut self, f: impl FnOnce(&[u8]) -> (usize, R)) -> Result<R, RecvError> {
         if self.recv_buf.is_empty() {
             // The same end-of-stream and error rules as `recv`.
             let mut none = [0u8; 1];
@@ -756,9 +763,9 @@ impl Connection {
     /// connection when it is done.
     ///
     /// # Errors
-    /// On a CLOSED connection: its error if it ended abnormally, else
-    /// [`TcpError::NotConnected`].
-    pub fn close(&mut self) -> Result<(), TcpError> {
+    /// On a CLOSED connection: [`CloseError::Lost`] with its error if it ended abnormally,
+    /// else [`CloseError::NotConnected`].
+    pub fn close(&mut self) -> Result<(), CloseError> {
         match self.state {
             State::SynSent => {
                 self.enter_closed();
@@ -785,13 +792,15 @@ impl Connection {
             | State::Closing
             | State::LastAck
             | State::TimeWait => Ok(()),
-            State::Closed | State::Listen => Err(self.error.unwrap_or(TcpError::NotConnected)),
+            State::Closed | State::Listen => Err(self
+                .error
+                .map_or(CloseError::NotConnected, CloseError::Lost)),
         }
     }
 
     /// Aborts (RFC 9293 §3.10.5): a RST to the peer in SYN-RECEIVED, ESTABLISHED,
     /// FIN-WAIT-1, FIN-WAIT-2 and CLOSE-WAIT (not in CLOSING, LAST-ACK or TIME-WAIT, as the
-    /// RFC says), then CLOSED with [`TcpError::Aborted`]. Queued data is not sent. The RST
+    /// RFC says), then CLOSED with [`ConnectionError::Aborted`]. Queued data is not sent. The RST
     /// goes out on the next `poll_transmit`.
     ///
     /// Through an [`Endpoint`](crate::Endpoint), prefer
@@ -812,7 +821,7 @@ impl Connection {
                 with_ack: false,
             });
         }
-        self.error = Some(TcpError::Aborted);
+        self.error = Some(ConnectionError::Aborted);
         self.enter_closed();
     }
 

@@ -15,7 +15,7 @@ use crate::conn::{
 };
 use crate::seq::SeqNum;
 use crate::syn_cookie;
-use crate::{Segment, SegmentChecksum, State, TcpConfig, TcpError};
+use crate::{AddrError, CloseError, ConnectionError, Segment, SegmentChecksum, State, TcpConfig};
 use ackclock_wire::packet::parse_ipv4_tcp_deferred;
 use ackclock_wire::tcp::Timestamps;
 use ackclock_wire::{checksum, packet, Instant, Ipv4Header, TcpFlags, TcpHeader, TcpOptions};
@@ -177,15 +177,16 @@ pub enum Event {
     /// [`Endpoint::close`] when done sending.
     PeerClosed(ConnId),
     /// The connection is CLOSED. `error` is `None` when both sides closed normally (after
-    /// TIME-WAIT for the side that closed first), else why: [`TcpError::Reset`],
-    /// [`TcpError::Refused`], [`TcpError::TimedOut`] or [`TcpError::Aborted`]. A connection
+    /// TIME-WAIT for the side that closed first), else why: [`ConnectionError::Reset`],
+    /// [`ConnectionError::Refused`], [`ConnectionError::TimedOut`] or
+    /// [`ConnectionError::Aborted`]. A connection
     /// the application still holds stays readable until it calls [`Endpoint::remove`] or
     /// [`Endpoint::close`]; one it released is gone.
     Closed {
         /// The connection (its handle finds nothing once the endpoint removed it).
         conn: ConnId,
         /// Why it closed, if not normally.
-        error: Option<TcpError>,
+        error: Option<ConnectionError>,
     },
 }
 
@@ -474,10 +475,10 @@ impl Endpoint {
     /// are answered with SYN cookies ([`EndpointConfig::syn_cookies`]) or dropped.
     ///
     /// # Errors
-    /// [`TcpError::AddrInUse`] when `port` already has a listener.
-    pub fn listen(&mut self, port: u16, cfg: TcpConfig, backlog: usize) -> Result<(), TcpError> {
+    /// [`AddrError::AddrInUse`] when `port` already has a listener.
+    pub fn listen(&mut self, port: u16, cfg: TcpConfig, backlog: usize) -> Result<(), AddrError> {
         if self.listeners.contains_key(&port) {
-            return Err(TcpError::AddrInUse);
+            return Err(AddrError::AddrInUse);
         }
         self.listeners.insert(
             port,
@@ -506,14 +507,14 @@ impl Endpoint {
     /// 4-tuple ([`EndpointConfig::isn_key`]) plus a 4-microsecond clock read from `now`.
     ///
     /// # Errors
-    /// [`TcpError::NoPorts`] when every ephemeral port is in use toward `remote` or has a
+    /// [`AddrError::NoPorts`] when every ephemeral port is in use toward `remote` or has a
     /// listener.
     pub fn connect(
         &mut self,
         now: Instant,
         remote: SocketAddrV4,
         cfg: TcpConfig,
-    ) -> Result<ConnId, TcpError> {
+    ) -> Result<ConnId, AddrError> {
         let (lo, hi) = self.cfg.ephemeral_ports;
         let span = u32::from(hi.saturating_sub(lo)) + 1;
         for _ in 0..span {
@@ -527,24 +528,24 @@ impl Endpoint {
             }
             return Ok(self.connect_from(now, local, remote, cfg));
         }
-        Err(TcpError::NoPorts)
+        Err(AddrError::NoPorts)
     }
 
     /// Active open from a chosen local port, otherwise as [`connect`](Self::connect). A
     /// listener on `local_port` does not prevent it.
     ///
     /// # Errors
-    /// [`TcpError::AddrInUse`] when a connection already uses this 4-tuple.
+    /// [`AddrError::AddrInUse`] when a connection already uses this 4-tuple.
     pub fn connect_from_port(
         &mut self,
         now: Instant,
         local_port: u16,
         remote: SocketAddrV4,
         cfg: TcpConfig,
-    ) -> Result<ConnId, TcpError> {
+    ) -> Result<ConnId, AddrError> {
         let local = SocketAddrV4::new(self.cfg.addr, local_port);
         if self.map.contains_key(&ConnKey::new(local, remote)) {
-            return Err(TcpError::AddrInUse);
+            return Err(AddrError::AddrInUse);
         }
         Ok(self.connect_from(now, local, remote, cfg))
     }
@@ -794,12 +795,12 @@ impl Endpoint {
     /// until then.
     ///
     /// # Errors
-    /// [`TcpError::NoSuchConnection`] for a stale handle. On a connection that is already
-    /// CLOSED, the error of [`Connection::close`] (its cause, or
-    /// [`TcpError::NotConnected`]); the connection is released all the same and removed on
-    /// the next drain.
-    pub fn close(&mut self, id: ConnId) -> Result<(), TcpError> {
-        let c = self.conn_mut(id).ok_or(TcpError::NoSuchConnection)?;
+    /// [`CloseError::NoSuchConnection`] for a stale handle. On a connection that is already
+    /// CLOSED, the error of [`Connection::close`] ([`CloseError::Lost`] with its cause, or
+    /// [`CloseError::NotConnected`]); the connection is released all the same and removed
+    /// on the next drain.
+    pub fn close(&mut self, id: ConnId) -> Result<(), CloseError> {
+        let c = self.conn_mut(id).ok_or(CloseError::NoSuchConnection)?;
         let r = c.close();
         self.slots[id.index()].released = true;
         r

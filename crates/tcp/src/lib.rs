@@ -29,6 +29,10 @@
 //! - [`Event`]: what the application may act on (a connection to accept, data to read,
 //!   room to write, the peer's close, a connection closed and why), from
 //!   [`Endpoint::poll_event`].
+//! - Errors, one type per operation, each variant saying what to do next: [`SendError`],
+//!   [`RecvError`], [`CloseError`], [`AddrError`] (listen and connect), [`AcceptError`];
+//!   [`ConnectionError`] says why a connection ended abnormally. [`TcpError`] is their sum,
+//!   for code that handles every error alike.
 //! - [`TcpConfig`]: every setting of one connection. Presets give the TCPs the project
 //!   compares: [`TcpConfig::vanilla_4_3bsd`], [`TcpConfig::tahoe`], [`TcpConfig::reno`],
 //!   [`TcpConfig::newreno`] (the default), [`TcpConfig::sack`], [`TcpConfig::cubic`] and
@@ -125,6 +129,7 @@ pub mod config;
 mod conn;
 pub mod cubic;
 pub mod endpoint;
+mod error;
 pub mod recovery;
 pub mod recv_buf;
 pub mod rtt;
@@ -137,6 +142,9 @@ pub mod syn_cookie;
 pub use config::{AckPolicy, CongestionAlgorithm, InitialWindow, RecoveryAlgorithm, TcpConfig};
 pub use conn::{Connection, Transmit};
 pub use endpoint::{ConnId, Endpoint, EndpointConfig, EndpointStats, Event};
+pub use error::{
+    AcceptError, AddrError, CloseError, ConnectionError, RecvError, SendError, TcpError,
+};
 pub use seq::SeqNum;
 pub use stats::{Stats, TraceEvent, TraceKind};
 
@@ -213,64 +221,6 @@ impl core::fmt::Display for State {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(self.name())
     }
-}
-
-/// Errors the application sees.
-///
-/// A connection that ends abnormally keeps its cause ([`Connection::error`]): `Reset`,
-/// `Refused`, `TimedOut` or `Aborted`. [`Connection::send`], [`Connection::recv`] and
-/// [`Connection::close`] then return that error instead of the generic one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum TcpError {
-    /// [`Connection::recv`]: nothing to read yet, and the stream has not ended.
-    #[error("no data available yet")]
-    WouldBlock,
-    /// [`Connection::send`]: the application already closed its side, or the state does
-    /// not allow sending (SYN-SENT, SYN-RECEIVED, ESTABLISHED and CLOSE-WAIT do).
-    #[error("connection is not open for sending (closed by us, or not connected)")]
-    NotOpenForSending,
-    /// [`Connection::recv`] or [`Connection::close`] on a connection that is not (or no
-    /// longer) connected and ended without an error.
-    #[error("connection is not connected")]
-    NotConnected,
-    /// The peer reset the connection (an acceptable RST, RFC 9293 §3.10.7.4, RFC 5961
-    /// §3.2).
-    #[error("connection reset by peer")]
-    Reset,
-    /// The peer answered our SYN with a RST (RFC 9293 §3.10.7.3).
-    #[error("connection refused")]
-    Refused,
-    /// The connection gave up: more consecutive retransmission timeouts than
-    /// [`TcpConfig::max_retransmits`] ([`TcpConfig::max_syn_retransmits`] in the
-    /// handshake), more zero-window probes in a row without any answer than
-    /// `max_retransmits`, or the RFC 5482 user timeout ([`TcpConfig::user_timeout`]).
-    /// A RST tells a synchronized peer.
-    #[error("connection timed out")]
-    TimedOut,
-    /// The application aborted the connection ([`Connection::abort`],
-    /// [`Endpoint::abort`]).
-    #[error("connection aborted")]
-    Aborted,
-    /// [`Connection::accept`]: the SYN's TCP checksum does not verify.
-    #[error("segment checksum does not verify")]
-    BadChecksum,
-    /// [`Endpoint::listen`] on a port that already has a listener, or
-    /// [`Endpoint::connect_from_port`] to a 4-tuple already in use.
-    #[error("address or port in use")]
-    AddrInUse,
-    /// [`Endpoint::connect`]: every port of [`EndpointConfig::ephemeral_ports`] is in use
-    /// toward that remote address and port, or has a listener.
-    #[error("no free ephemeral port")]
-    NoPorts,
-    /// Not returned by this crate: a full backlog makes the endpoint answer SYNs with
-    /// cookies or drop them ([`EndpointStats::syns_dropped_backlog`]). Kept for drivers
-    /// that report it.
-    #[error("listen backlog full")]
-    BacklogFull,
-    /// [`Endpoint::close`] with a handle that finds no connection (never valid, or the
-    /// connection was removed).
-    #[error("no such connection")]
-    NoSuchConnection,
 }
 
 /// Whether a segment's TCP checksum has been verified yet.

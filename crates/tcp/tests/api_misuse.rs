@@ -1,7 +1,7 @@
 //! The user interface of RFC 9293 §3.9.1 / §3.10 driven wrongly: SEND after CLOSE, RECEIVE
 //! after ABORT, ABORT itself, calls in states where they make no sense.
 
-use ackclock_tcp::{State, TcpConfig, TcpError};
+use ackclock_tcp::{CloseError, ConnectionError, RecvError, SendError, State, TcpConfig};
 use ackclock_testkit::peer::*;
 
 #[test]
@@ -9,7 +9,7 @@ fn rfc9293_3_10_2_send_after_close_is_not_open_for_sending() {
     // ESTABLISHED -> close -> FIN-WAIT-1.
     let mut p = Peer::established(TcpConfig::newreno());
     p.conn_mut().close().unwrap();
-    assert_eq!(p.conn_mut().send(b"late"), Err(TcpError::NotOpenForSending));
+    assert_eq!(p.conn_mut().send(b"late"), Err(SendError::Closed));
     let fin = p.drain();
     assert!(
         fin.iter().all(|s| s.payload.is_empty()),
@@ -20,7 +20,7 @@ fn rfc9293_3_10_2_send_after_close_is_not_open_for_sending() {
     p.send_fin();
     p.conn_mut().close().unwrap();
     assert_eq!(p.state(), State::LastAck);
-    assert_eq!(p.conn_mut().send(b"late"), Err(TcpError::NotOpenForSending));
+    assert_eq!(p.conn_mut().send(b"late"), Err(SendError::Closed));
     // TIME-WAIT.
     let mut p = Peer::established(TcpConfig::newreno());
     p.conn_mut().close().unwrap();
@@ -28,7 +28,7 @@ fn rfc9293_3_10_2_send_after_close_is_not_open_for_sending() {
     p.absorb(&fin);
     p.send_fin();
     assert_eq!(p.state(), State::TimeWait);
-    assert_eq!(p.conn_mut().send(b"late"), Err(TcpError::NotOpenForSending));
+    assert_eq!(p.conn_mut().send(b"late"), Err(SendError::Closed));
 }
 
 #[test]
@@ -45,9 +45,9 @@ fn rfc9293_3_10_2_send_in_syn_sent_is_queued_until_established() {
 fn rfc9293_3_10_3_recv_before_data_would_block() {
     let (mut p, _) = Peer::connect(TcpConfig::newreno());
     let mut b = [0u8; 4];
-    assert_eq!(p.conn_mut().recv(&mut b), Err(TcpError::WouldBlock));
+    assert_eq!(p.conn_mut().recv(&mut b), Err(RecvError::WouldBlock));
     p.send_synack(syn_opts(Some(1460), None, false, false));
-    assert_eq!(p.conn_mut().recv(&mut b), Err(TcpError::WouldBlock));
+    assert_eq!(p.conn_mut().recv(&mut b), Err(RecvError::WouldBlock));
 }
 
 #[test]
@@ -83,7 +83,7 @@ fn rfc9293_3_10_5_abort_through_the_endpoint_sends_rst_and_releases() {
         p.ep.conn(id).is_none(),
         "the aborted connection is released"
     );
-    assert_eq!(p.ep.close(id), Err(TcpError::NoSuchConnection));
+    assert_eq!(p.ep.close(id), Err(CloseError::NoSuchConnection));
 }
 
 #[test]
@@ -93,9 +93,12 @@ fn rfc9293_3_10_5_recv_and_send_on_an_aborted_connection_error() {
     let mut b = [0u8; 8];
     let r = p.conn_mut().recv(&mut b);
     assert!(r.is_err(), "recv after abort: {r:?}");
-    assert_ne!(r, Err(TcpError::WouldBlock), "would block forever");
-    assert_eq!(r, Err(TcpError::Aborted));
-    assert_eq!(p.conn_mut().send(b"x"), Err(TcpError::Aborted));
+    assert_ne!(r, Err(RecvError::WouldBlock), "would block forever");
+    assert_eq!(r, Err(RecvError::Lost(ConnectionError::Aborted)));
+    assert_eq!(
+        p.conn_mut().send(b"x"),
+        Err(SendError::Lost(ConnectionError::Aborted))
+    );
     assert!(p.conn_mut().close().is_err());
 }
 
@@ -119,7 +122,10 @@ fn rfc9293_3_10_4_close_of_a_closed_connection_is_an_error() {
     let o = p.out(RST);
     p.inject(&o);
     assert_eq!(p.state(), State::Closed);
-    assert_eq!(p.conn_mut().close(), Err(TcpError::Reset));
+    assert_eq!(
+        p.conn_mut().close(),
+        Err(CloseError::Lost(ConnectionError::Reset))
+    );
     let mut p = Peer::established(TcpConfig::newreno());
     p.conn_mut().close().unwrap();
     let fin = p.drain();

@@ -1,7 +1,7 @@
 //! The endpoint: listen backlogs and accept queues, demultiplexing by 4-tuple, bounded
 //! reset generation, and malformed input (counted, never answered).
 
-use ackclock_tcp::{Endpoint, EndpointConfig, State, TcpConfig, TcpError};
+use ackclock_tcp::{AddrError, Endpoint, EndpointConfig, State, TcpConfig};
 use ackclock_testkit::pair::{Harness, PipeConfig, B_ADDR};
 use ackclock_testkit::peer::*;
 use ackclock_wire::{TcpFlags, TcpHeader, TcpOptions};
@@ -184,7 +184,7 @@ fn endpoint_listen_and_connect_refuse_ports_in_use() {
     p.ep.listen(SERVER_PORT, TcpConfig::newreno(), 1).unwrap();
     assert_eq!(
         p.ep.listen(SERVER_PORT, TcpConfig::newreno(), 1),
-        Err(TcpError::AddrInUse)
+        Err(AddrError::AddrInUse)
     );
     let remote = SocketAddrV4::new(PEER_ADDR, 80);
     p.ep.connect_from_port(p.now, 5555, remote, TcpConfig::newreno())
@@ -192,7 +192,7 @@ fn endpoint_listen_and_connect_refuse_ports_in_use() {
     assert_eq!(
         p.ep.connect_from_port(p.now, 5555, remote, TcpConfig::newreno())
             .err(),
-        Some(TcpError::AddrInUse)
+        Some(AddrError::AddrInUse)
     );
 }
 

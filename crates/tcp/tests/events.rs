@@ -1,7 +1,7 @@
 //! `Endpoint::poll_event`: an application driven only by events (no polling of state)
 //! completes a transfer and sees each event its connections go through, once, in order.
 
-use ackclock_tcp::{ConnId, Endpoint, Event, TcpConfig, TcpError};
+use ackclock_tcp::{ConnId, ConnectionError, Endpoint, Event, TcpConfig};
 use ackclock_testkit::pair::{Harness, PipeConfig, A_ADDR, B_ADDR};
 use ackclock_wire::{Duration, Instant};
 use core::net::SocketAddrV4;
@@ -156,7 +156,10 @@ fn closed_says_why() {
             .unwrap()
     };
     // No listener: B answers the SYN with a RST.
-    assert_eq!(reason(&|h| connect(h, 9), 10), Some(TcpError::Refused));
+    assert_eq!(
+        reason(&|h| connect(h, 9), 10),
+        Some(ConnectionError::Refused)
+    );
     // B accepts, then aborts.
     let reset = reason(
         &|h| {
@@ -174,7 +177,7 @@ fn closed_says_why() {
         },
         10,
     );
-    assert_eq!(reset, Some(TcpError::Reset));
+    assert_eq!(reset, Some(ConnectionError::Reset));
     // Every packet to B is lost: the SYN retransmissions give up.
     let timed_out = reason(
         &|h| {
@@ -183,7 +186,7 @@ fn closed_says_why() {
         },
         600,
     );
-    assert_eq!(timed_out, Some(TcpError::TimedOut));
+    assert_eq!(timed_out, Some(ConnectionError::TimedOut));
     let _ = A_ADDR;
 }
 

@@ -1,7 +1,7 @@
 //! RFC 5961: blind reset (§3), blind SYN (§4) and blind data injection (§5) defences, and
 //! the challenge-ACK rate limit (§7).
 
-use ackclock_tcp::{State, TcpConfig, TcpError};
+use ackclock_tcp::{ConnectionError, RecvError, SendError, State, TcpConfig};
 use ackclock_testkit::peer::*;
 
 /// Established, with some data each way so SND.UNA, SND.NXT and RCV.NXT are not the
@@ -36,10 +36,16 @@ fn rfc5961_3_2_rst_with_seq_equal_rcv_nxt_resets() {
     let out = p.inject(&o);
     assert!(out.is_empty(), "{out:?}");
     assert_eq!(p.state(), State::Closed);
-    assert_eq!(p.conn().error(), Some(TcpError::Reset));
+    assert_eq!(p.conn().error(), Some(ConnectionError::Reset));
     let mut b = [0u8; 4];
-    assert_eq!(p.conn_mut().recv(&mut b), Err(TcpError::Reset));
-    assert_eq!(p.conn_mut().send(b"x"), Err(TcpError::Reset));
+    assert_eq!(
+        p.conn_mut().recv(&mut b),
+        Err(RecvError::Lost(ConnectionError::Reset))
+    );
+    assert_eq!(
+        p.conn_mut().send(b"x"),
+        Err(SendError::Lost(ConnectionError::Reset))
+    );
 }
 
 #[test]
@@ -48,7 +54,7 @@ fn rfc5961_3_2_rst_ack_with_seq_equal_rcv_nxt_resets() {
     let o = p.out(RST | ACK).seq(p.snd_nxt);
     p.inject(&o);
     assert_eq!(p.state(), State::Closed);
-    assert_eq!(p.conn().error(), Some(TcpError::Reset));
+    assert_eq!(p.conn().error(), Some(ConnectionError::Reset));
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! RFC 7323: window scaling (§2), timestamps (§3, §4.3) and PAWS (§5).
 
-use ackclock_tcp::{State, TcpConfig, TcpError};
+use ackclock_tcp::{ConnectionError, State, TcpConfig};
 use ackclock_testkit::peer::*;
 
 fn ws_cfg(recv: usize) -> TcpConfig {
@@ -314,7 +314,7 @@ fn rfc7323_5_3_paws_does_not_apply_to_rst() {
     let o = p.out(RST).tsval(1);
     p.inject(&o);
     assert_eq!(p.state(), State::Closed);
-    assert_eq!(p.conn().error(), Some(TcpError::Reset));
+    assert_eq!(p.conn().error(), Some(ConnectionError::Reset));
 }
 
 #[test]
@@ -338,7 +338,7 @@ fn rfc7323_3_2_rst_without_timestamps_is_processed() {
     let o = p.out(RST).no_ts();
     p.inject(&o);
     assert_eq!(p.state(), State::Closed);
-    assert_eq!(p.conn().error(), Some(TcpError::Reset));
+    assert_eq!(p.conn().error(), Some(ConnectionError::Reset));
 }
 
 #[test]

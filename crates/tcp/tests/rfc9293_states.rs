@@ -1,7 +1,9 @@
 //! RFC 9293 conformance: the state machine (§3.3.2, §3.5, §3.6, §3.10), reset generation
 //! (§3.5.2, §3.10.7), retransmission give-up (§3.8.3) and the MSS (§3.7.1).
 
-use ackclock_tcp::{Endpoint, EndpointConfig, State, TcpConfig, TcpError};
+use ackclock_tcp::{
+    ConnectionError, Endpoint, EndpointConfig, RecvError, SendError, State, TcpConfig,
+};
 use ackclock_testkit::peer::*;
 use ackclock_wire::{Instant, TcpFlags};
 use core::net::SocketAddrV4;
@@ -279,7 +281,7 @@ fn rfc9293_3_6_half_close_data_still_flows_to_side_that_closed_first() {
     assert_eq!(p.app_read(), d);
     assert_eq!(p.state(), State::FinWait2);
     // Sending is what closed: the engine refuses new data.
-    assert_eq!(p.conn_mut().send(b"x"), Err(TcpError::NotOpenForSending));
+    assert_eq!(p.conn_mut().send(b"x"), Err(SendError::Closed));
     p.send_fin();
     assert_eq!(p.state(), State::TimeWait);
     let mut b = [0u8; 8];
@@ -396,9 +398,12 @@ fn rfc9293_3_8_1_syn_retransmitted_with_backoff_then_timed_out() {
         expect = expect.saturating_mul(2).min(cfg_max_rto());
     }
     assert_eq!(p.state(), State::Closed);
-    assert_eq!(p.conn().error(), Some(TcpError::TimedOut));
+    assert_eq!(p.conn().error(), Some(ConnectionError::TimedOut));
     let mut b = [0u8; 4];
-    assert_eq!(p.conn_mut().recv(&mut b), Err(TcpError::TimedOut));
+    assert_eq!(
+        p.conn_mut().recv(&mut b),
+        Err(RecvError::Lost(ConnectionError::TimedOut))
+    );
 }
 
 #[test]
@@ -494,10 +499,16 @@ fn rfc9293_3_8_3_data_retransmission_gives_up_with_timed_out_and_rst() {
     assert!(last.has(RST), "{last:?}");
     assert_eq!(last.seq, first.end());
     assert_eq!(p.state(), State::Closed);
-    assert_eq!(p.conn().error(), Some(TcpError::TimedOut));
-    assert_eq!(p.conn_mut().send(b"x"), Err(TcpError::TimedOut));
+    assert_eq!(p.conn().error(), Some(ConnectionError::TimedOut));
+    assert_eq!(
+        p.conn_mut().send(b"x"),
+        Err(SendError::Lost(ConnectionError::TimedOut))
+    );
     let mut b = [0u8; 4];
-    assert_eq!(p.conn_mut().recv(&mut b), Err(TcpError::TimedOut));
+    assert_eq!(
+        p.conn_mut().recv(&mut b),
+        Err(RecvError::Lost(ConnectionError::TimedOut))
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -596,9 +607,12 @@ fn rfc9293_3_10_7_3_rst_in_syn_sent_with_acceptable_ack_is_refused() {
     let out = p.inject(&o);
     assert!(out.is_empty(), "{out:?}");
     assert_eq!(p.state(), State::Closed);
-    assert_eq!(p.conn().error(), Some(TcpError::Refused));
+    assert_eq!(p.conn().error(), Some(ConnectionError::Refused));
     let mut b = [0u8; 4];
-    assert_eq!(p.conn_mut().recv(&mut b), Err(TcpError::Refused));
+    assert_eq!(
+        p.conn_mut().recv(&mut b),
+        Err(RecvError::Lost(ConnectionError::Refused))
+    );
     assert!(
         p.advance(secs(10)).is_empty(),
         "no SYN retransmission after refusal"

@@ -3,7 +3,7 @@
 //! way over a lossy, reordering path arrives byte for byte; the end of the stream and the
 //! states where sending is refused behave as `send` and `recv` do.
 
-use ackclock_tcp::{ConnId, TcpConfig, TcpError};
+use ackclock_tcp::{ConnId, RecvError, SendError, TcpConfig};
 use ackclock_testkit::pair::{Harness, PipeConfig};
 use ackclock_wire::{Duration, Instant};
 
@@ -71,7 +71,7 @@ fn a_stream_written_and_read_in_place_arrives_byte_for_byte_through_loss_and_reo
                         break;
                     }
                     Ok(n) => checked += n,
-                    Err(TcpError::WouldBlock) => break,
+                    Err(RecvError::WouldBlock) => break,
                     Err(e) => panic!("recv_with: {e:?}"),
                 }
             }
@@ -109,7 +109,7 @@ fn recv_with_keeps_what_the_closure_leaves_and_clamps_an_overclaim() {
     let rest = c.recv_with(|d| (usize::MAX, d.to_vec())).unwrap();
     assert_eq!(rest, b", world");
     assert_eq!(c.recv_available(), 0);
-    assert_eq!(c.recv_with(|_| (0, ())), Err(TcpError::WouldBlock));
+    assert_eq!(c.recv_with(|_| (0, ())), Err(RecvError::WouldBlock));
 }
 
 /// RFC 9293 §3.10.2: after CLOSE no more data may be queued (`send_with` refuses without
@@ -134,7 +134,7 @@ fn rfc9293_3_10_send_with_after_close_is_refused_and_recv_with_sees_the_end_of_t
         called = true;
         (0, ())
     });
-    assert_eq!(r, Err(TcpError::NotOpenForSending));
+    assert_eq!(r, Err(SendError::Closed));
     assert!(!called);
     h.run(limit, |h| h.b.conn(cb).unwrap().is_eof());
     let lent = h.b.conn_mut(cb).unwrap().recv_with(|d| (0, d.len()));

@@ -2,7 +2,9 @@
 //! services ([`ServicesApp`]: discard, RFC 863; chargen, RFC 864; echo, RFC 862).
 
 use crate::host::{App, Control};
-use ackclock_tcp::{ConnId, Endpoint, State, Stats, TcpConfig, TcpError};
+use ackclock_tcp::{
+    CloseError, ConnId, ConnectionError, Endpoint, State, Stats, TcpConfig, TcpError,
+};
 use ackclock_wire::{Duration, Instant};
 use std::fs::File;
 use std::io::{Read, Write};
@@ -313,7 +315,7 @@ impl StreamApp {
                 let s = c.stats();
                 self.report.final_state = Some(c.state());
                 if self.report.error.is_none() {
-                    self.report.error = c.error();
+                    self.report.error = c.error().map(Into::into);
                 }
                 self.report.local = Some(c.local());
                 self.report.remote = Some(c.remote());
@@ -351,13 +353,13 @@ impl App for StreamApp {
                     StreamRole::Connect(to) => match ep.connect(now, to, self.opts.tcp.clone()) {
                         Ok(id) => self.id = Some(id),
                         Err(e) => {
-                            self.report.error = Some(e);
+                            self.report.error = Some(e.into());
                             return self.finish(ep);
                         }
                     },
                     StreamRole::Listen(port) => {
                         if let Err(e) = ep.listen(port, self.opts.tcp.clone(), 8) {
-                            self.report.error = Some(e);
+                            self.report.error = Some(e.into());
                             return self.finish(ep);
                         }
                     }
@@ -380,12 +382,12 @@ impl App for StreamApp {
             return Control::Continue;
         };
         let Some(c) = ep.conn(id) else {
-            self.report.error = Some(TcpError::NoSuchConnection);
+            self.report.error = Some(CloseError::NoSuchConnection.into());
             return self.finish(ep);
         };
         let state = c.state();
         if let Some(e) = c.error() {
-            self.report.error = Some(e);
+            self.report.error = Some(e.into());
             if self.phase == Phase::Transfer {
                 self.report.elapsed = now - self.established_at;
             }
@@ -402,7 +404,7 @@ impl App for StreamApp {
                 && now >= self.started_at + self.opts.connect_timeout
             {
                 ep.abort(id);
-                self.report.error = Some(TcpError::TimedOut);
+                self.report.error = Some(ConnectionError::TimedOut.into());
                 return self.finish(ep);
             } else if state == State::Closed {
                 return self.finish(ep);
@@ -567,7 +569,7 @@ pub struct ConnSummary {
     pub bytes_in: u64,
     pub bytes_out: u64,
     pub duration: Duration,
-    pub error: Option<TcpError>,
+    pub error: Option<ConnectionError>,
     pub stats: Stats,
 }
 
@@ -707,7 +709,7 @@ impl App for ServicesApp {
             self.started = true;
             for &(port, _) in &self.listeners {
                 if let Err(e) = ep.listen(port, self.opts.tcp.clone(), self.opts.backlog) {
-                    self.error = Some(e);
+                    self.error = Some(e.into());
                     return Control::Done;
                 }
             }

@@ -150,10 +150,10 @@ pub fn run(a: StreamArgs) -> Result<()> {
 }
 
 fn hint_for(e: ackclock_tcp::TcpError, dev: &ackclock_tun::DeviceConfig) -> String {
-    use ackclock_tcp::TcpError::*;
-    match e {
-        Refused | Reset => "nothing listening there, or the peer aborted".into(),
-        TimedOut => format!(
+    use ackclock_tcp::ConnectionError::*;
+    match e.connection() {
+        Some(Refused | Reset) => "nothing listening there, or the peer aborted".into(),
+        Some(TimedOut) => format!(
             "no answer: is a server listening at that address, and is it routed via {} (kernel side {})?",
             dev.name, dev.kernel_addr
         ),

@@ -200,7 +200,7 @@ impl Connection {
         if f.contains(TcpFlags::RST) {
             self.stats.rst_in += 1;
             if ack_ok {
-                self.error = Some(TcpError::Refused);
+                self.error = Some(ConnectionError::Refused);
                 self.enter_closed();
                 self.set_state(now, State::Closed);
             }
@@ -756,7 +756,7 @@ impl Connection {
     pub(super) fn on_reset(&mut self, now: Instant) {
         // RFC 9293 §3.10.7.4: in SYN-RECEIVED from a passive open the endpoint returns to
         // LISTEN (it drops this connection); everywhere else the user hears "reset".
-        self.error = Some(TcpError::Reset);
+        self.error = Some(ConnectionError::Reset);
         self.enter_closed();
         self.set_state(now, State::Closed);
     }

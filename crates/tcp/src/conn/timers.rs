@@ -161,7 +161,7 @@ impl super::Connection {
     /// - Retransmission timeout (RFC 6298 §5): the RTO backs off, the congestion controller
     ///   responds, and sending goes back to SND.UNA (go-back-N, as 4.3BSD); after more than
     ///   [`TcpConfig::max_retransmits`] timeouts in a row (or the user timeout) the
-    ///   connection gives up with [`TcpError::TimedOut`]. In the handshake the SYN (or
+    ///   connection gives up with [`ConnectionError::TimedOut`]. In the handshake the SYN (or
     ///   SYN,ACK) is resent, up to [`TcpConfig::max_syn_retransmits`].
     /// - Persist timer: a zero-window probe (RFC 9293 §3.8.6.1, with backoff), or the
     ///   RFC 9293 §3.8.6.2.1 override that sends data sender SWS avoidance held back.
@@ -227,7 +227,7 @@ impl super::Connection {
                 with_ack: false,
             });
         }
-        self.error = Some(TcpError::TimedOut);
+        self.error = Some(ConnectionError::TimedOut);
         self.enter_closed();
         self.set_state(now, State::Closed);
     }
