@@ -19,7 +19,7 @@
 
 use crate::cc::{CongestionControl, CongestionEvent};
 use crate::config::RecoveryAlgorithm;
-use crate::sack::Scoreboard;
+use crate::sack::{NextSeg, Scoreboard};
 use crate::seq::SeqNum;
 use ackclock_wire::SackBlocks;
 
@@ -87,8 +87,9 @@ pub struct Recovery {
     /// RFC 3042 allowance beyond cwnd for the first two duplicate ACKs, in bytes.
     limited_extra: u32,
     pending: Option<RetransmitRequest>,
-    /// The SACK scoreboard (used by [`RecoveryAlgorithm::Sack`] only).
-    pub sb: Scoreboard,
+    /// The SACK scoreboard (used by [`RecoveryAlgorithm::Sack`] only); only the recovery
+    /// writes it.
+    sb: Scoreboard,
 }
 
 impl Recovery {
@@ -132,14 +133,37 @@ impl Recovery {
         }
     }
 
-    /// A retransmission was sent: in SACK recovery, HighRxt moves past it.
-    pub fn on_retransmit_sent(&mut self, seq: SeqNum, len: u32) {
+    /// A retransmission was sent: in SACK recovery, HighRxt moves past it. For the rescue
+    /// retransmission (`rescue`), RFC 6675 rule 4 of NextSeg instead: RescueRxt =
+    /// RecoveryPoint, and "HighRxt MUST NOT be updated", or every hole found later would
+    /// wait for the timer.
+    pub fn on_retransmit_sent(&mut self, seq: SeqNum, len: u32, rescue: bool) {
+        if rescue {
+            self.sb.rescue_rxt = Some(self.recover);
+            return;
+        }
         if self.alg == RecoveryAlgorithm::Sack && self.in_recovery {
             let end = seq + len;
             if end > self.sb.high_rxt {
                 self.sb.high_rxt = end;
             }
         }
+    }
+
+    /// The SACK scoreboard, to read.
+    pub fn scoreboard(&self) -> &Scoreboard {
+        &self.sb
+    }
+
+    /// RFC 6675 §4 `pipe`: the octets the scoreboard estimates in flight.
+    pub fn pipe(&self, snd_una: SeqNum, snd_max: SeqNum, mss: u32) -> u32 {
+        self.sb.pipe(snd_una, snd_max, self.threshold, mss)
+    }
+
+    /// RFC 6675 §4 `NextSeg`: what SACK recovery sends next (`new_ok`: new data may go).
+    pub fn next_seg(&self, snd_una: SeqNum, mss: u32, new_ok: bool) -> Option<NextSeg> {
+        self.sb
+            .next_seg(snd_una, self.threshold, mss, new_ok, self.recover)
     }
 
     /// The recovery algorithm.

@@ -99,7 +99,7 @@ impl Connection {
         // 1. A retransmission the recovery asked for goes first, whatever the window.
         if let Some(req) = self.rec.take_retransmit() {
             if req.seq >= self.snd_una && req.seq < self.snd_max {
-                let t = self.retransmit(now, buf, req.seq, mss);
+                let t = self.retransmit(now, buf, req.seq, mss, false);
                 if t.is_some() && req.restart_timer {
                     self.timers.set(Timer::Rto, now + self.rtt.rto());
                 }
@@ -112,34 +112,21 @@ impl Connection {
         // NextSeg chooses.
         let mut sack_usable = None;
         if self.rec.sack_recovery() {
-            let thresh = self.rec.threshold();
-            let pipe = self.rec.sb.pipe(self.snd_una, self.snd_max, thresh, mss);
+            let pipe = self.rec.pipe(self.snd_una, self.snd_max, mss);
             let room = self.cc.cwnd().saturating_sub(pipe);
             if room < mss {
                 return None;
             }
             let rwnd_room = (self.snd_una + self.snd_wnd).since(self.snd_nxt);
             let new_ok = data_end.since(self.snd_nxt) > 0 && rwnd_room > 0;
-            let recover = self.rec.recover();
-            match self
-                .rec
-                .sb
-                .next_seg(self.snd_una, thresh, mss, new_ok, recover)
-            {
+            match self.rec.next_seg(self.snd_una, mss, new_ok) {
                 Some(NextSeg::Retransmit { seq, len }) => {
-                    return self.retransmit(now, buf, seq, len);
+                    return self.retransmit(now, buf, seq, len, false);
                 }
                 Some(NextSeg::Rescue { seq, len }) => {
-                    // RFC 6675 rule 4: "HighRxt MUST NOT be updated" by the rescue, or every
-                    // hole found later would wait for the timer.
-                    let high_rxt = self.rec.sb.high_rxt;
-                    let t = self.retransmit(now, buf, seq, len);
-                    self.rec.sb.high_rxt = high_rxt;
-                    if t.is_some() {
-                        // RFC 6675 rule 4: RescueRxt = RecoveryPoint; HighRxt unchanged.
-                        self.rec.sb.rescue_rxt = Some(recover);
-                    }
-                    return t;
+                    // RFC 6675 rule 4: the recovery notes the rescue (RescueRxt) and leaves
+                    // HighRxt where it was.
+                    return self.retransmit(now, buf, seq, len, true);
                 }
                 Some(NextSeg::NewData) => sack_usable = Some(room.min(rwnd_room)),
                 None => return None,
@@ -243,12 +230,15 @@ impl Connection {
 
     /// Resends up to `max_len` sequence bytes from `seq` (data, and the FIN if it was sent
     /// right after them), marking it a retransmission.
+    /// Resends sent bytes from `seq`, at most `max_len`; `rescue` for RFC 6675's rescue
+    /// retransmission (rule 4 of NextSeg).
     pub(super) fn retransmit(
         &mut self,
         now: Instant,
         buf: &mut [u8],
         seq: SeqNum,
         max_len: u32,
+        rescue: bool,
     ) -> Option<Transmit> {
         let data_end = self.buf_seq + self.send_buf.len();
         // Only bytes that were sent are resent (RFC 5681 §3.2 "the segment that appears to
@@ -272,7 +262,8 @@ impl Connection {
             flags |= TcpFlags::FIN;
         }
         let t = self.write_segment(now, buf, seq, len, flags, true)?;
-        self.rec.on_retransmit_sent(seq, len + u32::from(fin));
+        self.rec
+            .on_retransmit_sent(seq, len + u32::from(fin), rescue);
         // Karn: a resent segment's timing would be ambiguous.
         if let (Some((end, _)), true) = (self.rtt_timed, self.rtt.config().karn) {
             if seq < end {
