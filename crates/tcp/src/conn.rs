@@ -967,6 +967,15 @@ impl Connection {
         self.hp_ready = 0;
     }
 
+    /// The one place outside the controller that writes the congestion window: the initial
+    /// window after the handshake, RFC 5681 §4.1's restart after idle, and the windows
+    /// `Recovery` asks for (Tahoe's one segment, the end of an episode). The controller's
+    /// own responses (`on_ack`, `on_congestion`, `on_rto`) are its business.
+    #[inline]
+    fn set_cwnd(&mut self, cwnd: u32) {
+        self.cc.set_cwnd(cwnd);
+    }
+
     fn set_state(&mut self, now: Instant, to: State) {
         if self.state != to || to == State::Closed {
             match (self.state, to) {

@@ -87,6 +87,12 @@ pub struct Recovery {
     /// RFC 3042 allowance beyond cwnd for the first two duplicate ACKs, in bytes.
     limited_extra: u32,
     pending: Option<RetransmitRequest>,
+    /// A loss the controller must answer (`CongestionControl::on_congestion`), taken by the
+    /// connection right after the duplicate ACK that detected it.
+    congestion: Option<CongestionEvent>,
+    /// The congestion window the recovery asks for (Tahoe's one segment, the retraction at
+    /// the end of an episode), taken by the connection, which alone writes cwnd.
+    window: Option<u32>,
     /// The SACK scoreboard (used by [`RecoveryAlgorithm::Sack`] only); only the recovery
     /// writes it.
     sb: Scoreboard,
@@ -108,6 +114,8 @@ impl Recovery {
             inflation: 0,
             limited_extra: 0,
             pending: None,
+            congestion: None,
+            window: None,
             sb: Scoreboard::default(),
         }
     }
@@ -190,6 +198,16 @@ impl Recovery {
     pub fn take_retransmit(&mut self) -> Option<RetransmitRequest> {
         self.pending.take()
     }
+    /// Takes the loss the controller must answer, if the last duplicate ACK detected one.
+    pub fn take_congestion(&mut self) -> Option<CongestionEvent> {
+        self.congestion.take()
+    }
+    /// Takes the congestion window the recovery asks for, if any. The connection applies
+    /// it after [`take_congestion`](Self::take_congestion)'s response, as 4.3BSD sets
+    /// ssthresh before cwnd.
+    pub fn take_window(&mut self) -> Option<u32> {
+        self.window.take()
+    }
     /// Whether a retransmission is waiting to be taken.
     pub fn has_retransmit(&self) -> bool {
         self.pending.is_some()
@@ -201,7 +219,7 @@ impl Recovery {
         &mut self,
         snd_una: SeqNum,
         snd_max: SeqNum,
-        cc: &mut dyn CongestionControl,
+        cc: &dyn CongestionControl,
         ev: &CongestionEvent,
     ) -> DupAckOutcome {
         self.dupacks = self.dupacks.saturating_add(1);
@@ -212,9 +230,8 @@ impl Recovery {
                 if self.dupacks == self.threshold {
                     // 4.3BSD-Tahoe: ssthresh from half the window, cwnd = 1 segment, resend
                     // the one segment and let the next real ACK slow-start the window.
-                    let ev = self.excluding_limited_transmit(cc, ev);
-                    cc.on_congestion(&ev);
-                    cc.set_cwnd(mss);
+                    self.congestion = Some(self.excluding_limited_transmit(cc, ev));
+                    self.window = Some(mss);
                     self.limited_extra = 0;
                     self.pending = Some(RetransmitRequest {
                         seq: snd_una,
@@ -227,8 +244,7 @@ impl Recovery {
             }
             RecoveryAlgorithm::Reno => {
                 if self.dupacks == self.threshold {
-                    let ev = self.excluding_limited_transmit(cc, ev);
-                    cc.on_congestion(&ev);
+                    self.congestion = Some(self.excluding_limited_transmit(cc, ev));
                     self.in_recovery = true;
                     // "tp->snd_cwnd = tp->snd_ssthresh + tp->t_maxseg * tp->t_dupacks"
                     self.inflation = mss.saturating_mul(self.dupacks);
@@ -259,8 +275,7 @@ impl Recovery {
                 if self.recover_valid && snd_una < self.recover {
                     return DupAckOutcome::Counted;
                 }
-                let ev = self.excluding_limited_transmit(cc, ev);
-                cc.on_congestion(&ev);
+                self.congestion = Some(self.excluding_limited_transmit(cc, ev));
                 self.in_recovery = true;
                 self.recover = snd_max;
                 self.recover_valid = true;
@@ -289,8 +304,7 @@ impl Recovery {
                 if self.recover_valid && snd_una <= self.recover {
                     return DupAckOutcome::Counted;
                 }
-                let ev = self.excluding_limited_transmit(cc, ev);
-                cc.on_congestion(&ev);
+                self.congestion = Some(self.excluding_limited_transmit(cc, ev));
                 self.in_recovery = true;
                 self.recover = snd_max;
                 self.recover_valid = true;
@@ -340,9 +354,8 @@ impl Recovery {
         prev_una: SeqNum,
         ack: SeqNum,
         flight_after: u32,
-        cc: &mut dyn CongestionControl,
+        cc: &dyn CongestionControl,
         mss: u32,
-        now: ackclock_wire::Instant,
     ) -> NewAckOutcome {
         self.limited_extra = 0;
         match self.alg {
@@ -359,10 +372,8 @@ impl Recovery {
                     self.in_recovery = false;
                     self.inflation = 0;
                     if cc.cwnd() > cc.ssthresh() {
-                        let s = cc.ssthresh();
-                        cc.set_cwnd(s);
+                        self.window = Some(cc.ssthresh());
                     }
-                    cc.on_recovery_exit(now);
                     NewAckOutcome::Exit
                 } else {
                     NewAckOutcome::Normal
@@ -380,9 +391,8 @@ impl Recovery {
                     self.dupacks = 0;
                     let s = cc.ssthresh();
                     if cc.cwnd() > s {
-                        cc.set_cwnd(s);
+                        self.window = Some(s);
                     }
-                    cc.on_recovery_exit(now);
                     NewAckOutcome::Exit
                 } else {
                     // (B): the scoreboard and pipe decide what goes next; no retransmission
@@ -404,8 +414,7 @@ impl Recovery {
                     self.inflation = 0;
                     self.dupacks = 0;
                     let deflated = cc.ssthresh().min(flight_after.max(mss).saturating_add(mss));
-                    cc.set_cwnd(deflated);
-                    cc.on_recovery_exit(now);
+                    self.window = Some(deflated);
                     NewAckOutcome::Exit
                 } else {
                     // Step 4, partial acknowledgment: retransmit the first unacknowledged

@@ -267,7 +267,7 @@ impl Connection {
             CongestionAlgorithm::None => {}
             // The fixed window is counted in segments of the negotiated MSS.
             CongestionAlgorithm::Fixed => self.cc = make_cc(&self.cfg, mss),
-            _ => self.cc.set_cwnd(self.cfg.initial_window.bytes(mss)),
+            _ => self.set_cwnd(self.cfg.initial_window.bytes(mss)),
         }
     }
 
@@ -530,7 +530,15 @@ impl Connection {
         self.stats.dup_acks_in += 1;
         let ev = self.congestion_event(now);
         let (una, max) = (self.snd_una, self.snd_max);
-        let outcome = self.rec.on_dupack(una, max, &mut *self.cc, &ev);
+        let outcome = self.rec.on_dupack(una, max, &*self.cc, &ev);
+        // The recovery detects, the controller answers: ssthresh (and cwnd) from the loss,
+        // then any window the recovery sets on top (Tahoe's one segment).
+        if let Some(ev) = self.rec.take_congestion() {
+            self.cc.on_congestion(&ev);
+        }
+        if let Some(w) = self.rec.take_window() {
+            self.set_cwnd(w);
+        }
         let _ = seg;
         let count = self.rec.dupacks();
         self.emit(now, TraceKind::DupAck { count });
@@ -607,7 +615,14 @@ impl Connection {
         let mss = self.snd_mss;
         let outcome = self
             .rec
-            .on_new_ack(prev_una, ack, flight_after, &mut *self.cc, mss, now);
+            .on_new_ack(prev_una, ack, flight_after, &*self.cc, mss);
+        if let Some(w) = self.rec.take_window() {
+            // The retraction or deflation at the end of an episode.
+            self.set_cwnd(w);
+        }
+        if outcome == NewAckOutcome::Exit {
+            self.cc.on_recovery_exit(now);
+        }
         match outcome {
             NewAckOutcome::Exit => self.emit(now, TraceKind::RecoveryExit),
             NewAckOutcome::PartialAck { .. } => {

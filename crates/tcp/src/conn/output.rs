@@ -140,7 +140,7 @@ impl Connection {
             // RFC 5681 §4.1: after an idle period longer than RTO, restart from the
             // initial window rather than bursting a stale cwnd.
             let rw = self.cfg.initial_window.bytes(mss).min(self.cc.cwnd());
-            self.cc.set_cwnd(rw);
+            self.set_cwnd(rw);
             self.emit(now, TraceKind::IdleRestart);
         }
         // Nothing unsent, no probe due and no FIN queued: below, `len` would be 0 and
