@@ -6,6 +6,7 @@ use ackclock_tcp::{
     CongestionAlgorithm, InitialWindow, RecoveryAlgorithm, SeqNum, TcpConfig, TraceEvent, TraceKind,
 };
 use ackclock_testkit::pair::{Dir, Harness, PipeConfig};
+use ackclock_testkit::trace::Trace;
 use ackclock_wire::{Duration, Instant};
 
 const MSS: u32 = 1000;
@@ -112,21 +113,14 @@ fn reno_sends_exactly_half_a_window_minus_one_during_recovery() {
         assert_eq!(r.timeouts, 0, "W={w}");
         assert_eq!(r.fast_retransmits, 1, "W={w}");
         assert_eq!(r.retransmitted, 1, "W={w}: only the lost segment is resent");
-        let fr = r
-            .trace
-            .iter()
-            .position(|e| e.kind == TraceKind::FastRetransmit)
+        let fr = Trace(&r.trace)
+            .position(TraceKind::FastRetransmit)
             .expect("fast retransmit");
-        let exit = r
-            .trace
-            .iter()
-            .position(|e| e.kind == TraceKind::RecoveryExit)
+        let exit = Trace(&r.trace)
+            .position(TraceKind::RecoveryExit)
             .expect("recovery exit");
         let during = &r.trace[fr..exit];
-        let new_sends = during
-            .iter()
-            .filter(|e| matches!(e.kind, TraceKind::Send { retransmit: false, len, .. } if len > 0))
-            .count() as u32;
+        let new_sends = Trace(during).new_data_sends() as u32;
         let dupacks = during
             .iter()
             .filter(|e| matches!(e.kind, TraceKind::DupAck { .. }))
@@ -183,26 +177,15 @@ fn reno_with_delayed_acks_sends_one_segment_per_dupack_past_half_the_window() {
         let cfg = config(RecoveryAlgorithm::Reno, w, TcpConfig::reno());
         let r = run(cfg, 10 * w, vec![drop]);
         assert_eq!(r.timeouts, 0);
-        let fr = r
-            .trace
-            .iter()
-            .position(|e| e.kind == TraceKind::FastRetransmit)
-            .unwrap();
-        let exit = r
-            .trace
-            .iter()
-            .position(|e| e.kind == TraceKind::RecoveryExit)
-            .unwrap();
+        let fr = Trace(&r.trace).position(TraceKind::FastRetransmit).unwrap();
+        let exit = Trace(&r.trace).position(TraceKind::RecoveryExit).unwrap();
         let during = &r.trace[fr..exit];
         // The three duplicates before the fast retransmit are not in `during`.
         let dupacks = 3 + during
             .iter()
             .filter(|e| matches!(e.kind, TraceKind::DupAck { count } if count > 3))
             .count() as u32;
-        let new_sends = during
-            .iter()
-            .filter(|e| matches!(e.kind, TraceKind::Send { retransmit: false, len, .. } if len > 0))
-            .count() as u32;
+        let new_sends = Trace(during).new_data_sends() as u32;
         assert!(
             dupacks == w - 1 || dupacks == w - 2,
             "W={w}: {dupacks} dupacks"
@@ -219,11 +202,7 @@ fn tahoe_fast_retransmit_then_slow_start() {
     let r = run(cfg, 10 * w, vec![u64::from(4 * w)]);
     assert_eq!(r.timeouts, 0);
     assert_eq!(r.retransmitted, 1);
-    let fr = r
-        .trace
-        .iter()
-        .position(|e| e.kind == TraceKind::FastRetransmit)
-        .unwrap();
+    let fr = Trace(&r.trace).position(TraceKind::FastRetransmit).unwrap();
     assert_eq!(r.trace[fr].cwnd, MSS, "cwnd collapses to one segment");
     assert_eq!(r.trace[fr].ssthresh, w / 2 * MSS);
     // Nothing new is sent until the retransmission is acknowledged.
@@ -261,10 +240,8 @@ fn outcome(alg: RecoveryAlgorithm, base: TcpConfig, drops: usize) -> Outcome {
     let first = u64::from(4 * w);
     let d: Vec<u64> = (0..drops as u64).map(|k| first + 2 * k).collect();
     let r = run(cfg, 12 * w, d);
-    let fr = r
-        .trace
-        .iter()
-        .position(|e| e.kind == TraceKind::FastRetransmit)
+    let fr = Trace(&r.trace)
+        .position(TraceKind::FastRetransmit)
         .expect("fast retransmit");
     let point: SeqNum = r.trace[fr].snd_max;
     let t0 = r.trace[fr].time;

@@ -13,6 +13,8 @@
 //!   engine's conformance tests.
 //! - [`fuzzing`]: the body of the engine's segment-input fuzz target, shared with its
 //!   property test.
+//! - [`trace`]: queries over a connection's trace (where an event happened, what was sent
+//!   between two events).
 //!
 //! testkit depends on `ackclock-tcp`, and the engine dev-depends on testkit: its
 //! integration tests, benchmarks and examples may use both, but its unit tests (inside
@@ -23,6 +25,7 @@ pub mod fuzzing;
 pub mod pair;
 pub mod peer;
 pub mod proptest_config;
+pub mod trace;
 
 pub use proptest_config::proptest_config;
 
