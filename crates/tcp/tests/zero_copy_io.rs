@@ -85,11 +85,10 @@ fn a_stream_written_and_read_in_place_arrives_byte_for_byte_through_loss_and_reo
     assert!(st.dropped_random > 0 && st.reordered > 0, "{st:?}");
 }
 
-/// `recv_with` leaves what the closure does not consume for the next read, and the
-/// closure's count is clamped to what it was lent.
-#[test]
-fn recv_with_keeps_what_the_closure_leaves_and_clamps_an_overclaim() {
-    let mut h = Harness::new(12, PipeConfig::default());
+/// A NewReno connection from A to B's port 9, established, with the accepted handle and a
+/// 10 s limit for the test's own runs.
+fn established(seed: u64) -> (Harness, ConnId, ConnId, Instant) {
+    let mut h = Harness::new(seed, PipeConfig::default());
     let ca = h.open(9, TcpConfig::newreno(), TcpConfig::newreno());
     let limit = Instant::ZERO + Duration::from_secs(10);
     let mut cb = None;
@@ -99,7 +98,14 @@ fn recv_with_keeps_what_the_closure_leaves_and_clamps_an_overclaim() {
         }
         cb.is_some() && h.a.conn(ca).is_some_and(|c| c.is_established())
     });
-    let cb = cb.unwrap();
+    (h, ca, cb.expect("handshake"), limit)
+}
+
+/// `recv_with` leaves what the closure does not consume for the next read, and the
+/// closure's count is clamped to what it was lent.
+#[test]
+fn recv_with_keeps_what_the_closure_leaves_and_clamps_an_overclaim() {
+    let (mut h, ca, cb, limit) = established(12);
     h.a.conn_mut(ca).unwrap().send(b"hello, world").unwrap();
     h.run(limit, |h| h.b.conn(cb).unwrap().recv_available() == 12);
     let c = h.b.conn_mut(cb).unwrap();
@@ -117,17 +123,7 @@ fn recv_with_keeps_what_the_closure_leaves_and_clamps_an_overclaim() {
 /// of the stream (`recv_with` lends an empty slice, as `recv` returns 0).
 #[test]
 fn rfc9293_3_10_send_with_after_close_is_refused_and_recv_with_sees_the_end_of_the_stream() {
-    let mut h = Harness::new(13, PipeConfig::default());
-    let ca = h.open(9, TcpConfig::newreno(), TcpConfig::newreno());
-    let limit = Instant::ZERO + Duration::from_secs(10);
-    let mut cb = None;
-    h.run(limit, |h| {
-        if cb.is_none() {
-            cb = h.b.accept(9);
-        }
-        cb.is_some() && h.a.conn(ca).is_some_and(|c| c.is_established())
-    });
-    let cb = cb.unwrap();
+    let (mut h, ca, cb, limit) = established(13);
     h.a.close(ca).unwrap();
     let mut called = false;
     let r = h.a.conn_mut(ca).unwrap().send_with(|_| {
