@@ -9,8 +9,15 @@
 //! them and answers 100 bytes, the client reads them; every endpoint call the exchange needs
 //! is made (handle_packet, poll_transmit until empty, poll_timeout, handle_timeout when due),
 //! as a driver would. A first pass over the busy connections allocates their buffers (a
-//! connection's first bytes cost the zeroing of its 2 x 128 KiB of rings, about 30 us);
-//! then rounds are timed with wall time in batches; the median batch is reported, per round.
+//! connection's first bytes cost the zeroing of its 2 x 128 KiB of rings, about 30 us).
+//!
+//! This VM's speed drifts by 2x and more over seconds (neighbours share its caches and
+//! memory bus), and a million connections live in the memory system, so the sizes are
+//! measured in turns: all the worlds are built first, then in each of 101 epochs every size
+//! runs one unmeasured batch of 1,000 round trips (its busy connections come back into the
+//! caches) and one measured batch of 2,000. A size's ratio is the median over epochs of its
+//! time divided by the smallest size's time in the same epoch; the best (least disturbed)
+//! epoch of each size is printed too.
 //!
 //! Two figures per N: "fresh", measured right after the N connections were made, and
 //! "idle 2 s", after two seconds with nothing to do. The endpoint's timer heap lets a
@@ -20,8 +27,8 @@
 //! connections to work in, until they come up a second later and are dropped.
 //!
 //! `cargo bench -p ackclock-tcp --bench scale` (prints a table; no criterion: the set-up of a
-//! million connections dominates a criterion run). `ACKCLOCK_SCALE_MAX=100000` stops
-//! earlier.
+//! million connections dominates a criterion run). `ACKCLOCK_SCALE_SIZES=1000,100000`
+//! chooses the sizes (multiples of 1,000), `ACKCLOCK_SCALE_EPOCHS=N` the epochs.
 
 use ackclock_tcp::{ConnId, Endpoint, EndpointConfig, TcpConfig};
 use ackclock_wire::{Duration, Instant};
@@ -93,87 +100,164 @@ impl World {
 }
 
 fn main() {
-    let max: usize = std::env::var("ACKCLOCK_SCALE_MAX")
+    let sizes: Vec<usize> = match std::env::var("ACKCLOCK_SCALE_SIZES") {
+        Ok(v) => v
+            .split(',')
+            .map(|n| {
+                n.trim()
+                    .replace('_', "")
+                    .parse()
+                    .ok()
+                    .filter(|&n: &usize| n >= 1000 && n % 1000 == 0)
+                    .unwrap_or_else(|| {
+                        panic!("ACKCLOCK_SCALE_SIZES: {n:?} is not a multiple of 1000")
+                    })
+            })
+            .collect(),
+        Err(_) => vec![1_000, 10_000, 100_000, 1_000_000],
+    };
+    let epochs: usize = std::env::var("ACKCLOCK_SCALE_EPOCHS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(1_000_000);
+        .unwrap_or(101)
+        .max(1);
     // cargo bench passes --bench; nothing else is expected.
-    println!("connections  bytes/idle conn  round trip, fresh  round trip, idle 2 s   (medians of 20 batches of 1000)");
     let cfg = TcpConfig {
         // Replies go out at once: the round trip measures the endpoint, not the delayed-ACK
         // timer.
         nagle: false,
         ..TcpConfig::newreno()
     };
-    for &n in [1_000usize, 10_000, 100_000, 1_000_000]
-        .iter()
-        .filter(|&&n| n <= max)
-    {
+    let mut worlds = Vec::new();
+    let mut bytes_per_conn = Vec::new();
+    for &n in &sizes {
         let before = LIVE.load(Ordering::Relaxed);
-        let mut w = World {
-            now: Instant::ZERO + Duration::from_secs(1),
-            client: Endpoint::new(EndpointConfig {
-                ephemeral_ports: (1024, 65535),
-                ..EndpointConfig::new(CLIENT, [1; 16])
-            }),
-            server: Endpoint::new(EndpointConfig::new(SERVER, [2; 16])),
-            buf: vec![0u8; 2048],
+        let w = build(n, &cfg);
+        let bytes = LIVE.load(Ordering::Relaxed) - before - w.ids.capacity() * 16;
+        bytes_per_conn.push(bytes as f64 / (2 * n) as f64);
+        worlds.push(w);
+    }
+    for w in &mut worlds {
+        // The busy connections' first bytes allocate their rings: not part of a round trip.
+        round_trips(w, 1);
+    }
+    let fresh = epochs_of(&mut worlds, epochs);
+    // Two seconds of nothing: every cancelled handshake timer comes up and is dropped.
+    for w in &mut worlds {
+        w.world.now += Duration::from_secs(2);
+        w.world.settle();
+    }
+    let idle = epochs_of(&mut worlds, epochs);
+    println!(
+        "round trip in us: median and best of {epochs} epochs (2,000 round trips each); \
+         ratio: median over epochs of (N / the first N in the same epoch), and best / best"
+    );
+    println!(
+        "{:>11}  {:>9}  {:>21}  {:>21}  {:>21}  {:>21}",
+        "connections",
+        "B/conn",
+        "fresh: median  ratio",
+        "best  ratio",
+        "idle 2 s: median  ratio",
+        "best  ratio"
+    );
+    for (i, &n) in sizes.iter().enumerate() {
+        let cells = |m: &[Vec<f64>]| {
+            let ratio = median(m[i].iter().zip(&m[0]).map(|(a, b)| a / b).collect());
+            let best = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+            let (b, b0) = (best(&m[i]), best(&m[0]));
+            (
+                format!("{:.2} us  {ratio:.2}x", median(m[i].clone())),
+                format!("{b:.2} us  {:.2}x", b / b0),
+            )
         };
-        // Enough listening ports that 64,512 ephemeral ports reach n connections.
-        let ports = n.div_ceil(60_000);
-        for p in 0..ports {
-            w.server
-                .listen(80 + p as u16, cfg.clone(), 1 << 20)
-                .unwrap();
-        }
-        let mut ids: Vec<(ConnId, ConnId)> = Vec::with_capacity(n);
-        for i in 0..n {
-            let port = 80 + (i % ports) as u16;
-            let c = w
-                .client
-                .connect(w.now, SocketAddrV4::new(SERVER, port), cfg.clone())
-                .expect("a free port");
-            w.settle();
-            let s = w.server.accept(port).expect("established");
-            ids.push((c, s));
-        }
-        let bytes = LIVE.load(Ordering::Relaxed) - before - ids.capacity() * 16;
-        let per_conn = bytes as f64 / (2 * n) as f64;
-        let fresh = round_trips(&mut w, &ids);
-        // Two seconds of nothing: every cancelled handshake timer comes up and is dropped.
-        w.now += Duration::from_secs(2);
-        w.settle();
-        let idle = round_trips(&mut w, &ids);
-        println!("{n:>11}  {per_conn:>15.0}  {fresh:>14.2} us  {idle:>17.2} us");
+        let (fm, fb) = cells(&fresh);
+        let (im, ib) = cells(&idle);
+        println!(
+            "{n:>11}  {:>9.0}  {fm:>21}  {fb:>21}  {im:>21}  {ib:>21}",
+            bytes_per_conn[i]
+        );
     }
 }
 
-/// The median time of a request/response round trip, in microseconds, over 1,000 busy
-/// connections spread across `ids` (a first batch warms them up: their rings are allocated).
-fn round_trips(w: &mut World, ids: &[(ConnId, ConnId)]) -> f64 {
-    let mut batches = Vec::new();
-    let mut k = 0usize;
-    let mut rbuf = [0u8; 256];
-    let step = ids.len() / 1000;
-    for batch in 0..21 {
-        let t0 = std::time::Instant::now();
-        for _ in 0..1000 {
-            // The next of the busy connections, far from the last one.
-            k = (k + 7) % 1000;
-            let (c, s) = ids[k * step];
-            w.client.conn_mut(c).unwrap().send(&[1u8; 100]).unwrap();
-            w.settle();
-            let got = w.server.conn_mut(s).unwrap().recv(&mut rbuf).unwrap_or(0);
-            w.server.conn_mut(s).unwrap().send(&rbuf[..got]).unwrap();
-            w.settle();
-            let back = w.client.conn_mut(c).unwrap().recv(&mut rbuf).unwrap_or(0);
-            assert_eq!(back, 100);
-            w.now += Duration::from_micros(10);
-        }
-        if batch > 0 {
-            batches.push(t0.elapsed().as_nanos() as f64 / 1000.0);
+/// One endpoint pair with `n` established, idle connections, and the pairs of ids.
+struct Sized {
+    world: World,
+    ids: Vec<(ConnId, ConnId)>,
+    k: usize,
+}
+
+fn build(n: usize, cfg: &TcpConfig) -> Sized {
+    let mut w = World {
+        now: Instant::ZERO + Duration::from_secs(1),
+        client: Endpoint::new(EndpointConfig {
+            ephemeral_ports: (1024, 65535),
+            ..EndpointConfig::new(CLIENT, [1; 16])
+        }),
+        server: Endpoint::new(EndpointConfig::new(SERVER, [2; 16])),
+        buf: vec![0u8; 2048],
+    };
+    // Enough listening ports that 64,512 ephemeral ports reach n connections.
+    let ports = n.div_ceil(60_000);
+    for p in 0..ports {
+        w.server
+            .listen(80 + p as u16, cfg.clone(), 1 << 20)
+            .unwrap();
+    }
+    let mut ids: Vec<(ConnId, ConnId)> = Vec::with_capacity(n);
+    for i in 0..n {
+        let port = 80 + (i % ports) as u16;
+        let c = w
+            .client
+            .connect(w.now, SocketAddrV4::new(SERVER, port), cfg.clone())
+            .expect("a free port");
+        w.settle();
+        let s = w.server.accept(port).expect("established");
+        ids.push((c, s));
+    }
+    Sized { world: w, ids, k: 0 }
+}
+
+/// Per world, one time per epoch (us per round trip). The machine's noise comes and goes
+/// over seconds (it is a VM beside others), so the sizes take turns: every epoch measures
+/// each size once, and each size's figure is compared with the 1,000-connection figure of
+/// the same epoch. Within its turn a size first runs one batch unmeasured, so that its own
+/// busy connections are back in the caches as they would be on a machine serving only it.
+fn epochs_of(worlds: &mut [Sized], epochs: usize) -> Vec<Vec<f64>> {
+    let mut out = vec![Vec::new(); worlds.len()];
+    for _ in 0..epochs {
+        for (i, w) in worlds.iter_mut().enumerate() {
+            round_trips(w, 1);
+            out[i].push(round_trips(w, 2));
         }
     }
-    batches.sort_by(|a, b| a.total_cmp(b));
-    batches[batches.len() / 2] / 1000.0
+    out
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// The time of a request/response round trip in microseconds, averaged over `batches`
+/// batches of 1,000, each visiting every one of 1,000 busy connections spread across the
+/// world's connections once, far from the last one visited.
+fn round_trips(s: &mut Sized, batches: usize) -> f64 {
+    let Sized { world: w, ids, k } = s;
+    let mut rbuf = [0u8; 256];
+    let step = ids.len() / 1000;
+    let t0 = std::time::Instant::now();
+    for _ in 0..batches * 1000 {
+        *k = (*k + 7) % 1000;
+        let (c, srv) = ids[*k * step];
+        w.client.conn_mut(c).unwrap().send(&[1u8; 100]).unwrap();
+        w.settle();
+        let got = w.server.conn_mut(srv).unwrap().recv(&mut rbuf).unwrap_or(0);
+        w.server.conn_mut(srv).unwrap().send(&rbuf[..got]).unwrap();
+        w.settle();
+        let back = w.client.conn_mut(c).unwrap().recv(&mut rbuf).unwrap_or(0);
+        assert_eq!(back, 100);
+        w.now += Duration::from_micros(10);
+    }
+    t0.elapsed().as_nanos() as f64 / (batches * 1000) as f64 / 1000.0
 }
