@@ -215,7 +215,11 @@ fn build(n: usize, cfg: &TcpConfig) -> Sized {
         let s = w.server.accept(port).expect("established");
         ids.push((c, s));
     }
-    Sized { world: w, ids, k: 0 }
+    Sized {
+        world: w,
+        ids,
+        k: 0,
+    }
 }
 
 /// Per world, one time per epoch (us per round trip). The machine's noise comes and goes
