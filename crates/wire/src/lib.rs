@@ -23,7 +23,9 @@ pub mod time;
 pub use error::WireError;
 pub use ipv4::{flow_hash, Ipv4Header, Ipv4HeaderMut, Ipv4Packet};
 pub use packet::{parse_ipv4_tcp, write_ipv4_tcp, ParsedPacket};
-pub use tcp::{SackBlock, SackBlocks, TcpFlags, TcpHeader, TcpOption, TcpOptions, TcpSegment};
+pub use tcp::{
+    OptionLayout, SackBlock, SackBlocks, TcpFlags, TcpHeader, TcpOption, TcpOptions, TcpSegment,
+};
 pub use time::{Duration, Instant};
 
 /// IP protocol number of TCP.

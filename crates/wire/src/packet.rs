@@ -3,7 +3,7 @@
 
 use crate::checksum;
 use crate::ipv4::{self, Ipv4Header, Ipv4Packet};
-use crate::tcp::{self, TcpFlags, TcpHeader, TcpSegment};
+use crate::tcp::{self, OptionLayout, TcpFlags, TcpHeader, TcpSegment};
 use crate::{WireError, IPPROTO_TCP};
 
 /// An IPv4 packet carrying a TCP segment.
@@ -88,8 +88,20 @@ pub fn write_ipv4_tcp_vectored(
     tcp: &TcpHeader,
     payload: &[&[u8]],
 ) -> Result<usize, WireError> {
+    write_ipv4_tcp_vectored_with(buf, ip, tcp, OptionLayout::Linux, payload)
+}
+
+/// As [`write_ipv4_tcp_vectored`], with the TCP options in `layout`
+/// ([`TcpOptions::emit_with`](crate::tcp::TcpOptions::emit_with)).
+pub fn write_ipv4_tcp_vectored_with(
+    buf: &mut [u8],
+    ip: &Ipv4Header,
+    tcp: &TcpHeader,
+    layout: OptionLayout,
+    payload: &[&[u8]],
+) -> Result<usize, WireError> {
     let data_len: usize = payload.iter().map(|p| p.len()).sum();
-    let tcp_hl = tcp.header_len();
+    let tcp_hl = tcp.header_len_with(layout);
     let seg_len = tcp_hl + data_len;
     let total = ipv4::HEADER_LEN + seg_len;
     if total > usize::from(u16::MAX) {
@@ -107,7 +119,7 @@ pub fn write_ipv4_tcp_vectored(
     };
     ip.emit(buf, seg_len)?;
     let seg = &mut buf[ipv4::HEADER_LEN..total];
-    tcp.emit(seg)?;
+    tcp.emit_with(layout, seg)?;
     let (hdr, data) = seg.split_at_mut(tcp_hl);
     let mut data_sum = 0u16;
     let mut at = 0usize;
@@ -129,6 +141,8 @@ pub fn write_ipv4_tcp_vectored(
 /// the per-segment fields, adds them to the precomputed sums, and copies the data with
 /// checksum-and-copy: the same bytes [`write_ipv4_tcp_vectored`] writes for a header whose
 /// only option is timestamps (or none), without building and summing the headers anew.
+/// Those bytes are the same in every [`OptionLayout`] (`nop, nop, TS`), so the template
+/// serves them all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ipv4TcpTemplate {
     hdr: [u8; ipv4::HEADER_LEN + tcp::HEADER_LEN],
@@ -429,6 +443,21 @@ mod tests {
                 have: 50
             })
         );
+    }
+
+    #[test]
+    fn freebsd_layout_packet_parses_with_valid_checksum() {
+        let (ip, mut tcp) = headers();
+        tcp.options.sack_permitted = true;
+        let mut buf = [0u8; 200];
+        let n =
+            write_ipv4_tcp_vectored_with(&mut buf, &ip, &tcp, OptionLayout::FreeBsd, &[b"abc"])
+                .unwrap();
+        assert_eq!(n, 20 + 28 + 3);
+        let p = parse_ipv4_tcp(&buf[..n]).unwrap();
+        assert_eq!(p.tcp.options_bytes(), &[2, 4, 0x05, 0xb4, 4, 2, 0, 0]);
+        assert_eq!(TcpHeader::from_segment(&p.tcp).unwrap(), tcp);
+        assert_eq!(p.tcp.payload(), b"abc");
     }
 
     #[test]

@@ -339,6 +339,50 @@ impl<'a> Iterator for TcpOptionsIter<'a> {
     }
 }
 
+/// How [`TcpOptions::emit_with`] orders the options and pads them to whole words. Every
+/// layout parses the same (RFC 9293 §3.1: options may begin on any octet, NOP aligns them,
+/// EOL ends the list); the choice matters only where packets are compared byte for byte
+/// with another stack's, as packetdrill scripts do.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum OptionLayout {
+    /// Linux's `tcp_options_write` order: MSS; SACK-permitted and timestamps sharing
+    /// a word (`sackOK, TS`, else `nop, nop, TS` or `nop, nop, sackOK`); `nop, wscale`;
+    /// `nop, nop, SACK`. Padding, when any were needed, would be NOPs. A SYN with everything
+    /// is `mss, sackOK, TS, nop, wscale`. The default: what [`TcpOptions::emit`] writes.
+    #[default]
+    Linux,
+    /// FreeBSD's `tcp_addoptions()` (sys/netinet/tcp_output.c): MSS; window scale after
+    /// NOPs until the length is odd (at least one NOP); SACK-permitted after NOPs until it
+    /// is even; timestamps, then SACK blocks, each after NOPs until the length is 2 modulo 4
+    /// (at least one NOP); then EOL and zero padding to a whole word. A SYN with everything
+    /// is `mss, nop, wscale, sackOK, TS` (20 bytes); MSS with SACK-permitted is
+    /// `mss, sackOK, eol, eol`; SACK blocks alone are `nop, nop, SACK`.
+    FreeBsd,
+}
+
+/// Writes option bytes into `buf` while counting them: with an empty `buf` it only counts,
+/// so one function gives both [`TcpOptions::encoded_len_with`] and
+/// [`TcpOptions::emit_with`] for layouts computed byte by byte.
+struct OptionWriter<'a> {
+    buf: &'a mut [u8],
+    len: usize,
+}
+
+impl OptionWriter<'_> {
+    fn put(&mut self, bytes: &[u8]) {
+        if let Some(dst) = self.buf.get_mut(self.len..self.len + bytes.len()) {
+            dst.copy_from_slice(bytes);
+        }
+        self.len += bytes.len();
+    }
+    /// NOPs until `done(len)` holds.
+    fn nops_until(&mut self, done: impl Fn(usize) -> bool) {
+        while !done(self.len) {
+            self.put(&[kind::NOP]);
+        }
+    }
+}
+
 /// The options we understand, gathered from one segment. When an option appears twice the
 /// last one wins (as Linux does); unknown options are dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -373,6 +417,80 @@ impl TcpOptions {
             }
         }
         Ok(o)
+    }
+
+    /// Bytes [`emit_with`](Self::emit_with) writes in `layout`, a multiple of 4.
+    #[inline]
+    pub fn encoded_len_with(&self, layout: OptionLayout) -> usize {
+        match layout {
+            OptionLayout::Linux => self.encoded_len(),
+            OptionLayout::FreeBsd => self.write_freebsd(&mut []),
+        }
+    }
+
+    /// Writes the options in `layout` into the front of `buf`; returns the bytes written
+    /// (a multiple of 4). The errors of [`emit`](Self::emit).
+    #[inline]
+    pub fn emit_with(&self, layout: OptionLayout, buf: &mut [u8]) -> Result<usize, WireError> {
+        match layout {
+            OptionLayout::Linux => self.emit(buf),
+            OptionLayout::FreeBsd => {
+                let need = self.write_freebsd(&mut []);
+                if need > MAX_OPTIONS_LEN {
+                    return Err(WireError::OptionsTooLong { need });
+                }
+                let Some(out) = buf.get_mut(..need) else {
+                    return Err(WireError::Truncated {
+                        need,
+                        have: buf.len(),
+                    });
+                };
+                let n = self.write_freebsd(out);
+                debug_assert_eq!(n, need);
+                Ok(n)
+            }
+        }
+    }
+
+    /// [`OptionLayout::FreeBsd`]: writes what fits of the options into `buf` (nothing when
+    /// it is empty) and returns their length. The NOP rules are FreeBSD's
+    /// `tcp_addoptions()`, option by option, in its order (MSS, window scale,
+    /// SACK-permitted, timestamps, SACK).
+    fn write_freebsd(&self, buf: &mut [u8]) -> usize {
+        let mut w = OptionWriter { buf, len: 0 };
+        if let Some(mss) = self.mss {
+            let m = mss.to_be_bytes();
+            w.nops_until(|n| n % 4 == 0);
+            w.put(&[kind::MSS, 4, m[0], m[1]]);
+        }
+        if let Some(ws) = self.window_scale {
+            w.nops_until(|n| n != 0 && n % 2 == 1);
+            w.put(&[kind::WINDOW_SCALE, 3, ws]);
+        }
+        if self.sack_permitted {
+            w.nops_until(|n| n % 2 == 0);
+            w.put(&[kind::SACK_PERMITTED, 2]);
+        }
+        if let Some(ts) = self.timestamps {
+            w.nops_until(|n| n != 0 && n % 4 == 2);
+            w.put(&[kind::TIMESTAMPS, 10]);
+            w.put(&ts.tsval.to_be_bytes());
+            w.put(&ts.tsecr.to_be_bytes());
+        }
+        if !self.sack.is_empty() {
+            w.nops_until(|n| n != 0 && n % 4 == 2);
+            w.put(&[kind::SACK, 2 + 8 * self.sack.len() as u8]);
+            for b in &self.sack {
+                w.put(&b.left.to_be_bytes());
+                w.put(&b.right.to_be_bytes());
+            }
+        }
+        // "Terminate and pad TCP options to a 4 byte boundary": one EOL, then zeros, which
+        // are EOLs too (RFC 9293 §3.1: the padding is composed of zeros).
+        while w.len % 4 != 0 {
+            w.put(&[kind::EOL]);
+        }
+        w.len
     }
 
     /// Bytes [`emit`](Self::emit) writes, a multiple of 4.
@@ -613,11 +731,21 @@ impl TcpHeader {
         HEADER_LEN + self.options.encoded_len()
     }
 
+    /// Header length in bytes with the options in `layout`.
+    pub fn header_len_with(&self, layout: OptionLayout) -> usize {
+        HEADER_LEN + self.options.encoded_len_with(layout)
+    }
+
     /// Writes the header into the front of `buf` with a zero checksum field; returns its
     /// length. Use [`fill_checksum`] once the data follows it, or
     /// [`crate::write_ipv4_tcp`] to do both with checksum-and-copy.
     pub fn emit(&self, buf: &mut [u8]) -> Result<usize, WireError> {
-        let opt_len = self.options.encoded_len();
+        self.emit_with(OptionLayout::Linux, buf)
+    }
+
+    /// As [`emit`](Self::emit), with the options in `layout`.
+    pub fn emit_with(&self, layout: OptionLayout, buf: &mut [u8]) -> Result<usize, WireError> {
+        let opt_len = self.options.encoded_len_with(layout);
         if opt_len > MAX_OPTIONS_LEN {
             return Err(WireError::OptionsTooLong { need: opt_len });
         }
@@ -639,7 +767,7 @@ impl TcpHeader {
         h[14..16].copy_from_slice(&self.window.to_be_bytes());
         h[16..18].fill(0);
         h[18..20].copy_from_slice(&self.urgent.to_be_bytes());
-        self.options.emit(&mut h[HEADER_LEN..])?;
+        self.options.emit_with(layout, &mut h[HEADER_LEN..])?;
         Ok(len)
     }
 }
@@ -695,6 +823,226 @@ mod tests {
         let mut out = [0u8; 40];
         let n = o.emit(&mut out).unwrap();
         assert_eq!(&out[..n], &opts);
+    }
+
+    fn ts(tsval: u32, tsecr: u32) -> Option<Timestamps> {
+        Some(Timestamps { tsval, tsecr })
+    }
+
+    fn freebsd(o: &TcpOptions) -> Vec<u8> {
+        let mut out = [0xa5u8; 40];
+        let n = o.emit_with(OptionLayout::FreeBsd, &mut out).unwrap();
+        assert_eq!(n, o.encoded_len_with(OptionLayout::FreeBsd), "{o:?}");
+        assert_eq!(n % 4, 0, "{o:?}");
+        out[..n].to_vec()
+    }
+
+    #[test]
+    fn freebsd_layout_syn_with_everything_is_mss_nop_wscale_sackok_ts() {
+        // tcp_addoptions(): MSS at 0; one NOP makes the length odd for the window scale (at
+        // 5..8); SACK-permitted at an even length (8..10); timestamps at 2 mod 4 (10..20).
+        let o = TcpOptions {
+            mss: Some(1460),
+            window_scale: Some(6),
+            sack_permitted: true,
+            timestamps: ts(100, 0),
+            sack: SackBlocks::new(),
+        };
+        assert_eq!(
+            freebsd(&o),
+            [2, 4, 0x05, 0xb4, 1, 3, 3, 6, 4, 2, 8, 10, 0, 0, 0, 100, 0, 0, 0, 0]
+        );
+        assert_eq!(TcpOptions::parse(&freebsd(&o)).unwrap(), o);
+    }
+
+    #[test]
+    fn freebsd_layout_synack_with_mss_and_sackok_is_padded_with_eol() {
+        // packetdrill's `<mss 1460,sackOK,eol,eol>`: the list ends at 6 bytes and is
+        // terminated and padded with EOL (kind 0), not NOPs.
+        let o = TcpOptions {
+            mss: Some(1460),
+            sack_permitted: true,
+            ..TcpOptions::NONE
+        };
+        assert_eq!(freebsd(&o), [2, 4, 0x05, 0xb4, 4, 2, 0, 0]);
+        // Linux writes the same set as `mss, nop, nop, sackOK`.
+        let mut out = [0u8; 40];
+        let n = o.emit(&mut out).unwrap();
+        assert_eq!(&out[..n], &[2, 4, 0x05, 0xb4, 1, 1, 4, 2]);
+        // The parser stops at the EOL and finds the same options.
+        assert_eq!(TcpOptions::parse(&freebsd(&o)).unwrap(), o);
+        // MSS alone needs no padding at all.
+        let o = TcpOptions {
+            mss: Some(1460),
+            ..TcpOptions::NONE
+        };
+        assert_eq!(freebsd(&o), [2, 4, 0x05, 0xb4]);
+    }
+
+    #[test]
+    fn freebsd_layout_sack_blocks_follow_two_nops() {
+        // `<nop,nop,sack 50:100 600:700>`: without timestamps the SACK option starts at 2.
+        let mut o = TcpOptions::NONE;
+        o.sack.push(SackBlock { left: 50, right: 100 });
+        o.sack.push(SackBlock {
+            left: 600,
+            right: 700,
+        });
+        assert_eq!(
+            freebsd(&o),
+            [1, 1, 5, 18, 0, 0, 0, 50, 0, 0, 0, 100, 0, 0, 2, 0x58, 0, 0, 2, 0xbc]
+        );
+        assert_eq!(TcpOptions::parse(&freebsd(&o)).unwrap(), o);
+        // With timestamps: `nop, nop, TS, nop, nop, SACK` (both start at 2 mod 4), the
+        // bytes Linux writes too.
+        o.timestamps = ts(7, 9);
+        let mut linux = [0u8; 40];
+        let n = o.emit(&mut linux).unwrap();
+        assert_eq!(freebsd(&o), &linux[..n]);
+        assert_eq!(&freebsd(&o)[..4], &[1, 1, 8, 10]);
+        assert_eq!(&freebsd(&o)[12..16], &[1, 1, 5, 18]);
+    }
+
+    #[test]
+    fn freebsd_layout_other_combinations() {
+        let mss = Some(1460);
+        let cases: &[(TcpOptions, &[u8])] = &[
+            // Timestamps alone: `nop, nop, TS`, what the connection template writes.
+            (
+                TcpOptions {
+                    timestamps: ts(1, 2),
+                    ..TcpOptions::NONE
+                },
+                &[1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2],
+            ),
+            // A SYN-ACK to a peer offering window scale and SACK without timestamps.
+            (
+                TcpOptions {
+                    mss,
+                    window_scale: Some(6),
+                    sack_permitted: true,
+                    ..TcpOptions::NONE
+                },
+                &[2, 4, 0x05, 0xb4, 1, 3, 3, 6, 4, 2, 0, 0],
+            ),
+            // MSS, window scale and timestamps: two NOPs bring 8 to 2 mod 4.
+            (
+                TcpOptions {
+                    mss,
+                    window_scale: Some(0),
+                    timestamps: ts(3, 4),
+                    ..TcpOptions::NONE
+                },
+                &[2, 4, 5, 0xb4, 1, 3, 3, 0, 1, 1, 8, 10, 0, 0, 0, 3, 0, 0, 0, 4],
+            ),
+            // MSS, SACK-permitted and timestamps: no NOP between them.
+            (
+                TcpOptions {
+                    mss,
+                    sack_permitted: true,
+                    timestamps: ts(3, 4),
+                    ..TcpOptions::NONE
+                },
+                &[2, 4, 5, 0xb4, 4, 2, 8, 10, 0, 0, 0, 3, 0, 0, 0, 4],
+            ),
+            // Window scale first still gets its NOP ("while (!optlen || ...)").
+            (
+                TcpOptions {
+                    window_scale: Some(14),
+                    ..TcpOptions::NONE
+                },
+                &[1, 3, 3, 14],
+            ),
+            (
+                TcpOptions {
+                    sack_permitted: true,
+                    ..TcpOptions::NONE
+                },
+                &[4, 2, 0, 0],
+            ),
+            (TcpOptions::NONE, &[]),
+        ];
+        for (o, want) in cases {
+            assert_eq!(freebsd(o), *want, "{o:?}");
+            assert_eq!(TcpOptions::parse(want).unwrap(), *o);
+        }
+    }
+
+    #[test]
+    fn layouts_agree_on_length_and_both_parse_back() {
+        // Every combination: both layouts parse back to the same options and fail alike.
+        // Those a TCP sends (SYN options without SACK blocks, or timestamps and SACK blocks
+        // on other segments) take the same room in both, so room reserved for options does
+        // not depend on the layout.
+        for bits in 0..16u32 {
+            for blocks in 0..=4u32 {
+                let mut o = TcpOptions {
+                    mss: (bits & 1 != 0).then_some(1460),
+                    window_scale: (bits & 2 != 0).then_some(7),
+                    sack_permitted: bits & 4 != 0,
+                    timestamps: if bits & 8 != 0 { ts(11, 12) } else { None },
+                    sack: SackBlocks::new(),
+                };
+                for b in 0..blocks {
+                    o.sack.push(SackBlock {
+                        left: 1000 * b,
+                        right: 1000 * b + 10,
+                    });
+                }
+                let n = o.encoded_len();
+                assert_eq!(o.encoded_len_with(OptionLayout::Linux), n, "{o:?}");
+                let sent_by_tcp = blocks == 0 || bits & 7 == 0;
+                if sent_by_tcp {
+                    assert_eq!(o.encoded_len_with(OptionLayout::FreeBsd), n, "{o:?}");
+                }
+                let mut out = [0u8; 60];
+                let r = o.emit_with(OptionLayout::FreeBsd, &mut out);
+                if sent_by_tcp {
+                    assert_eq!(r, o.emit(&mut [0u8; 60]), "{o:?}");
+                }
+                match r {
+                    Ok(n) => {
+                        assert_eq!(n, o.encoded_len_with(OptionLayout::FreeBsd));
+                        assert_eq!(TcpOptions::parse(&out[..n]).unwrap(), o, "{o:?}");
+                    }
+                    Err(e) => assert!(matches!(e, WireError::OptionsTooLong { .. }), "{e:?}"),
+                }
+            }
+        }
+        // A short buffer is the same error as in the Linux layout.
+        let o = TcpOptions {
+            mss: Some(1460),
+            ..TcpOptions::NONE
+        };
+        assert_eq!(
+            o.emit_with(OptionLayout::FreeBsd, &mut [0u8; 3]),
+            Err(WireError::Truncated { need: 4, have: 3 })
+        );
+    }
+
+    #[test]
+    fn header_emit_with_freebsd_layout_sets_the_data_offset() {
+        let h = TcpHeader {
+            src_port: 8080,
+            dst_port: 40000,
+            seq: 1,
+            ack: 2,
+            flags: TcpFlags::SYN | TcpFlags::ACK,
+            window: 65535,
+            urgent: 0,
+            options: TcpOptions {
+                mss: Some(1460),
+                sack_permitted: true,
+                ..TcpOptions::NONE
+            },
+        };
+        let mut buf = [0u8; 60];
+        let n = h.emit_with(OptionLayout::FreeBsd, &mut buf).unwrap();
+        assert_eq!(n, 28);
+        assert_eq!(h.header_len_with(OptionLayout::FreeBsd), 28);
+        let s = TcpSegment::parse(&buf[..n]).unwrap();
+        assert_eq!(s.options_bytes(), &[2, 4, 0x05, 0xb4, 4, 2, 0, 0]);
+        assert_eq!(TcpHeader::from_segment(&s).unwrap(), h);
     }
 
     #[test]
