@@ -5,7 +5,7 @@
 use crate::cc::{AimdConfig, CongestionControlFactory, SsthreshBase};
 use crate::cubic::CubicConfig;
 use crate::rtt::RttConfig;
-use ackclock_wire::Duration;
+use ackclock_wire::{Duration, OptionLayout};
 use std::sync::Arc;
 
 /// How the first congestion window is sized.
@@ -305,6 +305,14 @@ pub struct TcpConfig {
     pub user_timeout: Option<Duration>,
     /// IPv4 time-to-live of the packets the connection sends (64).
     pub ttl: u8,
+    /// How the options of the segments we send are ordered and padded. Any layout is
+    /// valid TCP (RFC 9293 §3.1) and every stack parses them all; the choice matters only
+    /// to a test that compares packets byte for byte with another stack's. Default
+    /// [`OptionLayout::Linux`] (`mss, sackOK, TS, nop, wscale` on a SYN, NOP padding);
+    /// [`OptionLayout::FreeBsd`] writes them as FreeBSD's `tcp_addoptions()` does (`mss,
+    /// nop, wscale, sackOK, TS`; `mss, sackOK, eol, eol`), for the FreeBSD packetdrill
+    /// suite.
+    pub option_layout: OptionLayout,
 }
 
 impl Default for TcpConfig {
@@ -353,6 +361,7 @@ impl TcpConfig {
             invalid_ack_interval: Duration::from_millis(500),
             user_timeout: None,
             ttl: 64,
+            option_layout: OptionLayout::Linux,
         }
     }
 

@@ -139,6 +139,7 @@ pub mod seq;
 pub mod stats;
 pub mod syn_cookie;
 
+pub use ackclock_wire::OptionLayout;
 pub use config::{AckPolicy, CongestionAlgorithm, InitialWindow, RecoveryAlgorithm, TcpConfig};
 pub use conn::{Connection, Transmit};
 pub use endpoint::{ConnId, Endpoint, EndpointConfig, EndpointStats, Event};

@@ -87,9 +87,10 @@ impl Connection {
         if self.ts_ok {
             options.timestamps = Some(Timestamps { tsval: 0, tsecr: 0 });
         }
-        let ts_len = options.encoded_len();
+        let layout = self.cfg.option_layout;
+        let ts_len = options.encoded_len_with(layout);
         self.fill_sack_blocks(&mut options);
-        let sack_len = (options.encoded_len() - ts_len) as u32;
+        let sack_len = (options.encoded_len_with(layout) - ts_len) as u32;
         self.snd_mss.saturating_sub(sack_len).max(1)
     }
 
@@ -422,7 +423,16 @@ impl Connection {
         } else {
             (&[][..], &[][..])
         };
-        let n = packet::write_ipv4_tcp_vectored(buf, &ip, &header, &[a, b]).ok()?;
+        // Every segment with options other than timestamps comes here: the layout applies
+        // to all of them (the template's `nop, nop, TS` is the same in every layout).
+        let n = packet::write_ipv4_tcp_vectored_with(
+            buf,
+            &ip,
+            &header,
+            self.cfg.option_layout,
+            &[a, b],
+        )
+        .ok()?;
         Some(n)
     }
 
