@@ -261,6 +261,14 @@ pub struct TcpConfig {
     pub timestamps: bool,
     /// Offer/accept RFC 7323 window scaling.
     pub window_scale: bool,
+    /// The shift count our SYN or SYN-ACK offers when window scaling is on (RFC 7323 §2.2),
+    /// applied to every window we advertise once it is negotiated. `None` (the default):
+    /// the smallest shift that lets `recv_buffer_bytes` be advertised in 16 bits. `Some(s)`:
+    /// `s`, taken as 14 when above it (RFC 7323 §2.3), whatever the buffer. BSDs derive the
+    /// shift from the largest buffer a socket may grow to (FreeBSD: the smallest shift with
+    /// 65535 << s >= `kern.ipc.maxsockbuf`, 6 for 2 MiB) rather than from the current
+    /// buffer; Linux from its `tcp_rmem` maximum.
+    pub window_scale_shift: Option<u8>,
     /// How losses detected by duplicate ACKs or SACK blocks are repaired.
     pub recovery: RecoveryAlgorithm,
     /// The congestion controller that sizes cwnd.
@@ -344,6 +352,7 @@ impl TcpConfig {
             sack: false,
             timestamps: false,
             window_scale: false,
+            window_scale_shift: None,
             recovery: RecoveryAlgorithm::NewReno,
             congestion: aimd(SsthreshBase::FlightSize),
             dupack_threshold: 3,

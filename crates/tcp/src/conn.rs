@@ -325,6 +325,15 @@ fn wscale_for(buffer: usize) -> u8 {
     s
 }
 
+/// The shift our SYN or SYN-ACK offers: the configured one (at most 14, RFC 7323 §2.3),
+/// else the one the receive buffer needs.
+fn offered_wscale(cfg: &TcpConfig) -> u8 {
+    match cfg.window_scale_shift {
+        Some(s) => s.min(MAX_WSCALE),
+        None => wscale_for(cfg.recv_buffer_bytes),
+    }
+}
+
 impl Connection {
     fn new(
         now: Instant,

@@ -108,6 +108,53 @@ fn rfc7323_2_3_our_shift_never_exceeds_14() {
 }
 
 #[test]
+fn rfc7323_2_2_configured_shift_is_offered_whatever_the_buffer_and_scales_our_windows() {
+    // FreeBSD offers the shift its largest socket buffer would need (6 for 2 MiB) while the
+    // buffer is 65700 bytes, which alone would need a shift of 1.
+    let cfg = TcpConfig {
+        window_scale_shift: Some(6),
+        ..ws_cfg(65700)
+    };
+    // Active open: the SYN offers 6; once the peer answers with its own shift, every
+    // window we advertise is the free buffer >> 6 (RFC 7323 §2.3).
+    let (mut p, syn) = Peer::connect(cfg.clone());
+    assert_eq!(syn.opts.window_scale, Some(6));
+    assert_eq!(syn.window, 65535, "a SYN's window is never scaled");
+    p.send_synack(syn_opts(Some(1460), Some(0), false, false));
+    let st = p.conn().stats();
+    assert_eq!((st.snd_wscale, st.rcv_wscale), (0, 6));
+    assert_eq!(provoke_ack(&mut p).window, (65700 >> 6) as u16);
+    // 799 bytes received and unread: (65700 - 799) >> 6.
+    p.send_data(&data(799));
+    assert_eq!(provoke_ack(&mut p).window, ((65700 - 799) >> 6) as u16);
+
+    // Passive open: the SYN-ACK answers the peer's offer with 6, its own window unscaled.
+    let (mut p, synack) = Peer::passive(cfg.clone(), syn_opts(Some(1460), Some(2), false, false));
+    assert_eq!(synack.opts.window_scale, Some(6));
+    assert_eq!(synack.window, 65535);
+    assert_eq!(p.conn().stats().rcv_wscale, 6);
+    assert_eq!(provoke_ack(&mut p).window, (65700 >> 6) as u16);
+
+    // Offered but not negotiated (the peer's SYN has no window scale): no scaling at all.
+    let (mut p, syn) = Peer::connect(cfg);
+    assert_eq!(syn.opts.window_scale, Some(6));
+    p.send_synack(syn_opts(Some(1460), None, false, false));
+    assert_eq!(p.conn().stats().rcv_wscale, 0);
+    assert_eq!(provoke_ack(&mut p).window, 65535);
+}
+
+#[test]
+fn rfc7323_2_3_configured_shift_above_14_is_offered_as_14() {
+    let cfg = TcpConfig {
+        window_scale_shift: Some(20),
+        ..ws_cfg(1 << 20)
+    };
+    let (p, synack) = Peer::passive(cfg, syn_opts(Some(1460), Some(0), false, false));
+    assert_eq!(synack.opts.window_scale, Some(14));
+    assert_eq!(p.conn().stats().rcv_wscale, 14);
+}
+
+#[test]
 fn rfc7323_2_2_syn_window_is_never_scaled_in_our_syn_ack() {
     // 1 MiB needs a shift of 5. The SYN,ACK window field is not scaled: 65535, not 32768.
     let (mut p, synack) =

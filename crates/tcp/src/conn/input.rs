@@ -279,7 +279,7 @@ impl Connection {
         self.ws_ok = self.cfg.window_scale && o.window_scale.is_some();
         if self.ws_ok {
             self.snd_wscale = o.window_scale.unwrap_or(0).min(MAX_WSCALE);
-            self.rcv_wscale = wscale_for(self.cfg.recv_buffer_bytes);
+            self.rcv_wscale = offered_wscale(&self.cfg);
         } else {
             self.snd_wscale = 0;
             self.rcv_wscale = 0;

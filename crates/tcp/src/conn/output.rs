@@ -382,7 +382,7 @@ impl Connection {
             // peer's SYN offered (RFC 7323 §1.3, RFC 2018 §2).
             let offer = self.state == State::SynSent;
             if self.cfg.window_scale && (offer || self.ws_ok) {
-                options.window_scale = Some(wscale_for(self.cfg.recv_buffer_bytes));
+                options.window_scale = Some(offered_wscale(&self.cfg));
             }
             if self.cfg.sack && (offer || self.sack_ok) {
                 options.sack_permitted = true;
