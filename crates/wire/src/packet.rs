@@ -450,9 +450,8 @@ mod tests {
         let (ip, mut tcp) = headers();
         tcp.options.sack_permitted = true;
         let mut buf = [0u8; 200];
-        let n =
-            write_ipv4_tcp_vectored_with(&mut buf, &ip, &tcp, OptionLayout::FreeBsd, &[b"abc"])
-                .unwrap();
+        let n = write_ipv4_tcp_vectored_with(&mut buf, &ip, &tcp, OptionLayout::FreeBsd, &[b"abc"])
+            .unwrap();
         assert_eq!(n, 20 + 28 + 3);
         let p = parse_ipv4_tcp(&buf[..n]).unwrap();
         assert_eq!(p.tcp.options_bytes(), &[2, 4, 0x05, 0xb4, 4, 2, 0, 0]);

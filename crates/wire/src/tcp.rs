@@ -883,7 +883,10 @@ mod tests {
     fn freebsd_layout_sack_blocks_follow_two_nops() {
         // `<nop,nop,sack 50:100 600:700>`: without timestamps the SACK option starts at 2.
         let mut o = TcpOptions::NONE;
-        o.sack.push(SackBlock { left: 50, right: 100 });
+        o.sack.push(SackBlock {
+            left: 50,
+            right: 100,
+        });
         o.sack.push(SackBlock {
             left: 600,
             right: 700,
@@ -933,7 +936,9 @@ mod tests {
                     timestamps: ts(3, 4),
                     ..TcpOptions::NONE
                 },
-                &[2, 4, 5, 0xb4, 1, 3, 3, 0, 1, 1, 8, 10, 0, 0, 0, 3, 0, 0, 0, 4],
+                &[
+                    2, 4, 5, 0xb4, 1, 3, 3, 0, 1, 1, 8, 10, 0, 0, 0, 3, 0, 0, 0, 4,
+                ],
             ),
             // MSS, SACK-permitted and timestamps: no NOP between them.
             (
