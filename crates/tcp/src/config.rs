@@ -215,6 +215,13 @@ pub struct AckPolicy {
     /// so it waits 0 to `delayed_ack`, not `delayed_ack` from the first unacknowledged
     /// segment. The clock's phase is per connection.
     pub delayed_ack_clock: bool,
+    /// Count every in-order data segment toward `segments_per_ack`, whatever its size.
+    /// Default `false`: only full-sized segments count (RFC 5681 §4.2 "an ACK SHOULD be
+    /// generated for at least every second full-sized segment", which permits but does not
+    /// require acknowledging small ones; 4.3BSD), besides the byte count of
+    /// `segments_per_ack` full segments. `true` is FreeBSD's rule (its `DELAY_ACK` counts
+    /// segments, not their size): two small in-order segments draw an ACK at once.
+    pub count_small_segments: bool,
 }
 
 impl Default for AckPolicy {
@@ -224,6 +231,7 @@ impl Default for AckPolicy {
             delayed_ack: Duration::from_millis(200),
             quickack: false,
             delayed_ack_clock: false,
+            count_small_segments: false,
         }
     }
 }

@@ -233,8 +233,11 @@ pub struct Connection {
     /// `set_rcv_mss`) rather than on every data segment: ACK at once once this many
     /// full-sized segments (0 with quick ACK or no delayed-ACK timer: every segment) ...
     ack_every_segs: u32,
-    /// ... or this many bytes are unacknowledged.
+    /// ... or this many bytes are unacknowledged. A data segment counts toward
+    /// `ack_every_segs` when it carries at least `ack_count_min` bytes: a full segment
+    /// (`rcv_mss`), or any (0) with `AckPolicy::count_small_segments`.
     ack_every_bytes: u32,
+    ack_count_min: u32,
     /// Window growth worth announcing on its own (`window_update_due`).
     wnd_update_growth: u32,
     syn_pending: bool,
@@ -408,6 +411,7 @@ impl Connection {
             ack_now: false,
             ack_every_segs: 0,
             ack_every_bytes: 0,
+            ack_count_min: 0,
             wnd_update_growth: 0,
             syn_pending: true,
             rst_pending: None,
@@ -466,6 +470,7 @@ impl Connection {
         let immediately = p.quickack || p.delayed_ack == Duration::ZERO;
         self.ack_every_segs = if immediately { 0 } else { n };
         self.ack_every_bytes = n.saturating_mul(rcv_mss);
+        self.ack_count_min = if p.count_small_segments { 0 } else { rcv_mss };
         // `window_update_due` announces growth of `segs` segments or of half the buffer,
         // whichever is smaller (segs <= 64 and rcv_mss < 2^16, so no overflow).
         let segs = p.segments_per_ack.clamp(2, 64);

@@ -225,3 +225,66 @@ fn delayed_ack_clock_acks_at_the_next_tick_of_a_200_ms_clock() {
     }
     assert!(waits.iter().any(|w| *w != waits[0]), "{waits:?}");
 }
+
+#[test]
+fn rfc5681_4_2_count_small_segments_acks_every_second_segment_of_any_size() {
+    // FreeBSD's rule (the packetdrill suite's reordering-* scripts): segments of 1, 2, 4, 8
+    // and 16 bytes in order draw an ACK after the 2nd and the 4th, the 5th waits for the
+    // delayed-ACK timer.
+    let mut p = Peer::established(cfg_with(AckPolicy {
+        delayed_ack: ms(40),
+        count_small_segments: true,
+        ..AckPolicy::default()
+    }));
+    let mut acked_after = Vec::new();
+    for (i, n) in [1usize, 2, 4, 8, 16].into_iter().enumerate() {
+        let out = p.send_data(&data(n));
+        if !out.is_empty() {
+            assert_eq!(out.len(), 1, "{out:?}");
+            assert!(out[0].is_pure_ack());
+            assert_eq!(out[0].ack, p.snd_nxt, "the ACK covers all data received");
+            acked_after.push(i + 1);
+        }
+    }
+    assert_eq!(acked_after, vec![2, 4]);
+    let t0 = p.now;
+    let out = p.advance(secs(1));
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0].0 - t0, ms(40));
+    assert_eq!(out[0].1.ack, p.snd_nxt);
+}
+
+#[test]
+fn rfc5681_4_2_count_small_segments_counts_from_the_last_ack_sent() {
+    // reordering-21345: the out-of-order segment and the one filling the hole are ACKed at
+    // once; the count starts again from there.
+    let mut p = Peer::established(cfg_with(AckPolicy {
+        delayed_ack: ms(40),
+        count_small_segments: true,
+        ..AckPolicy::default()
+    }));
+    let b = p.snd_nxt;
+    let o = p.out(ACK).seq(b.wrapping_add(1)).payload(&data(2));
+    assert_eq!(p.inject(&o).len(), 1, "out of order: immediate ACK");
+    let o = p.out(ACK).seq(b).payload(&data(1));
+    let out = p.inject(&o);
+    assert_eq!(out.len(), 1, "hole filled: immediate ACK");
+    assert_eq!(out[0].ack, b.wrapping_add(3));
+    p.snd_nxt = b.wrapping_add(3);
+    assert!(p.send_data(&data(4)).is_empty());
+    let out = p.send_data(&data(8));
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0].ack, p.snd_nxt);
+}
+
+#[test]
+fn rfc5681_4_2_small_segments_do_not_count_by_default() {
+    // Only full-sized segments count (or 2 MSS of bytes): two small segments wait for the
+    // delayed-ACK timer.
+    assert!(!AckPolicy::default().count_small_segments);
+    let mut p = Peer::established(cfg_with(AckPolicy::default()));
+    assert!(p.send_data(&data(1)).is_empty());
+    assert!(p.send_data(&data(2)).is_empty());
+    let out = p.advance(secs(1));
+    assert_eq!(out.len(), 1, "{out:?}");
+}

@@ -8,10 +8,11 @@ use super::*;
 impl Connection {
     /// The ACK policy for in-order data: ACK every N full-sized segments (N = 2 by default,
     /// RFC 5681 §4.2 and seed 000 Oct 1988; up to 32 as HP-UX's tcp_deferred_ack_max, seed
-    /// 002), otherwise within the delayed-ACK time.
+    /// 002), or every N segments of any size with `count_small_segments` (FreeBSD),
+    /// otherwise within the delayed-ACK time.
     #[inline(always)]
     pub(super) fn ack_policy_on_data(&mut self, now: Instant, len: usize) {
-        if len >= self.rcv_mss as usize {
+        if len >= self.ack_count_min as usize {
             self.unacked_segs += 1;
         }
         self.unacked_bytes = self.unacked_bytes.saturating_add(len as u32);
