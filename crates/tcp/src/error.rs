@@ -13,7 +13,8 @@ pub enum ConnectionError {
     #[error("connection reset by peer")]
     Reset,
     /// The peer answered our SYN with a RST (RFC 9293 §3.10.7.3): nothing listens on that
-    /// address and port.
+    /// address and port. Also an acceptable RST in SYN-RECEIVED entered from SYN-SENT (a
+    /// simultaneous open: the connection was initiated with an active OPEN, §3.10.7.4).
     #[error("connection refused: nothing listens on that port")]
     Refused,
     /// The connection gave up: more consecutive retransmission timeouts than

@@ -366,6 +366,44 @@ fn rfc9293_3_10_7_4_rst_in_syn_received_returns_to_listen() {
     assert_ne!(out[0].dst, synack.dst);
 }
 
+#[test]
+fn rfc9293_3_10_7_4_rst_in_syn_received_from_syn_sent_is_connection_refused() {
+    // "If this connection was initiated with an active OPEN (i.e., came from SYN-SENT
+    // state), then the connection was refused; signal the user 'connection refused'."
+    // SYN-SENT, the peer's SYN crosses ours (simultaneous open): SYN-RECEIVED. An
+    // acceptable RST, with or without ACK, then refuses the connection.
+    for flags in [RST | ACK, RST] {
+        let (mut p, syn) = Peer::connect(TcpConfig::newreno());
+        let o = p.out(SYN).opts(syn_opts(Some(1460), None, false, false));
+        let out = p.inject(&o);
+        assert_eq!(p.state(), State::SynReceived);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!((out[0].flags, out[0].ack), (SYN | ACK, PEER_ISS + 1));
+        let o = p.out(flags).seq(PEER_ISS + 1).ack(syn.seq + 1);
+        let out = p.inject(&o);
+        assert!(out.is_empty(), "{flags:?}: {out:?}");
+        assert_eq!(p.state(), State::Closed);
+        assert_eq!(
+            p.conn().error(),
+            Some(ConnectionError::Refused),
+            "{flags:?}"
+        );
+        let mut b = [0u8; 4];
+        assert_eq!(
+            p.conn_mut().recv(&mut b),
+            Err(RecvError::Lost(ConnectionError::Refused))
+        );
+    }
+    // Once ESTABLISHED, the same RST is a reset.
+    let (mut p, _) = Peer::active(
+        TcpConfig::newreno(),
+        syn_opts(Some(1460), None, false, false),
+    );
+    let o = p.out(RST).seq(PEER_ISS + 1);
+    p.inject(&o);
+    assert_eq!(p.conn().error(), Some(ConnectionError::Reset));
+}
+
 // ---------------------------------------------------------------------------------------
 // Timeouts (§3.8.1, §3.8.3)
 

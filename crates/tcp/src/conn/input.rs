@@ -770,8 +770,15 @@ impl Connection {
 
     pub(super) fn on_reset(&mut self, now: Instant) {
         // RFC 9293 §3.10.7.4: in SYN-RECEIVED from a passive open the endpoint returns to
-        // LISTEN (it drops this connection); everywhere else the user hears "reset".
-        self.error = Some(ConnectionError::Reset);
+        // LISTEN (it drops this connection); in SYN-RECEIVED entered from SYN-SENT (a
+        // simultaneous open, so an active OPEN) "the connection was refused; signal the
+        // user 'connection refused'"; everywhere else the user hears "reset".
+        let refused = self.state == State::SynReceived && !self.passive;
+        self.error = Some(if refused {
+            ConnectionError::Refused
+        } else {
+            ConnectionError::Reset
+        });
         self.enter_closed();
         self.set_state(now, State::Closed);
     }
