@@ -241,6 +241,10 @@ pub struct Connection {
     /// Window growth worth announcing on its own (`window_update_due`).
     wnd_update_growth: u32,
     syn_pending: bool,
+    /// Bytes that came on the peer's SYN, held in the receive ring (staged at the in-order
+    /// edge, not readable, not acknowledged) until the handshake completes (RFC 9293
+    /// §3.10.7.2, §3.10.7.3).
+    syn_data_held: u32,
     rst_pending: Option<RstRequest>,
     challenge_window_start: Instant,
     challenge_count: u32,
@@ -414,6 +418,7 @@ impl Connection {
             ack_count_min: 0,
             wnd_update_growth: 0,
             syn_pending: true,
+            syn_data_held: 0,
             rst_pending: None,
             challenge_window_start: now,
             challenge_count: 0,
@@ -493,7 +498,8 @@ impl Connection {
     /// Passive open: `syn` arrived for a listener; the connection starts in SYN-RECEIVED
     /// and answers with a SYN-ACK. The caller has checked that `syn` is a SYN without ACK
     /// or RST. The options the SYN offered are taken up to what `cfg` allows, and data on
-    /// the SYN is kept.
+    /// the SYN is kept (within the buffer) but neither acknowledged nor readable until the
+    /// handshake completes (RFC 9293 §3.10.7.2).
     ///
     /// # Errors
     /// [`AcceptError::BadChecksum`] when `syn`'s checksum is pending and does not verify.
@@ -518,10 +524,12 @@ impl Connection {
         c.max_snd_wnd = c.snd_wnd;
         c.snd_wl1 = syn.seq;
         c.snd_wl2 = iss;
-        // Data on a SYN is legal; we keep it (inside the window) rather than making the peer
-        // resend it.
+        // Data on a SYN is legal; we keep it (inside the buffer) rather than making the peer
+        // resend it, but RFC 9293 §3.10.7.2 queues it "for processing later": the SYN-ACK
+        // acknowledges only the SYN, and the data becomes readable, and acknowledged, in
+        // ESTABLISHED.
         if !syn.payload.is_empty() {
-            c.deliver_data(now, syn.seq + 1u32, syn.payload);
+            c.hold_syn_data(syn.payload);
         }
         Ok(c)
     }

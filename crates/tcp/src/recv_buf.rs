@@ -327,6 +327,12 @@ impl RecvBuffer {
         (n, checksum::concat(sum_a, first, sum_b))
     }
 
+    /// Bytes staged and not yet committed.
+    #[inline]
+    pub(crate) fn staged(&self) -> usize {
+        self.staged
+    }
+
     /// Makes the first `n` staged bytes readable (RCV.NXT advances by `n`). `n` is clamped
     /// to the bytes staged and not yet committed, so a stray call cannot expose garbage.
     #[inline(always)]

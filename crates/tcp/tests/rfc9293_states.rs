@@ -140,6 +140,96 @@ fn rfc9293_3_10_7_4_third_ack_with_data_is_delivered() {
 }
 
 #[test]
+fn rfc9293_3_10_7_2_data_on_a_syn_in_listen_is_held_until_established() {
+    // "any other control or text should be queued for processing later": the SYN-ACK
+    // acknowledges the SYN alone, nothing is readable in SYN-RECEIVED, and the text is
+    // processed (readable, acknowledged) once the handshake completes.
+    let mut p = Peer::new();
+    p.ep.listen(SERVER_PORT, TcpConfig::newreno(), 4).unwrap();
+    let o = p
+        .out(SYN)
+        .opts(syn_opts(Some(1460), None, false, false))
+        .payload(b"abc");
+    let out = p.inject(&o);
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0].flags, SYN | ACK);
+    assert_eq!(
+        out[0].ack,
+        PEER_ISS + 1,
+        "the SYN-ACK acknowledges only the SYN"
+    );
+    p.id = p.ep.connections().next().map(|(id, _)| id);
+    p.rcv_nxt = out[0].seq.wrapping_add(1);
+    assert_eq!(p.state(), State::SynReceived);
+    assert_eq!(p.engine_rcv_nxt(), PEER_ISS + 1);
+    assert_eq!(p.conn().recv_available(), 0);
+    let mut b = [0u8; 16];
+    assert_eq!(p.conn_mut().recv(&mut b), Err(RecvError::WouldBlock));
+    // The ACK completing the handshake, after the three bytes.
+    p.snd_nxt = PEER_ISS + 4;
+    p.send_ack();
+    assert_eq!(p.state(), State::Established);
+    assert_eq!(p.engine_rcv_nxt(), PEER_ISS + 4);
+    assert_eq!(p.app_read(), b"abc");
+    // Acknowledged under the ACK policy (a delayed ACK here).
+    let out = p.advance(secs(1));
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0].1.ack, PEER_ISS + 4);
+
+    // A peer that saw only its SYN acknowledged resends the data on the third ACK: it is
+    // delivered once.
+    let mut p = Peer::new();
+    p.ep.listen(SERVER_PORT, TcpConfig::newreno(), 4).unwrap();
+    let o = p
+        .out(SYN)
+        .opts(syn_opts(Some(1460), None, false, false))
+        .payload(b"abc");
+    let out = p.inject(&o);
+    p.id = p.ep.connections().next().map(|(id, _)| id);
+    p.rcv_nxt = out[0].seq.wrapping_add(1);
+    p.snd_nxt = PEER_ISS + 1;
+    p.send_data(b"abcdef");
+    assert_eq!(p.state(), State::Established);
+    assert_eq!(p.engine_rcv_nxt(), PEER_ISS + 7);
+    assert_eq!(p.app_read(), b"abcdef");
+}
+
+#[test]
+fn rfc9293_3_10_7_3_data_on_a_syn_in_syn_sent_is_held_until_established() {
+    // The FreeBSD suite's rcv-syn-with-data-syn-sent: our SYN, the peer's SYN with three
+    // bytes crosses it. "If there are other controls or text in the segment, queue them for
+    // processing after the ESTABLISHED state has been reached."
+    let (mut p, syn) = Peer::connect(TcpConfig::newreno());
+    let o = p
+        .out(SYN)
+        .opts(syn_opts(Some(1460), None, false, false))
+        .payload(b"xyz");
+    let out = p.inject(&o);
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!((out[0].flags, out[0].seq), (SYN | ACK, syn.seq));
+    assert_eq!(
+        out[0].ack,
+        PEER_ISS + 1,
+        "the SYN-ACK acknowledges only the SYN"
+    );
+    assert_eq!(p.state(), State::SynReceived);
+    let mut b = [0u8; 100];
+    assert_eq!(p.conn_mut().recv(&mut b), Err(RecvError::WouldBlock));
+    // `< . 4:4(0) ack 1`: ESTABLISHED, the three bytes readable.
+    p.snd_nxt = PEER_ISS + 4;
+    let out = p.send_ack();
+    assert!(out.is_empty(), "no ACK at once: {out:?}");
+    assert_eq!(p.state(), State::Established);
+    assert_eq!(p.conn_mut().recv(&mut b), Ok(3));
+    assert_eq!(&b[..3], b"xyz");
+    // The FIN acknowledges them.
+    p.conn_mut().close().unwrap();
+    let out = p.drain();
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!((out[0].flags, out[0].ack), (FIN | ACK, PEER_ISS + 4));
+}
+
+#[test]
 fn rfc9293_3_10_7_4_fin_on_third_ack_enters_close_wait() {
     // SYN-RECEIVED: the ACK moves to ESTABLISHED, then the FIN to CLOSE-WAIT.
     let mut p = Peer::new();

@@ -235,10 +235,40 @@ impl Connection {
             self.snd_wl1 = seg.seq;
             self.set_state(now, State::SynReceived);
             self.syn_pending = true;
+            // RFC 9293 §3.10.7.3: "If there are other controls or text in the segment,
+            // queue them for processing after the ESTABLISHED state has been reached": the
+            // SYN,ACK acknowledges only the SYN.
             if !seg.payload.is_empty() {
-                self.deliver_data(now, seg.seq + 1u32, seg.payload);
+                self.hold_syn_data(seg.payload);
             }
         }
+    }
+
+    /// Holds data that came on a SYN (LISTEN, RFC 9293 §3.10.7.2, or SYN-SENT without ACK,
+    /// §3.10.7.3) until ESTABLISHED: copied to the receive ring's in-order edge but not
+    /// committed, so RCV.NXT stays at IRS+1 (the SYN-ACK acknowledges the SYN alone) and
+    /// reads find nothing. Nothing else writes the ring before the handshake completes:
+    /// text is processed only from ESTABLISHED on.
+    pub(super) fn hold_syn_data(&mut self, data: &[u8]) {
+        let (n, _) = self.recv_buf.stage_with_sum(data);
+        self.syn_data_held = n as u32;
+    }
+
+    /// The handshake completed: the data held from the SYN is processed as text arriving
+    /// now (RCV.NXT advances over it, it becomes readable, and the ACK policy decides when
+    /// it is acknowledged, RFC 9293 §3.10.7.4 "seventh").
+    pub(super) fn release_syn_data(&mut self, now: Instant) {
+        let held = core::mem::take(&mut self.syn_data_held);
+        if held == 0 {
+            return;
+        }
+        // Still staged in full: nothing wrote the ring meanwhile (see `hold_syn_data`).
+        debug_assert_eq!(held as usize, self.recv_buf.staged());
+        let n = held.min(self.recv_buf.staged() as u32);
+        self.recv_buf.commit(n as usize);
+        self.advance_rcv_nxt(n);
+        self.stats.bytes_received += u64::from(n);
+        self.ack_policy_on_data(now, n as usize);
     }
 
     /// Our SYN was acknowledged: take the RTT sample of the handshake and move the send
@@ -452,6 +482,7 @@ impl Connection {
                     State::Established
                 };
                 self.set_state(now, next);
+                self.release_syn_data(now);
             } else {
                 self.queue_rst(ack, SeqNum::new(0), false);
                 return Flow::Drop;
