@@ -265,6 +265,15 @@ pub struct TcpConfig {
     pub nagle: bool,
     /// Offer/accept RFC 2018 SACK.
     pub sack: bool,
+    /// Report duplicate data with D-SACK (RFC 2883) when SACK is in use. Default `false`:
+    /// duplicates draw a plain ACK (with the usual SACK blocks), as before. When `true`, a
+    /// segment whose data lies wholly or partly below RCV.NXT, or inside out-of-order data
+    /// already held, makes the ACK it draws (sent at once) carry the duplicate range as its
+    /// first SACK block, followed by the usual blocks within the RFC 2018 limit (4, 3 with
+    /// timestamps). When a segment duplicates several ranges, the first (lowest) one is
+    /// reported, as FreeBSD does (RFC 2883 §4 leaves the choice open); a D-SACK block is
+    /// sent on one ACK only. Linux and FreeBSD send D-SACK by default.
+    pub dsack: bool,
     /// Offer/accept RFC 7323 timestamps.
     pub timestamps: bool,
     /// Offer/accept RFC 7323 window scaling.
@@ -358,6 +367,7 @@ impl TcpConfig {
             ack: AckPolicy::default(),
             nagle: true,
             sack: false,
+            dsack: false,
             timestamps: false,
             window_scale: false,
             window_scale_shift: None,

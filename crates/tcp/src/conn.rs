@@ -197,6 +197,9 @@ pub struct Connection {
     /// Left edges of SACK blocks in most-recently-received order (RFC 2018 §4).
     sack_recent: [SeqNum; 4],
     sack_recent_len: usize,
+    /// A D-SACK block (RFC 2883), `[left, right)`, for the next ACK to carry first; taken
+    /// when that ACK is written. Only with `TcpConfig::dsack` and SACK negotiated.
+    dsack: Option<(SeqNum, SeqNum)>,
 
     // --- timers ---
     rtt: RttEstimator,
@@ -399,6 +402,7 @@ impl Connection {
             sack_ok: false,
             sack_recent: [SeqNum::new(0); 4],
             sack_recent_len: 0,
+            dsack: None,
             rtt: RttEstimator::new(cfg.rtt),
             rtt_timed: None,
             timers: Timers::new(),

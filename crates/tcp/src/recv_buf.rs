@@ -378,6 +378,24 @@ impl RecvBuffer {
         }
     }
 
+    /// The first (lowest) part of `[offset, offset + len)` (offsets from RCV.NXT) that is
+    /// already held out of order, as offsets from RCV.NXT: the duplicate range a D-SACK
+    /// block reports (RFC 2883) for a segment landing there. Asked before the segment is
+    /// inserted.
+    pub fn first_held_overlap(&self, offset: usize, len: usize) -> Option<(usize, usize)> {
+        let start = self.nxt + offset as u64;
+        let end = start + len as u64;
+        let ranges = self.ranges();
+        let k = ranges.partition_point(|r| r.end <= start);
+        match ranges.get(k) {
+            Some(r) if r.start < end => Some((
+                (r.start.max(start) - self.nxt) as usize,
+                (r.end.min(end) - self.nxt) as usize,
+            )),
+            _ => None,
+        }
+    }
+
     /// Bytes held out of order (the sum of the range lengths).
     pub fn out_of_order_bytes(&self) -> usize {
         self.ranges()
@@ -597,6 +615,32 @@ mod tests {
         assert_eq!(ranges(&rb), [(25, 35)]);
         assert_eq!(rb.insert(0, &stream(5, 35)), Ok(35));
         assert_eq!(read_all(&mut rb), stream(5, 40));
+    }
+
+    #[test]
+    fn first_held_overlap_is_the_lowest_duplicate_range() {
+        // RFC 2883's D-SACK reports one duplicate range: the lowest part of a segment that
+        // is already held.
+        let mut rb = RecvBuffer::new(1000);
+        assert_eq!(rb.first_held_overlap(0, 100), None);
+        for s in [200, 400, 600] {
+            rb.insert(s, &stream(s, s + 100)).unwrap();
+        }
+        assert_eq!(
+            rb.first_held_overlap(100, 100),
+            None,
+            "fills a hole exactly"
+        );
+        assert_eq!(rb.first_held_overlap(300, 100), None);
+        assert_eq!(rb.first_held_overlap(150, 100), Some((200, 250)));
+        assert_eq!(rb.first_held_overlap(250, 25), Some((250, 275)));
+        assert_eq!(rb.first_held_overlap(0, 700), Some((200, 300)));
+        assert_eq!(rb.first_held_overlap(450, 250), Some((450, 500)));
+        assert_eq!(rb.first_held_overlap(650, 100), Some((650, 700)));
+        assert_eq!(rb.first_held_overlap(700, 100), None, "touches only");
+        // Offsets follow RCV.NXT as it advances.
+        assert_eq!(rb.insert(0, &stream(0, 200)), Ok(300));
+        assert_eq!(rb.first_held_overlap(50, 100), Some((100, 150)));
     }
 
     #[test]

@@ -155,9 +155,55 @@ impl Connection {
         self.sack_recent_len = n;
     }
 
+    /// Notes the duplicate data of a segment carrying `len` bytes from `seq` for a D-SACK
+    /// block (RFC 2883 §4), when D-SACK is configured and SACK negotiated: the part below
+    /// RCV.NXT if there is one, else the first part already held out of order. A segment
+    /// that duplicates several ranges reports the first (lowest) only, as FreeBSD does
+    /// (RFC 2883 leaves the choice to the receiver). Called before the data is stored. The
+    /// ACK carrying the block goes out at once: the next in-order ACK would lose it, and a
+    /// duplicate is the sender's sign of a needless retransmission.
+    #[inline]
+    pub(super) fn note_dsack(&mut self, seq: SeqNum, len: usize) {
+        if len == 0
+            || !(self.sack_ok && self.cfg.dsack)
+            || !(seq < self.rcv_nxt || self.recv_buf.has_out_of_order())
+        {
+            return;
+        }
+        self.note_dsack_range(seq, len);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn note_dsack_range(&mut self, seq: SeqNum, len: usize) {
+        let end = seq + len;
+        let range = if seq < self.rcv_nxt {
+            Some((seq, end.min(self.rcv_nxt)))
+        } else {
+            let off = seq.since(self.rcv_nxt) as usize;
+            self.recv_buf
+                .first_held_overlap(off, len)
+                .map(|(s, e)| (self.rcv_nxt + s, self.rcv_nxt + e))
+        };
+        if let Some(r) = range {
+            self.dsack = Some(r);
+            self.ack_now = true;
+        }
+    }
+
     /// RFC 2018 §4: the first block covers the most recently received segment, the next
-    /// ones the most recently reported blocks; at most 3 with timestamps.
+    /// ones the most recently reported blocks; at most 3 with timestamps. A pending D-SACK
+    /// block comes before them all (RFC 2883 §4), and is not counted as a duplicate of the
+    /// block that contains it, which follows it (RFC 2883 §4.1.2 reports both).
     pub(super) fn fill_sack_blocks(&self, options: &mut TcpOptions) {
+        let mut first = 0;
+        if let Some((left, right)) = self.dsack {
+            options.sack.push(SackBlock {
+                left: left.get(),
+                right: right.get(),
+            });
+            first = 1;
+        }
         if !self.recv_buf.has_out_of_order() {
             return;
         }
@@ -167,7 +213,7 @@ impl Connection {
                 left: (self.rcv_nxt + s).get(),
                 right: (self.rcv_nxt + e).get(),
             };
-            if o.sack.len() < max && !o.sack.iter().any(|x| *x == b) {
+            if o.sack.len() < max && !o.sack.as_slice()[first..].contains(&b) {
                 o.sack.push(b);
             }
         };

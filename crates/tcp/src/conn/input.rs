@@ -345,6 +345,10 @@ impl Connection {
                 && now.saturating_since(self.ts_recent_age) < PAWS_IDLE
             {
                 self.stats.paws_drops += 1;
+                if !f.contains(TcpFlags::SYN) {
+                    // Its data below RCV.NXT, or already held, is a duplicate (RFC 2883 §4).
+                    self.note_dsack(seg.seq, seg.payload.len());
+                }
                 self.ack_invalid(now, seg);
                 return;
             }
@@ -393,6 +397,8 @@ impl Connection {
                         // challenge ACK, under the challenge-ACK limit.
                         self.challenge_ack(now);
                     } else {
+                        // Data below RCV.NXT is an old duplicate: RFC 2883 §4 reports it.
+                        self.note_dsack(seg.seq, seg.payload.len());
                         self.ack_invalid(now, seg);
                     }
                     // A retransmitted FIN in TIME-WAIT restarts the 2 MSL timer.
@@ -705,6 +711,9 @@ impl Connection {
 
     /// Stores in-window data, advancing RCV.NXT, and applies the ACK policy.
     pub(super) fn deliver_data(&mut self, now: Instant, seq: SeqNum, data: &[u8]) {
+        // Duplicate data, below RCV.NXT or already held out of order: a D-SACK block for
+        // the next ACK (RFC 2883 §4), asked before the data is stored.
+        self.note_dsack(seq, data.len());
         // Trim what we already have (left edge) and what lies beyond the buffer (right).
         let (seq, data) = if seq < self.rcv_nxt {
             let skip = self.rcv_nxt.since(seq) as usize;

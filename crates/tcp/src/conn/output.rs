@@ -80,7 +80,7 @@ impl Connection {
     /// this a two-way transfer with loss sends packets up to 36 bytes over the MTU.
     /// (Timestamps are taken off `snd_mss` once, at the handshake.)
     pub(super) fn payload_limit(&self) -> u32 {
-        if !(self.sack_ok && self.recv_buf.has_out_of_order()) {
+        if !(self.sack_ok && (self.recv_buf.has_out_of_order() || self.dsack.is_some())) {
             return self.snd_mss;
         }
         let mut options = TcpOptions::NONE;
@@ -308,12 +308,15 @@ impl Connection {
     ) -> Option<Transmit> {
         let has_ack = flags.contains(TcpFlags::ACK);
         let n = if flags.contains(TcpFlags::SYN)
-            || (self.sack_ok && has_ack && self.recv_buf.has_out_of_order())
+            || (self.sack_ok
+                && has_ack
+                && (self.recv_buf.has_out_of_order() || self.dsack.is_some()))
         {
             self.write_headers_general(now, buf, seq, len, flags)?
         } else {
             // Every other segment carries at most the timestamps option: written from the
-            // template (`fill_sack_blocks` would add nothing without out-of-order data).
+            // template (`fill_sack_blocks` would add nothing without out-of-order data or
+            // a D-SACK block).
             let ts = self.ts_ok.then(|| (self.ts_now(now), self.ts_recent));
             let window = self.advertise_window(false);
             let ack = if has_ack { self.rcv_nxt.get() } else { 0 };
@@ -364,7 +367,8 @@ impl Connection {
         })
     }
 
-    /// The headers of a SYN, or of an ACK with SACK blocks, built field by field.
+    /// The headers of a SYN, or of an ACK with SACK blocks (or a D-SACK block), built field
+    /// by field.
     #[inline(never)]
     pub(super) fn write_headers_general(
         &mut self,
@@ -433,6 +437,10 @@ impl Connection {
             &[a, b],
         )
         .ok()?;
+        if !syn {
+            // The D-SACK block went out (first, when SACK is in use): it is reported once.
+            self.dsack = None;
+        }
         Some(n)
     }
 
