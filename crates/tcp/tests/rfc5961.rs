@@ -107,6 +107,27 @@ fn rfc5961_3_2_rst_beyond_advertised_window_is_silently_dropped() {
 }
 
 #[test]
+fn rfc5961_3_2_rst_exactly_at_the_right_edge_is_outside_the_window() {
+    // RCV.NXT <= SEG.SEQ < RCV.NXT + RCV.WND (RFC 5961 §3.2): the right edge itself is
+    // outside, although a pure ACK there is accepted (the engine's departure from RFC 9293
+    // for ACKs only). The FreeBSD suite's rcv-rst-ack-syn-rcvd-*-outside-right scripts.
+    let mut p = busy();
+    p.send_data(b"x");
+    p.advance(secs(1));
+    let last = p.log.last().unwrap().1.clone();
+    let right = last.ack.wrapping_add(u32::from(last.window));
+    let o = p.out(RST).seq(right);
+    let out = p.inject(&o);
+    assert!(out.is_empty(), "RST at the right edge answered: {out:?}");
+    assert_eq!(p.state(), State::Established);
+    assert_eq!(p.conn().stats().challenge_acks, 0);
+    // One byte inside is in the window: a challenge ACK.
+    let o = p.out(RST).seq(right.wrapping_sub(1));
+    let out = p.inject(&o);
+    assert_challenge_ack(&p, &out);
+}
+
+#[test]
 fn rfc5961_3_2_rst_in_window_challenge_ack_in_close_wait_and_fin_wait_2() {
     // The rule holds in every synchronized state.
     let mut p = busy();

@@ -376,6 +376,9 @@ impl Connection {
             // carries nothing beyond the window, and a peer that filled our window and lost
             // that data sends its ACKs from there: rejecting them drops acknowledgments and
             // left a listener in SYN-RECEIVED while its client thought itself established.
+            // Not for a RST: RFC 5961 §3.2 defines its window strictly, and one at the
+            // right edge is outside it and dropped without a challenge ACK (as FreeBSD).
+            (0, w) if f.contains(TcpFlags::RST) => seg.seq.in_range(self.rcv_nxt, w),
             (0, w) => seg.seq.in_range(self.rcv_nxt, w + 1),
             (_, 0) => false,
             (l, w) => {
