@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 mod decode;
 mod live;
+mod packetdrill_cmd;
 mod repro;
 mod sim_cmd;
 
@@ -105,13 +106,17 @@ enum Command {
     /// Live (root): a namespace of its own, ackclock serving echo/discard/chargen in it, and
     /// Linux's nc talking to it.
     LiveDemo(live::demo::DemoArgs),
+    /// Run packetdrill scripts against the engine in virtual time (profile F: the FreeBSD
+    /// defaults of the FreeBSD TCP test suite); pass/fail per script, and on failure the
+    /// line, what it expected and the packet the engine sent.
+    Packetdrill(packetdrill_cmd::PacketdrillArgs),
 }
 
 /// Errors are printed as one line, `error: ` and the chain of causes, whatever
 /// RUST_BACKTRACE says: a user error is not a crash (panics still print theirs).
 fn main() -> std::process::ExitCode {
     match run() {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
             std::process::ExitCode::FAILURE
@@ -119,7 +124,7 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-fn run() -> Result<()> {
+fn run() -> Result<std::process::ExitCode> {
     // Behave like other Unix tools when the reader of our output goes away (`| head`):
     // die quietly on SIGPIPE instead of panicking on a failed print.
     // SAFETY: setting a signal disposition to SIG_DFL before any threads exist is sound.
@@ -127,7 +132,13 @@ fn run() -> Result<()> {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     let cli = Cli::parse();
-    match cli.command {
+    let command = match cli.command {
+        // The one command whose exit status says more than success or failure.
+        Command::Packetdrill(a) => return packetdrill_cmd::run(a),
+        other => other,
+    };
+    match command {
+        Command::Packetdrill(_) => unreachable!("handled above"),
         Command::Decode { file, limit } => {
             let f = std::fs::File::open(&file).map_err(|e| {
                 anyhow::anyhow!(
@@ -155,7 +166,7 @@ fn run() -> Result<()> {
                 for e in ackclock_lab::experiments::experiments() {
                     println!("{:<20} {}", e.name(), e.title()?);
                 }
-                return Ok(());
+                return Ok(std::process::ExitCode::SUCCESS);
             }
             repro::run(
                 ackclock_lab::Options {
@@ -193,4 +204,5 @@ fn run() -> Result<()> {
         }
         Command::LiveDemo(a) => live::demo::run(a),
     }
+    .map(|()| std::process::ExitCode::SUCCESS)
 }

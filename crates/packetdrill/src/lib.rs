@@ -1,0 +1,45 @@
+//! A packetdrill interpreter for the ackclock TCP engine.
+//!
+//! [packetdrill](https://github.com/google/packetdrill) scripts say, line by line and in
+//! time, what a peer sends, what the stack must answer and which system calls the
+//! application makes. This crate runs the subset of the language that the FreeBSD TCP
+//! test suite (Michael Tüxen's, BSD-2-Clause) uses against a fresh [`ackclock_tcp::Endpoint`]
+//! per script, in virtual time: no sockets, no sleeping, a script of 2 s runs in
+//! microseconds.
+//!
+//! - [`Script::parse`] reads a script (header options, `#ifdef NAME` blocks, packet
+//!   lines, system calls, `` `sysctl -w` `` and `` `sockstat ...` `` lines,
+//!   `%{ assert tcpi_state == ... }%`). Errors name the file and line.
+//! - [`run`] executes it with profile F (the FreeBSD defaults the suite assumes, in
+//!   [`profile`]) and returns the first event that did not happen as written, with the
+//!   packet the engine sent decoded in the script's terms.
+//!
+//! Sequence numbers are mapped between the script's space and the engine's as nplab
+//! packetdrill does (`run_packet.c`): the local ISN from the first SYN or SYN,ACK the
+//! engine sends, the remote ISN from the first segment reaching a listener or the SYN,ACK
+//! answering a connect. Outbound packets must come at their time within
+//! `max(--tolerance_usecs, 5% of the time since the previous event)`, and match in flags,
+//! sequence number, length, ACK, window, urgent pointer and options (kind by kind in wire
+//! order; the engine's TSval is not compared, its TSecr is). Packets sent after the last event are
+//! warnings, as in packetdrill.
+
+pub mod profile;
+mod run;
+pub mod script;
+
+pub use run::{run, Failure, Passed, RunOptions, LOCAL_IP, PORT, REMOTE_IP};
+pub use script::{ParseError, Script};
+
+/// Parses and runs one script file's text.
+///
+/// # Errors
+/// A parse error or the first failing event, as text ready to print.
+pub fn run_text(
+    name: &str,
+    text: &str,
+    defines: &[&str],
+    opts: &RunOptions,
+) -> Result<Passed, String> {
+    let script = Script::parse(name, text, defines).map_err(|e| e.to_string())?;
+    run(&script, opts).map_err(|f| f.to_string())
+}

@@ -1,0 +1,1198 @@
+//! The interpreter: one fresh [`Endpoint`] per script, driven in virtual time. Inbound
+//! lines become packets handed to the endpoint, outbound lines are matched against what it
+//! emits, system calls map onto its API. Sequence numbers are mapped between script space
+//! and the engine's as nplab packetdrill's `run_packet.c` does.
+
+use crate::profile::{self, Sysctl};
+use crate::script::{
+    flag, flags_text, options_text, Action, Arg, Direction, Event, EventTime, OptSpec, PacketSpec,
+    Script, Syscall,
+};
+use ackclock_tcp::{ConnId, ConnectionError, Endpoint, EndpointConfig, RecvError, State};
+use ackclock_wire::{checksum, ipv4, Instant};
+use core::net::{Ipv4Addr, SocketAddrV4};
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
+
+/// The engine's address.
+pub const LOCAL_IP: Ipv4Addr = Ipv4Addr::new(192, 168, 0, 1);
+/// The interpreter's (the scripted peer's) address.
+pub const REMOTE_IP: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 1);
+/// The port scripts bind, listen on and connect to.
+pub const PORT: u16 = 8080;
+/// The first port the scripted peer connects from.
+const FIRST_REMOTE_PORT: u16 = 40000;
+
+/// packetdrill's relative tolerance on FreeBSD, the suite's platform: an outbound packet
+/// may be off by this share of the time since the previous event, if that is more than
+/// the script's fixed tolerance.
+const TOLERANCE_PERCENT: u64 = 5;
+
+/// Bound on timer firings while waiting for one event: an engine that keeps a deadline in
+/// the past would otherwise hang the run.
+const MAX_TIMER_STEPS: usize = 100_000;
+
+/// How a run is configured beyond the script.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Replaces the script's `--tolerance_usecs` (the upstream runner uses 25000 for
+    /// `rcv-data-segments/`).
+    pub tolerance_usecs: Option<u64>,
+    /// Compare outbound options as a set: NOP and EOL padding and the order ignored (for a
+    /// stack whose option layout differs from the script's, e.g. the Linux order). By
+    /// default they are compared kind by kind in wire order, as packetdrill does.
+    pub options_as_set: bool,
+}
+
+/// A passed script: what deserves a look all the same.
+#[derive(Clone, Debug, Default)]
+pub struct Passed {
+    /// Packets the engine sent after the last event, and similar notes (packetdrill does
+    /// not fail on them).
+    pub warnings: Vec<String>,
+}
+
+/// Why a script failed: the line, what it expected and what the engine did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    pub file: String,
+    /// 1-based line of the event that failed.
+    pub line: usize,
+    /// The event's text.
+    pub script: String,
+    /// What went wrong.
+    pub message: String,
+    /// The packet or value the engine produced, in script terms, if there is one.
+    pub actual: Option<String>,
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "{}:{}: {}", self.file, self.line, self.message)?;
+        write!(f, "  script line:   {}", self.script)?;
+        if let Some(a) = &self.actual {
+            write!(f, "\n  engine did:    {a}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Failure {}
+
+/// Runs `script` against a fresh endpoint with profile F.
+///
+/// # Errors
+/// The first event that did not happen as the script says.
+pub fn run(script: &Script, opts: &RunOptions) -> Result<Passed, Failure> {
+    let mut it = Interp::new(script, opts);
+    for ev in &script.events {
+        it.event(ev)?;
+    }
+    it.finish();
+    Ok(Passed {
+        warnings: it.warnings,
+    })
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SockState {
+    /// From `socket()`, not bound.
+    Fresh,
+    Bound,
+    Listening,
+    Conn(ConnId),
+    /// After `close()`.
+    Closed,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Sock {
+    state: SockState,
+    nonblocking: bool,
+    /// The peer's SYN was processed (the receive buffer is then rounded to the MSS).
+    peer_syn_seen: bool,
+    /// SO_ERROR was read (BSD clears the pending error when it is read).
+    error_read: bool,
+    /// (remote, local) of its connection, kept after close(): the scripted peer goes on
+    /// talking to the connection the kernel keeps (FIN-WAIT, TIME-WAIT) or has removed.
+    tuple: Option<(SocketAddrV4, SocketAddrV4)>,
+}
+
+/// An emitted packet waiting to be matched.
+struct Emitted {
+    at_ns: u64,
+    bytes: Vec<u8>,
+}
+
+struct Interp<'s> {
+    script: &'s Script,
+    tolerance_us: u64,
+    options_as_set: bool,
+    ep: Endpoint,
+    now_ns: u64,
+    /// Actual time of the previous event, in ns (for relative times).
+    prev_ns: u64,
+    emitted: VecDeque<Emitted>,
+    socks: BTreeMap<i64, Sock>,
+    /// The socket under test: the most recently created or accepted.
+    under_test: Option<i64>,
+    /// The connection a SYN to the listener created, until accepted (nplab's child
+    /// socket): set when the first segment reaches the listening socket under test.
+    child_port: Option<u16>,
+    next_remote_port: u16,
+    remote_port: u16,
+    script_local_isn: u32,
+    live_local_isn: u32,
+    local_isn_known: bool,
+    remote_isn: u32,
+    /// The engine's TSval minus the script's, from the first outbound line with a
+    /// timestamp: an inbound `TS ... ecr N` echoes N plus this, as the engine's own value.
+    ts_offset: Option<u32>,
+    warnings: Vec<String>,
+    buf: Vec<u8>,
+}
+
+fn state_tcpi(s: State) -> &'static str {
+    match s {
+        State::Closed => "TCPI_CLOSED",
+        State::Listen => "TCPI_LISTEN",
+        State::SynSent => "TCPI_SYN_SENT",
+        State::SynReceived => "TCPI_SYN_RECEIVED",
+        State::Established => "TCPI_ESTABLISHED",
+        State::FinWait1 => "TCPI_FIN_WAIT_1",
+        State::FinWait2 => "TCPI_FIN_WAIT_2",
+        State::CloseWait => "TCPI_CLOSE_WAIT",
+        State::Closing => "TCPI_CLOSING",
+        State::LastAck => "TCPI_LAST_ACK",
+        State::TimeWait => "TCPI_TIME_WAIT",
+    }
+}
+
+/// sockstat's state names.
+fn state_sockstat(s: State) -> &'static str {
+    match s {
+        State::Closed => "CLOSED",
+        State::Listen => "LISTEN",
+        State::SynSent => "SYN_SENT",
+        State::SynReceived => "SYN_RCVD",
+        State::Established => "ESTABLISHED",
+        State::FinWait1 => "FIN_WAIT_1",
+        State::FinWait2 => "FIN_WAIT_2",
+        State::CloseWait => "CLOSE_WAIT",
+        State::Closing => "CLOSING",
+        State::LastAck => "LAST_ACK",
+        State::TimeWait => "TIME_WAIT",
+    }
+}
+
+fn secs(ns: u64) -> String {
+    format!("{}.{:06}", ns / 1_000_000_000, (ns % 1_000_000_000) / 1000)
+}
+
+/// A decoded packet in script terms, for messages and comparison.
+struct Decoded {
+    flags: u8,
+    seq: u32,
+    len: u32,
+    ack: u32,
+    win: u16,
+    urgent: u16,
+    /// Options in wire order, SACK blocks in script space.
+    options: Vec<OptSpec>,
+    options_len: usize,
+}
+
+impl Decoded {
+    fn text(&self, at_ns: u64) -> String {
+        let mut s = format!(
+            "{} > {} {}:{}({})",
+            secs(at_ns),
+            flags_text(self.flags),
+            self.seq,
+            self.seq.wrapping_add(self.len),
+            self.len
+        );
+        if self.flags & flag::ACK != 0 || self.ack != 0 {
+            s.push_str(&format!(" ack {}", self.ack));
+        }
+        s.push_str(&format!(" win {}", self.win));
+        if self.options_len > 0 {
+            s.push(' ');
+            s.push_str(&options_text(&self.options));
+        }
+        s
+    }
+}
+
+impl<'s> Interp<'s> {
+    fn new(script: &'s Script, opts: &RunOptions) -> Self {
+        Interp {
+            script,
+            tolerance_us: opts.tolerance_usecs.unwrap_or(script.tolerance_usecs),
+            options_as_set: opts.options_as_set,
+            ep: Endpoint::new(EndpointConfig::new(LOCAL_IP, [0x5a; 16])),
+            now_ns: 0,
+            prev_ns: 0,
+            emitted: VecDeque::new(),
+            socks: BTreeMap::new(),
+            under_test: None,
+            child_port: None,
+            next_remote_port: FIRST_REMOTE_PORT,
+            remote_port: FIRST_REMOTE_PORT,
+            script_local_isn: 0,
+            live_local_isn: 0,
+            local_isn_known: false,
+            remote_isn: 0,
+            ts_offset: None,
+            warnings: Vec::new(),
+            buf: vec![0u8; 65536],
+        }
+    }
+
+    fn now(&self) -> Instant {
+        Instant::from_nanos(self.now_ns)
+    }
+
+    fn fail(&self, ev: &Event, message: impl Into<String>, actual: Option<String>) -> Failure {
+        Failure {
+            file: self.script.name.clone(),
+            line: ev.line,
+            script: ev.text.clone(),
+            message: message.into(),
+            actual,
+        }
+    }
+
+    /// Moves whatever the endpoint wants to send into the queue of emitted packets.
+    fn collect(&mut self) {
+        let now = self.now();
+        while let Some(t) = self.ep.poll_transmit(now, &mut self.buf) {
+            self.emitted.push_back(Emitted {
+                at_ns: self.now_ns,
+                bytes: self.buf[..t.len].to_vec(),
+            });
+        }
+    }
+
+    /// Runs the endpoint's timers up to `until_ns` (inclusive), collecting output.
+    fn advance_to(&mut self, ev: &Event, until_ns: u64) -> Result<(), Failure> {
+        self.collect();
+        for _ in 0..MAX_TIMER_STEPS {
+            match self.ep.poll_timeout() {
+                Some(d) if d.as_nanos() <= until_ns => {
+                    self.now_ns = self.now_ns.max(d.as_nanos());
+                    self.ep.handle_timeout(self.now());
+                    self.collect();
+                }
+                _ => {
+                    self.now_ns = self.now_ns.max(until_ns);
+                    self.collect();
+                    return Ok(());
+                }
+            }
+        }
+        Err(self.fail(
+            ev,
+            format!("the engine's timers fired {MAX_TIMER_STEPS} times without time passing"),
+            None,
+        ))
+    }
+
+    fn event(&mut self, ev: &Event) -> Result<(), Failure> {
+        let t_ns = match ev.time {
+            EventTime::Absolute(us) => us * 1000,
+            EventTime::Relative(us) => self.prev_ns + us * 1000,
+        };
+        match &ev.action {
+            Action::Packet(p) if p.direction == Direction::Outbound => {
+                self.expect_outbound(ev, p, t_ns)?;
+            }
+            action => {
+                // An absolute time already passed runs at once, late, as in packetdrill.
+                self.advance_to(ev, t_ns)?;
+                match action {
+                    Action::Packet(p) => self.inject(ev, p)?,
+                    Action::Syscall(s) => self.syscall(ev, s)?,
+                    Action::Shell(cmd) => self.shell(ev, cmd)?,
+                    Action::AssertState(want) => self.assert_state(ev, want)?,
+                }
+                self.collect();
+                self.prev_ns = t_ns;
+            }
+        }
+        self.note_peer_syn();
+        Ok(())
+    }
+
+    fn note_peer_syn(&mut self) {
+        for s in self.socks.values_mut() {
+            if let SockState::Conn(id) = s.state {
+                if let Some(c) = self.ep.conn(id) {
+                    if !matches!(c.state(), State::SynSent | State::Closed) {
+                        s.peer_syn_seen = true;
+                    }
+                }
+            }
+        }
+    }
+
+    fn under_test_sock(&self) -> Option<Sock> {
+        self.under_test.and_then(|fd| self.socks.get(&fd).copied())
+    }
+
+    /// The 4-tuple inbound packets use: the connection under test's, or the scripted
+    /// peer's current port toward the bound or listening port.
+    fn tuple(&self) -> (SocketAddrV4, SocketAddrV4) {
+        if let Some(t) = self.under_test_sock().and_then(|s| s.tuple) {
+            return t;
+        }
+        (
+            SocketAddrV4::new(REMOTE_IP, self.remote_port),
+            SocketAddrV4::new(LOCAL_IP, PORT),
+        )
+    }
+
+    fn inject(&mut self, ev: &Event, p: &PacketSpec) -> Result<(), Failure> {
+        let syn = p.flags & flag::SYN != 0;
+        // nplab: the first segment to reach the listening socket under test creates the
+        // child socket (a new remote port) and sets the remote ISN from its sequence
+        // number, SYN or not.
+        let listening = matches!(
+            self.under_test_sock().map(|s| s.state),
+            Some(SockState::Listening)
+        );
+        if listening && self.child_port.is_none() {
+            self.remote_port = self.next_remote_port;
+            self.next_remote_port = self.next_remote_port.wrapping_add(1).max(1024);
+            self.child_port = Some(self.remote_port);
+            self.remote_isn = p.seq;
+        }
+        let connecting = matches!(
+            self.under_test_sock().map(|s| s.state),
+            Some(SockState::Conn(id)) if self.ep.conn(id).is_some_and(|c| c.state() == State::SynSent)
+        );
+        if connecting && syn && p.flags & flag::ACK != 0 {
+            self.remote_isn = p.seq;
+        }
+        let seq = if syn {
+            p.seq
+        } else {
+            p.seq.wrapping_add(self.remote_isn)
+        };
+        let ack_offset = if syn {
+            self.live_local_isn.wrapping_sub(self.script_local_isn)
+        } else {
+            self.live_local_isn
+        };
+        let ack = match p.ack {
+            Some(a) if p.flags & flag::ACK != 0 => a.wrapping_add(ack_offset),
+            // An `ack N` on a segment without the ACK flag goes in literally.
+            Some(a) => a,
+            None => 0,
+        };
+        let mut opts = Vec::new();
+        let ts_offset = self.ts_offset.unwrap_or(0);
+        for o in p.options.iter().flatten() {
+            let o = match o {
+                // The echo of one of the engine's timestamps, in the script's clock.
+                OptSpec::Timestamps { val, ecr } if *ecr != 0 => OptSpec::Timestamps {
+                    val: *val,
+                    ecr: ecr.wrapping_add(ts_offset),
+                },
+                o => o.clone(),
+            };
+            encode_option(&o, &mut opts, |v| v.wrapping_add(ack_offset));
+        }
+        if opts.len() > 40 {
+            return Err(self.fail(ev, "options longer than 40 bytes", None));
+        }
+        while opts.len() % 4 != 0 {
+            // A script's option list that is not a multiple of 4 bytes: pad with EOL, as
+            // packetdrill does.
+            opts.push(0);
+        }
+        let (src, dst) = self.tuple();
+        let pkt = build_packet(
+            src,
+            dst,
+            seq,
+            ack,
+            p.flags,
+            p.win.unwrap_or(0),
+            &opts,
+            p.len as usize,
+        );
+        let now = self.now();
+        self.ep.handle_packet(now, &pkt);
+        Ok(())
+    }
+
+    fn expect_outbound(&mut self, ev: &Event, p: &PacketSpec, t_ns: u64) -> Result<(), Failure> {
+        let gap = t_ns.saturating_sub(self.prev_ns);
+        let tol_ns = (self.tolerance_us * 1000).max(gap * TOLERANCE_PERCENT / 100);
+        let deadline = t_ns + tol_ns;
+        let mut steps = 0usize;
+        let pkt = loop {
+            if let Some(e) = self.emitted.pop_front() {
+                break e;
+            }
+            self.collect();
+            if let Some(e) = self.emitted.pop_front() {
+                break e;
+            }
+            steps += 1;
+            match self.ep.poll_timeout() {
+                Some(d) if d.as_nanos() <= deadline && steps < MAX_TIMER_STEPS => {
+                    self.now_ns = self.now_ns.max(d.as_nanos());
+                    self.ep.handle_timeout(self.now());
+                }
+                _ => {
+                    self.now_ns = self.now_ns.max(deadline);
+                    return Err(self.fail(
+                        ev,
+                        format!(
+                            "expected an outbound packet at {} s (tolerance {} s); the engine \
+                             sent nothing by {} s",
+                            secs(t_ns),
+                            secs(tol_ns),
+                            secs(deadline)
+                        ),
+                        None,
+                    ));
+                }
+            }
+        };
+        let d = self.decode(ev, &pkt.bytes, p)?;
+        let actual = Some(d.text(pkt.at_ns));
+        self.compare(ev, p, &d, actual.clone())?;
+        if pkt.at_ns + tol_ns < t_ns || pkt.at_ns > deadline {
+            return Err(self.fail(
+                ev,
+                format!(
+                    "timing error: expected outbound packet at {} s but it was sent at {} s \
+                     (tolerance {} s)",
+                    secs(t_ns),
+                    secs(pkt.at_ns),
+                    secs(tol_ns)
+                ),
+                actual,
+            ));
+        }
+        self.prev_ns = pkt.at_ns;
+        Ok(())
+    }
+
+    /// Decodes an emitted packet into script space. The first outbound SYN or SYN,ACK
+    /// line fixes the local ISN mapping (script and live).
+    fn decode(&mut self, ev: &Event, bytes: &[u8], p: &PacketSpec) -> Result<Decoded, Failure> {
+        let parsed = ackclock_wire::parse_ipv4_tcp(bytes)
+            .map_err(|e| self.fail(ev, format!("the engine sent a malformed packet: {e}"), None))?;
+        let tcp = parsed.tcp;
+        let flags = (tcp.flags().bits() & 0xff) as u8;
+        let syn = flags & flag::SYN != 0;
+        if syn && p.flags & flag::SYN != 0 && !self.local_isn_known {
+            self.local_isn_known = true;
+            self.live_local_isn = tcp.seq();
+            self.script_local_isn = p.seq;
+        }
+        let seq = if syn {
+            tcp.seq()
+                .wrapping_sub(self.live_local_isn.wrapping_sub(self.script_local_isn))
+        } else {
+            tcp.seq().wrapping_sub(self.live_local_isn)
+        };
+        let ack = if syn || flags & flag::ACK == 0 {
+            tcp.ack()
+        } else {
+            tcp.ack().wrapping_sub(self.remote_isn)
+        };
+        let remote_isn = self.remote_isn;
+        let raw = tcp.options_bytes();
+        let mut options = decode_options(raw, |v| v.wrapping_sub(remote_isn));
+        let script_ts = p.options.iter().flatten().find_map(|o| match o {
+            OptSpec::Timestamps { val, .. } => Some(*val),
+            _ => None,
+        });
+        for o in &mut options {
+            if let OptSpec::Timestamps { val, .. } = o {
+                if let (None, Some(sv)) = (self.ts_offset, script_ts) {
+                    self.ts_offset = Some(val.wrapping_sub(sv));
+                }
+                // Shown in the script's clock once the offset is known.
+                if let Some(off) = self.ts_offset {
+                    *val = val.wrapping_sub(off);
+                }
+            }
+        }
+        Ok(Decoded {
+            flags,
+            seq,
+            len: tcp.payload().len() as u32,
+            ack,
+            win: tcp.window(),
+            urgent: tcp.urgent(),
+            options,
+            options_len: raw.len(),
+        })
+    }
+
+    fn compare(
+        &self,
+        ev: &Event,
+        p: &PacketSpec,
+        d: &Decoded,
+        actual: Option<String>,
+    ) -> Result<(), Failure> {
+        let field = |name: &str, want: String, got: String| {
+            self.fail(
+                ev,
+                format!("live packet field {name}: expected: {want} vs actual: {got}"),
+                actual.clone(),
+            )
+        };
+        if d.flags != p.flags {
+            return Err(field("tcp_flags", flags_text(p.flags), flags_text(d.flags)));
+        }
+        if d.seq != p.seq {
+            return Err(field("tcp_seq", p.seq.to_string(), d.seq.to_string()));
+        }
+        if d.len != p.len {
+            return Err(field("tcp_data_len", p.len.to_string(), d.len.to_string()));
+        }
+        let want_ack = match p.ack {
+            Some(a) => Some(a),
+            None if p.flags & flag::ACK == 0 => Some(0),
+            None => None,
+        };
+        if let Some(a) = want_ack {
+            if d.ack != a {
+                return Err(field("tcp_ack", a.to_string(), d.ack.to_string()));
+            }
+        }
+        if let Some(w) = p.win {
+            if d.win != w {
+                return Err(field("tcp_window", w.to_string(), d.win.to_string()));
+            }
+        }
+        if d.urgent != 0 {
+            return Err(field("tcp_urg_ptr", "0".into(), d.urgent.to_string()));
+        }
+        match &p.options {
+            None if d.options_len > 0 => {
+                return Err(field(
+                    "tcp_options",
+                    "none".into(),
+                    options_text(&d.options),
+                ))
+            }
+            None => {}
+            Some(want) => {
+                // TS val is not checked: it is the engine's clock (packetdrill checks it
+                // only with --tcp_ts_tick_usecs, which no script sets). TS ecr must echo
+                // the scripted peer's TSval, which is literal.
+                let norm = |o: &OptSpec| match o {
+                    OptSpec::Timestamps { ecr, .. } => OptSpec::Timestamps { val: 0, ecr: *ecr },
+                    o => o.clone(),
+                };
+                let mut w: Vec<OptSpec> = want.iter().map(norm).collect();
+                let mut g: Vec<OptSpec> = d.options.iter().map(norm).collect();
+                if self.options_as_set {
+                    let pad = |o: &OptSpec| !matches!(o, OptSpec::Nop | OptSpec::Eol);
+                    w.retain(pad);
+                    g.retain(pad);
+                    let key = |o: &OptSpec| o.to_string();
+                    w.sort_by_key(key);
+                    g.sort_by_key(key);
+                }
+                let same = w == g;
+                if !same {
+                    return Err(field(
+                        "tcp_options",
+                        options_text(want),
+                        options_text(&d.options),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) {
+        self.collect();
+        for e in self.emitted.drain(..) {
+            let text = match ackclock_wire::parse_ipv4_tcp(&e.bytes) {
+                Ok(p) => format!(
+                    "{} {} seq {} ack {}",
+                    secs(e.at_ns),
+                    flags_text((p.tcp.flags().bits() & 0xff) as u8),
+                    p.tcp.seq(),
+                    p.tcp.ack()
+                ),
+                Err(err) => format!("{} malformed: {err}", secs(e.at_ns)),
+            };
+            self.warnings
+                .push(format!("packet sent after the last expected one: {text}"));
+        }
+    }
+
+    fn sock(&self, ev: &Event, fd: Option<i64>) -> Result<(i64, Sock), Failure> {
+        let fd = fd.ok_or_else(|| self.fail(ev, "expected a file descriptor number", None))?;
+        self.socks
+            .get(&fd)
+            .map(|s| (fd, *s))
+            .ok_or_else(|| self.fail(ev, format!("fd {fd} is not an open socket"), None))
+    }
+
+    fn syscall(&mut self, ev: &Event, s: &Syscall) -> Result<(), Failure> {
+        let fd = s.args.first().and_then(Arg::int);
+        let (ret, errno): (i64, Option<&'static str>) = match s.name.as_str() {
+            "socket" => {
+                let n = s.result;
+                if n < 0 {
+                    return Err(self.fail(ev, "socket() is expected to succeed here", None));
+                }
+                self.socks.insert(
+                    n,
+                    Sock {
+                        state: SockState::Fresh,
+                        nonblocking: false,
+                        peer_syn_seen: false,
+                        error_read: false,
+                        tuple: None,
+                    },
+                );
+                self.under_test = Some(n);
+                (n, None)
+            }
+            "fcntl" => {
+                let (fd, sock) = self.sock(ev, fd)?;
+                match s.args.get(1).and_then(Arg::symbol) {
+                    Some("F_GETFL") => (if sock.nonblocking { 2 | 4 } else { 2 }, None),
+                    Some("F_SETFL") => {
+                        let nb = matches!(s.args.get(2), Some(Arg::Symbols(v)) if v.iter().any(|x| x == "O_NONBLOCK"));
+                        if let Some(x) = self.socks.get_mut(&fd) {
+                            x.nonblocking = nb;
+                        }
+                        (0, None)
+                    }
+                    _ => return Err(self.fail(ev, "fcntl: only F_GETFL and F_SETFL", None)),
+                }
+            }
+            "setsockopt" => {
+                self.sock(ev, fd)?;
+                match s.args.get(2).and_then(Arg::symbol) {
+                    Some("SO_REUSEADDR") => (0, None),
+                    other => {
+                        return Err(self.fail(
+                            ev,
+                            format!("setsockopt {other:?} is not supported (only SO_REUSEADDR)"),
+                            None,
+                        ))
+                    }
+                }
+            }
+            "bind" => {
+                let (fd, _) = self.sock(ev, fd)?;
+                self.set_state(fd, SockState::Bound);
+                (0, None)
+            }
+            "listen" => {
+                let (fd, _) = self.sock(ev, fd)?;
+                let backlog = s.args.get(1).and_then(Arg::int).unwrap_or(1).max(1) as usize;
+                match self.ep.listen(PORT, profile::tcp_config(), backlog) {
+                    Ok(()) => {
+                        self.set_state(fd, SockState::Listening);
+                        (0, None)
+                    }
+                    Err(_) => (-1, Some("EADDRINUSE")),
+                }
+            }
+            "accept" => {
+                let (_, sock) = self.sock(ev, fd)?;
+                if sock.state != SockState::Listening {
+                    (-1, Some("EINVAL"))
+                } else if let Some(id) = self.ep.accept(PORT) {
+                    let n = s.result;
+                    self.socks.insert(
+                        n,
+                        Sock {
+                            state: SockState::Conn(id),
+                            nonblocking: sock.nonblocking,
+                            peer_syn_seen: true,
+                            error_read: false,
+                            tuple: self.ep.conn(id).map(|c| (c.remote(), c.local())),
+                        },
+                    );
+                    self.under_test = Some(n);
+                    (n, None)
+                } else if sock.nonblocking {
+                    (-1, Some("EWOULDBLOCK"))
+                } else {
+                    return Err(self.fail(
+                        ev,
+                        "accept() would block: no connection is ready (blocking calls are not \
+                         supported)",
+                        None,
+                    ));
+                }
+            }
+            "connect" => {
+                let (fd, sock) = self.sock(ev, fd)?;
+                if !sock.nonblocking {
+                    return Err(self.fail(
+                        ev,
+                        "blocking connect() is not supported: set O_NONBLOCK first",
+                        None,
+                    ));
+                }
+                let now = self.now();
+                match self.ep.connect(
+                    now,
+                    SocketAddrV4::new(REMOTE_IP, PORT),
+                    profile::tcp_config(),
+                ) {
+                    Ok(id) => {
+                        self.set_state(fd, SockState::Conn(id));
+                        let t = self.ep.conn(id).map(|c| (c.remote(), c.local()));
+                        if let Some(x) = self.socks.get_mut(&fd) {
+                            x.tuple = t;
+                        }
+                        (-1, Some("EINPROGRESS"))
+                    }
+                    Err(_) => (-1, Some("EADDRNOTAVAIL")),
+                }
+            }
+            "getsockopt" => {
+                let (fd, sock) = self.sock(ev, fd)?;
+                let opt = s.args.get(2).and_then(Arg::symbol);
+                let want = match s.args.get(3) {
+                    Some(Arg::List(v)) if v.len() == 1 => v[0].clone(),
+                    _ => {
+                        return Err(self.fail(
+                            ev,
+                            "getsockopt: the 4th argument must be [expected value]",
+                            None,
+                        ))
+                    }
+                };
+                let got: Arg = match opt {
+                    Some("SO_RCVBUF") => {
+                        let v = if sock.peer_syn_seen {
+                            profile::RECVSPACE_ROUNDED
+                        } else {
+                            profile::RECVSPACE
+                        };
+                        Arg::Int(v as i64)
+                    }
+                    Some("SO_ERROR") => {
+                        let e = match sock.state {
+                            SockState::Conn(id) if !sock.error_read => {
+                                self.ep.conn(id).and_then(|c| c.error())
+                            }
+                            _ => None,
+                        };
+                        if e.is_some() {
+                            if let Some(x) = self.socks.get_mut(&fd) {
+                                x.error_read = true;
+                            }
+                        }
+                        match e {
+                            None => Arg::Int(0),
+                            Some(ConnectionError::Refused) => {
+                                Arg::Symbols(vec!["ECONNREFUSED".into()])
+                            }
+                            Some(ConnectionError::Reset) => Arg::Symbols(vec!["ECONNRESET".into()]),
+                            Some(ConnectionError::TimedOut) => {
+                                Arg::Symbols(vec!["ETIMEDOUT".into()])
+                            }
+                            Some(ConnectionError::Aborted) => {
+                                Arg::Symbols(vec!["ECONNABORTED".into()])
+                            }
+                        }
+                    }
+                    other => {
+                        return Err(self.fail(
+                            ev,
+                            format!("getsockopt {other:?} is not supported (SO_RCVBUF, SO_ERROR)"),
+                            None,
+                        ))
+                    }
+                };
+                if got != want {
+                    return Err(self.fail(
+                        ev,
+                        format!(
+                            "getsockopt {}: expected [{}], the engine's is [{}]",
+                            opt.unwrap_or("?"),
+                            arg_text(&want),
+                            arg_text(&got)
+                        ),
+                        None,
+                    ));
+                }
+                (0, None)
+            }
+            "shutdown" => {
+                let (_, sock) = self.sock(ev, fd)?;
+                match (sock.state, s.args.get(1).and_then(Arg::symbol)) {
+                    (SockState::Conn(id), Some("SHUT_WR")) => match self.ep.conn_mut(id) {
+                        Some(c) => match c.close() {
+                            Ok(()) => (0, None),
+                            Err(_) => (-1, Some("ENOTCONN")),
+                        },
+                        None => (-1, Some("ENOTCONN")),
+                    },
+                    (_, Some("SHUT_WR")) => (-1, Some("ENOTCONN")),
+                    _ => return Err(self.fail(ev, "shutdown: only SHUT_WR is supported", None)),
+                }
+            }
+            "read" | "recv" => {
+                let (_, sock) = self.sock(ev, fd)?;
+                let len = s.args.get(2).and_then(Arg::int).unwrap_or(0).max(0) as usize;
+                let peek = s.name == "recv"
+                    && matches!(s.args.get(3), Some(Arg::Symbols(v)) if v.iter().any(|x| x == "MSG_PEEK"));
+                let SockState::Conn(id) = sock.state else {
+                    return Err(self.fail(ev, format!("{}: fd is not connected", s.name), None));
+                };
+                let Some(c) = self.ep.conn_mut(id) else {
+                    return Err(self.fail(ev, format!("{}: the connection is gone", s.name), None));
+                };
+                let avail = c.recv_available();
+                let r = if peek {
+                    if avail > 0 {
+                        Ok(avail.min(len))
+                    } else if c.is_eof() {
+                        Ok(0)
+                    } else {
+                        Err(RecvError::WouldBlock)
+                    }
+                } else {
+                    let mut sink = vec![0u8; len.min(1 << 20)];
+                    c.recv(&mut sink)
+                };
+                match r {
+                    Ok(n) => (n as i64, None),
+                    Err(RecvError::WouldBlock) if sock.nonblocking => (-1, Some("EWOULDBLOCK")),
+                    Err(RecvError::WouldBlock) => {
+                        return Err(self.fail(
+                            ev,
+                            format!(
+                                "{}() would block (blocking calls are not supported)",
+                                s.name
+                            ),
+                            None,
+                        ))
+                    }
+                    Err(RecvError::NotConnected) => (-1, Some("ENOTCONN")),
+                    Err(RecvError::Lost(ConnectionError::Reset)) => (-1, Some("ECONNRESET")),
+                    Err(RecvError::Lost(ConnectionError::Refused)) => (-1, Some("ECONNREFUSED")),
+                    Err(RecvError::Lost(ConnectionError::TimedOut)) => (-1, Some("ETIMEDOUT")),
+                    Err(RecvError::Lost(ConnectionError::Aborted)) => (-1, Some("ECONNABORTED")),
+                }
+            }
+            "write" | "send" => {
+                // Not in the FreeBSD selection; ackclock's own scripts send data. The
+                // bytes are zeros, as packetdrill's are.
+                let (_, sock) = self.sock(ev, fd)?;
+                let len = s.args.get(2).and_then(Arg::int).unwrap_or(0).max(0) as usize;
+                let SockState::Conn(id) = sock.state else {
+                    return Err(self.fail(ev, format!("{}: fd is not connected", s.name), None));
+                };
+                let Some(c) = self.ep.conn_mut(id) else {
+                    return Err(self.fail(ev, format!("{}: the connection is gone", s.name), None));
+                };
+                let data = vec![0u8; len.min(1 << 24)];
+                match c.send(&data) {
+                    Ok(0) if len > 0 && sock.nonblocking => (-1, Some("EWOULDBLOCK")),
+                    Ok(0) if len > 0 => {
+                        return Err(self.fail(
+                            ev,
+                            format!(
+                                "{}() would block: the send buffer is full (blocking calls are \
+                                 not supported)",
+                                s.name
+                            ),
+                            None,
+                        ))
+                    }
+                    Ok(n) => (n as i64, None),
+                    Err(ackclock_tcp::SendError::Closed) => (-1, Some("EPIPE")),
+                    Err(ackclock_tcp::SendError::Lost(ConnectionError::Reset)) => {
+                        (-1, Some("ECONNRESET"))
+                    }
+                    Err(ackclock_tcp::SendError::Lost(_)) => (-1, Some("ENOTCONN")),
+                }
+            }
+            "close" => {
+                let (fd, sock) = self.sock(ev, fd)?;
+                match sock.state {
+                    SockState::Listening => self.ep.unlisten(PORT),
+                    // Already CLOSED or already reaped: close() still returns 0.
+                    SockState::Conn(id) => {
+                        let _ = self.ep.close(id);
+                    }
+                    _ => {}
+                }
+                self.set_state(fd, SockState::Closed);
+                (0, None)
+            }
+            other => {
+                return Err(self.fail(
+                    ev,
+                    format!(
+                        "system call {other}() is not supported by this interpreter (socket, \
+                         fcntl, setsockopt, bind, listen, accept, connect, getsockopt, \
+                         shutdown, read, recv, write, send, close)"
+                    ),
+                    None,
+                ))
+            }
+        };
+        if ret != s.result || errno.map(str::to_string) != s.errno {
+            let show = |r: i64, e: Option<&str>| match e {
+                Some(e) => format!("{r} {e}"),
+                None => r.to_string(),
+            };
+            return Err(self.fail(
+                ev,
+                format!(
+                    "{}(): expected {} but the engine's answer is {}",
+                    s.name,
+                    show(s.result, s.errno.as_deref()),
+                    show(ret, errno)
+                ),
+                None,
+            ));
+        }
+        Ok(())
+    }
+
+    fn set_state(&mut self, fd: i64, st: SockState) {
+        if let Some(s) = self.socks.get_mut(&fd) {
+            s.state = st;
+        }
+    }
+
+    fn shell(&mut self, ev: &Event, cmd: &str) -> Result<(), Failure> {
+        if let Some(rest) = cmd.strip_prefix("sysctl -w ") {
+            let (name, value) = rest
+                .trim()
+                .split_once('=')
+                .ok_or_else(|| self.fail(ev, "sysctl -w wants NAME=VALUE", None))?;
+            return match profile::sysctl(name.trim(), value.trim()) {
+                Sysctl::Matches => Ok(()),
+                Sysctl::Differs { profile } => Err(self.fail(
+                    ev,
+                    format!(
+                        "sysctl {name}={value} is not profile F's value ({profile}); this \
+                         interpreter runs profile F only"
+                    ),
+                    None,
+                )),
+                Sysctl::Unknown => {
+                    Err(self.fail(ev, format!("sysctl {name} is not known to profile F"), None))
+                }
+            };
+        }
+        if cmd.starts_with("sockstat") {
+            return self.sockstat(ev, cmd);
+        }
+        Err(self.fail(
+            ev,
+            "unsupported shell command (only `sysctl -w NAME=VALUE` and `sockstat ... | grep -c \
+             STATE | grep N`)",
+            None,
+        ))
+    }
+
+    /// `sockstat -4 -P tcp -s [-p 8080] | [grep packetdril |] grep -c STATE | grep N`: the
+    /// number of the endpoint's connections in STATE (with port 8080 at either end when
+    /// `-p 8080` is given) must be N.
+    fn sockstat(&mut self, ev: &Event, cmd: &str) -> Result<(), Failure> {
+        let stages: Vec<&str> = cmd.split('|').map(str::trim).collect();
+        let bad = || {
+            self.fail(
+                ev,
+                "unsupported sockstat form (expected `sockstat ... | grep -c STATE | grep N`)",
+                None,
+            )
+        };
+        let first: Vec<&str> = stages[0].split_whitespace().collect();
+        let port = first
+            .windows(2)
+            .find(|w| w[0] == "-p")
+            .map(|w| w[1].parse::<u16>())
+            .transpose()
+            .map_err(|_| bad())?;
+        let mut state = None;
+        let mut count = None;
+        for st in &stages[1..] {
+            let w: Vec<&str> = st.split_whitespace().collect();
+            match w.as_slice() {
+                ["grep", "packetdril"] => {}
+                ["grep", "-c", s] => state = Some(s.to_string()),
+                ["grep", n] if state.is_some() => {
+                    count = Some(n.parse::<usize>().map_err(|_| bad())?);
+                }
+                _ => return Err(bad()),
+            }
+        }
+        let (Some(state), Some(want)) = (state, count) else {
+            return Err(bad());
+        };
+        let have = self
+            .ep
+            .connections()
+            .filter(|(_, c)| state_sockstat(c.state()) == state)
+            .filter(|(_, c)| port.is_none_or(|p| c.local().port() == p || c.remote().port() == p))
+            .count();
+        if have != want {
+            return Err(self.fail(
+                ev,
+                format!("sockstat: {have} connection(s) in {state}, the script expects {want}"),
+                None,
+            ));
+        }
+        Ok(())
+    }
+
+    fn assert_state(&mut self, ev: &Event, want: &str) -> Result<(), Failure> {
+        let got = match self.under_test_sock().map(|s| s.state) {
+            Some(SockState::Listening) => "TCPI_LISTEN",
+            Some(SockState::Conn(id)) => self
+                .ep
+                .conn(id)
+                .map_or("TCPI_CLOSED", |c| state_tcpi(c.state())),
+            _ => "TCPI_CLOSED",
+        };
+        if got != want {
+            return Err(self.fail(
+                ev,
+                format!("assert tcpi_state: expected {want}, the engine's is {got}"),
+                None,
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn arg_text(a: &Arg) -> String {
+    match a {
+        Arg::Ellipsis => "...".into(),
+        Arg::Int(v) => v.to_string(),
+        Arg::Symbols(s) => s.join(" | "),
+        Arg::List(v) => format!(
+            "[{}]",
+            v.iter().map(arg_text).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
+/// Appends the wire form of one option; `map_sack` turns a script-space SACK edge into
+/// the engine's sequence space.
+fn encode_option(o: &OptSpec, out: &mut Vec<u8>, map_sack: impl Fn(u32) -> u32) {
+    match o {
+        OptSpec::Eol => out.push(0),
+        OptSpec::Nop => out.push(1),
+        OptSpec::Mss(m) => out.extend_from_slice(&[2, 4, (m >> 8) as u8, *m as u8]),
+        OptSpec::WindowScale(s) => out.extend_from_slice(&[3, 3, *s]),
+        OptSpec::SackPermitted => out.extend_from_slice(&[4, 2]),
+        OptSpec::Sack(blocks) => {
+            out.extend_from_slice(&[5, 2 + 8 * blocks.len() as u8]);
+            for (l, r) in blocks {
+                out.extend_from_slice(&map_sack(*l).to_be_bytes());
+                out.extend_from_slice(&map_sack(*r).to_be_bytes());
+            }
+        }
+        OptSpec::Timestamps { val, ecr } => {
+            out.extend_from_slice(&[8, 10]);
+            out.extend_from_slice(&val.to_be_bytes());
+            out.extend_from_slice(&ecr.to_be_bytes());
+        }
+    }
+}
+
+/// Reads an options area byte by byte, as packetdrill compares it: every EOL byte is an
+/// option (FreeBSD pads with EOLs); SACK blocks mapped by `map_sack`. Unknown or
+/// malformed options end the list with what could be read.
+fn decode_options(raw: &[u8], map_sack: impl Fn(u32) -> u32) -> Vec<OptSpec> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    let be32 = |b: &[u8]| u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    while i < raw.len() {
+        match raw[i] {
+            0 => {
+                out.push(OptSpec::Eol);
+                i += 1;
+                continue;
+            }
+            1 => {
+                out.push(OptSpec::Nop);
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        let Some(&len) = raw.get(i + 1) else { break };
+        let len = len as usize;
+        if len < 2 || i + len > raw.len() {
+            break;
+        }
+        let body = &raw[i + 2..i + len];
+        match (raw[i], len) {
+            (2, 4) => out.push(OptSpec::Mss(u16::from_be_bytes([body[0], body[1]]))),
+            (3, 3) => out.push(OptSpec::WindowScale(body[0])),
+            (4, 2) => out.push(OptSpec::SackPermitted),
+            (8, 10) => out.push(OptSpec::Timestamps {
+                val: be32(&body[0..4]),
+                ecr: be32(&body[4..8]),
+            }),
+            (5, l) if (l - 2) % 8 == 0 => out.push(OptSpec::Sack(
+                body.chunks_exact(8)
+                    .map(|c| (map_sack(be32(&c[0..4])), map_sack(be32(&c[4..8]))))
+                    .collect(),
+            )),
+            _ => break,
+        }
+        i += len;
+    }
+    out
+}
+
+/// An IPv4+TCP packet from the scripted peer: correct checksums, TTL 64, zero payload.
+#[allow(clippy::too_many_arguments)]
+fn build_packet(
+    src: SocketAddrV4,
+    dst: SocketAddrV4,
+    seq: u32,
+    ack: u32,
+    flags: u8,
+    win: u16,
+    options: &[u8],
+    payload_len: usize,
+) -> Vec<u8> {
+    let tcp_len = 20 + options.len() + payload_len;
+    let mut pkt = vec![0u8; ipv4::HEADER_LEN + tcp_len];
+    let ip = ipv4::Ipv4Header::new(*src.ip(), *dst.ip(), ackclock_wire::IPPROTO_TCP);
+    // The length fits: options <= 40 bytes and LEN <= 65535 are checked by the parser;
+    // a total above 65535 would be refused by emit, which cannot happen below 65535-60.
+    let _ = ip.emit(&mut pkt, tcp_len);
+    let t = &mut pkt[ipv4::HEADER_LEN..];
+    t[0..2].copy_from_slice(&src.port().to_be_bytes());
+    t[2..4].copy_from_slice(&dst.port().to_be_bytes());
+    t[4..8].copy_from_slice(&seq.to_be_bytes());
+    t[8..12].copy_from_slice(&ack.to_be_bytes());
+    t[12] = (((20 + options.len()) / 4) as u8) << 4;
+    t[13] = flags;
+    t[14..16].copy_from_slice(&win.to_be_bytes());
+    t[20..20 + options.len()].copy_from_slice(options);
+    let ph = checksum::pseudo_header_sum(
+        *src.ip(),
+        *dst.ip(),
+        ackclock_wire::IPPROTO_TCP,
+        tcp_len as u16,
+    );
+    let sum = checksum::add(ph, checksum::sum(t));
+    t[16..18].copy_from_slice(&(!sum).to_be_bytes());
+    pkt
+}

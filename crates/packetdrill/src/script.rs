@@ -1,0 +1,917 @@
+//! The script language: the subset of packetdrill's that the FreeBSD TCP test suite uses
+//! (header options, `#ifdef`, packet lines, system calls, backquoted shell lines and
+//! `%{ assert tcpi_state == ... }%`), parsed into [`Script`]. Every error names the file
+//! and line; nothing here panics on any input.
+
+use std::fmt;
+
+/// A parse error: where, and what was wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    /// The script's name as given to [`Script::parse`].
+    pub file: String,
+    /// 1-based line number.
+    pub line: usize,
+    /// What was wrong, and what was expected.
+    pub message: String,
+    /// The line's text.
+    pub text: String,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}: {}\n  {}",
+            self.file,
+            self.line,
+            self.message,
+            self.text.trim()
+        )
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// A parsed script.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Script {
+    /// The name given to [`Script::parse`] (used in messages).
+    pub name: String,
+    /// `--tolerance_usecs=N` of the header (packetdrill's default, 4000, without one).
+    pub tolerance_usecs: u64,
+    /// The events in order.
+    pub events: Vec<Event>,
+}
+
+/// One event line.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    /// 1-based line number in the file.
+    pub line: usize,
+    /// The line as written (comment removed, trimmed).
+    pub text: String,
+    /// When it happens.
+    pub time: EventTime,
+    /// What happens.
+    pub action: Action,
+}
+
+/// The time column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventTime {
+    /// `1.00`: microseconds from the start of the script.
+    Absolute(u64),
+    /// `+0.10`: microseconds after the previous event.
+    Relative(u64),
+}
+
+/// What an event does.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// A packet to inject (`<`) or to expect (`>`).
+    Packet(PacketSpec),
+    /// A system call and its expected result.
+    Syscall(Syscall),
+    /// A backquoted shell command.
+    Shell(String),
+    /// `%{ assert tcpi_state == TCPI_... }%`.
+    AssertState(String),
+}
+
+/// The direction of a packet line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// `<`: from the remote peer (the interpreter) to the engine.
+    Inbound,
+    /// `>`: from the engine, to be matched.
+    Outbound,
+}
+
+/// TCP flag bits as packetdrill writes them.
+pub mod flag {
+    /// `F`
+    pub const FIN: u8 = 0x01;
+    /// `S`
+    pub const SYN: u8 = 0x02;
+    /// `R`
+    pub const RST: u8 = 0x04;
+    /// `P`
+    pub const PSH: u8 = 0x08;
+    /// `.`
+    pub const ACK: u8 = 0x10;
+    /// `U`
+    pub const URG: u8 = 0x20;
+    /// `E`
+    pub const ECE: u8 = 0x40;
+    /// `W`
+    pub const CWR: u8 = 0x80;
+}
+
+/// Writes flag bits the way packetdrill does (`S.`, `F.`, `R`, `.`).
+pub fn flags_text(flags: u8) -> String {
+    let mut s = String::new();
+    for (bit, c) in [
+        (flag::SYN, 'S'),
+        (flag::FIN, 'F'),
+        (flag::RST, 'R'),
+        (flag::PSH, 'P'),
+        (flag::URG, 'U'),
+        (flag::ECE, 'E'),
+        (flag::CWR, 'W'),
+        (flag::ACK, '.'),
+    ] {
+        if flags & bit != 0 {
+            s.push(c);
+        }
+    }
+    s
+}
+
+/// A packet line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PacketSpec {
+    pub direction: Direction,
+    pub flags: u8,
+    /// `START` of `START:END(LEN)`, in script sequence space.
+    pub seq: u32,
+    /// `LEN`: payload bytes (SYN and FIN not counted).
+    pub len: u32,
+    /// `ack N`, if written.
+    pub ack: Option<u32>,
+    /// `win N`, if written (the raw 16-bit field).
+    pub win: Option<u16>,
+    /// `<...>`, if written; `None` means "no options" on an outbound line.
+    pub options: Option<Vec<OptSpec>>,
+}
+
+/// One TCP option as written in `<...>`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OptSpec {
+    Mss(u16),
+    Nop,
+    Eol,
+    WindowScale(u8),
+    SackPermitted,
+    /// `TS val V ecr E`.
+    Timestamps {
+        val: u32,
+        ecr: u32,
+    },
+    /// `sack L:R L:R ...`, in script sequence space.
+    Sack(Vec<(u32, u32)>),
+}
+
+impl fmt::Display for OptSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OptSpec::Mss(m) => write!(f, "mss {m}"),
+            OptSpec::Nop => write!(f, "nop"),
+            OptSpec::Eol => write!(f, "eol"),
+            OptSpec::WindowScale(s) => write!(f, "wscale {s}"),
+            OptSpec::SackPermitted => write!(f, "sackOK"),
+            OptSpec::Timestamps { val, ecr } => write!(f, "TS val {val} ecr {ecr}"),
+            OptSpec::Sack(blocks) => {
+                write!(f, "sack")?;
+                for (l, r) in blocks {
+                    write!(f, " {l}:{r}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Writes an option list as `<a,b,c>`.
+pub fn options_text(opts: &[OptSpec]) -> String {
+    let parts: Vec<String> = opts.iter().map(|o| o.to_string()).collect();
+    format!("<{}>", parts.join(","))
+}
+
+/// A system call line: `name(args) = result [ERRNO] [(comment)]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Syscall {
+    pub name: String,
+    pub args: Vec<Arg>,
+    /// The expected return value.
+    pub result: i64,
+    /// The expected errno when the result is -1.
+    pub errno: Option<String>,
+}
+
+/// A system call argument.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Arg {
+    /// `...`: anything.
+    Ellipsis,
+    /// A number.
+    Int(i64),
+    /// Symbols or'ed together: `O_RDWR | O_NONBLOCK`, or one symbol such as `SOL_SOCKET`.
+    Symbols(Vec<String>),
+    /// `[x]`: an expected value the call writes back (getsockopt) or passes (setsockopt).
+    List(Vec<Arg>),
+}
+
+impl Arg {
+    /// The integer, if the argument is one.
+    pub fn int(&self) -> Option<i64> {
+        match self {
+            Arg::Int(v) => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// The single symbol, if the argument is one.
+    pub fn symbol(&self) -> Option<&str> {
+        match self {
+            Arg::Symbols(s) if s.len() == 1 => Some(&s[0]),
+            _ => None,
+        }
+    }
+}
+
+/// packetdrill's tolerance when a script states none.
+pub const DEFAULT_TOLERANCE_USECS: u64 = 4000;
+
+impl Script {
+    /// Parses `text` (named `name` in messages) with the preprocessor symbols `defines`
+    /// defined (`#ifdef NAME` ... `#endif`; skipped text need not parse).
+    ///
+    /// # Errors
+    /// The first line that does not parse, with its number and what was expected.
+    pub fn parse(name: &str, text: &str, defines: &[&str]) -> Result<Script, ParseError> {
+        let mut tolerance_usecs = DEFAULT_TOLERANCE_USECS;
+        let mut events = Vec::new();
+        let mut skipping: Option<usize> = None;
+        let mut in_block: Option<usize> = None;
+        let mut seen_event = false;
+        for (i, raw) in text.lines().enumerate() {
+            let line_no = i + 1;
+            let err = |message: String| ParseError {
+                file: name.to_string(),
+                line: line_no,
+                message,
+                text: raw.to_string(),
+            };
+            let trimmed = raw.trim();
+            if let Some(sym) = trimmed.strip_prefix("#ifdef") {
+                if in_block.is_some() {
+                    return Err(err("nested #ifdef (not supported)".into()));
+                }
+                let sym = sym.trim();
+                if sym.is_empty() || sym.contains(char::is_whitespace) {
+                    return Err(err("#ifdef needs one symbol".into()));
+                }
+                in_block = Some(line_no);
+                if !defines.contains(&sym) {
+                    skipping = Some(line_no);
+                }
+                continue;
+            }
+            if trimmed == "#endif" {
+                if in_block.take().is_none() {
+                    return Err(err("#endif without #ifdef".into()));
+                }
+                skipping = None;
+                continue;
+            }
+            if trimmed.starts_with('#') {
+                return Err(err(format!(
+                    "unknown preprocessor directive {:?} (only #ifdef NAME and #endif)",
+                    trimmed.split_whitespace().next().unwrap_or("")
+                )));
+            }
+            if skipping.is_some() {
+                continue;
+            }
+            let body = strip_comment(raw).trim();
+            if body.is_empty() {
+                continue;
+            }
+            if let Some(opt) = body.strip_prefix("--") {
+                if seen_event {
+                    return Err(err("header option after the first event".into()));
+                }
+                let (k, v) = opt.split_once('=').unwrap_or((opt, ""));
+                match k {
+                    "ip_version" if v == "ipv4" => {}
+                    "ip_version" => {
+                        return Err(err(format!(
+                            "--ip_version={v} is not supported (only ipv4)"
+                        )))
+                    }
+                    "tolerance_usecs" => {
+                        tolerance_usecs = v.parse().map_err(|_| {
+                            err(format!("--tolerance_usecs wants microseconds, got {v:?}"))
+                        })?;
+                    }
+                    _ => {
+                        return Err(err(format!(
+                            "unknown header option --{k} (supported: --ip_version=ipv4, \
+                             --tolerance_usecs=N)"
+                        )))
+                    }
+                }
+                continue;
+            }
+            // A relative time on the first event means "after time 0", as in packetdrill.
+            let event = parse_event(body).map_err(err)?;
+            seen_event = true;
+            events.push(Event {
+                line: line_no,
+                text: body.to_string(),
+                time: event.0,
+                action: event.1,
+            });
+        }
+        if let Some(open) = in_block {
+            return Err(ParseError {
+                file: name.to_string(),
+                line: open,
+                message: "#ifdef without #endif".into(),
+                text: text.lines().nth(open - 1).unwrap_or("").to_string(),
+            });
+        }
+        Ok(Script {
+            name: name.to_string(),
+            tolerance_usecs,
+            events,
+        })
+    }
+}
+
+/// The line without its `//` comment (outside backquotes and `%{ }%`).
+fn strip_comment(line: &str) -> &str {
+    let mut in_quote = false;
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'`' => in_quote = !in_quote,
+            b'/' if !in_quote && bytes.get(i + 1) == Some(&b'/') => return &line[..i],
+            _ => {}
+        }
+        i += 1;
+    }
+    line
+}
+
+/// Parses `0.00`, `1.5`, `+0.10` into microseconds.
+fn parse_time(tok: &str) -> Result<EventTime, String> {
+    let (rel, num) = match tok.strip_prefix('+') {
+        Some(n) => (true, n),
+        None => (false, tok),
+    };
+    let bad = || format!("expected a time such as 0.00 or +0.10, got {tok:?}");
+    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
+    if int.is_empty() && frac.is_empty() {
+        return Err(bad());
+    }
+    if !int.chars().all(|c| c.is_ascii_digit()) || !frac.chars().all(|c| c.is_ascii_digit()) {
+        return Err(bad());
+    }
+    if frac.len() > 6 {
+        return Err(format!("{tok:?}: at most 6 decimals (microseconds)"));
+    }
+    let secs: u64 = if int.is_empty() {
+        0
+    } else {
+        int.parse().map_err(|_| bad())?
+    };
+    if secs > 1_000_000 {
+        return Err(format!(
+            "{tok:?}: times above 1,000,000 s are not supported"
+        ));
+    }
+    let mut us: u64 = 0;
+    for (k, c) in frac
+        .chars()
+        .chain(std::iter::repeat('0'))
+        .take(6)
+        .enumerate()
+    {
+        let _ = k;
+        us = us * 10 + u64::from(c as u8 - b'0');
+    }
+    let t = secs * 1_000_000 + us;
+    Ok(if rel {
+        EventTime::Relative(t)
+    } else {
+        EventTime::Absolute(t)
+    })
+}
+
+fn parse_event(body: &str) -> Result<(EventTime, Action), String> {
+    let (time_tok, rest) = body
+        .split_once(char::is_whitespace)
+        .ok_or_else(|| "expected `<time> <action>`".to_string())?;
+    if time_tok == "*" || time_tok.contains('~') {
+        return Err(format!("time form {time_tok:?} is not supported"));
+    }
+    let time = parse_time(time_tok)?;
+    let rest = rest.trim();
+    let action = if let Some(p) = rest.strip_prefix('<') {
+        Action::Packet(parse_packet(Direction::Inbound, p)?)
+    } else if let Some(p) = rest.strip_prefix('>') {
+        Action::Packet(parse_packet(Direction::Outbound, p)?)
+    } else if let Some(cmd) = rest.strip_prefix('`') {
+        let cmd = cmd
+            .strip_suffix('`')
+            .ok_or_else(|| "shell command without closing backquote".to_string())?;
+        Action::Shell(cmd.trim().to_string())
+    } else if let Some(code) = rest.strip_prefix("%{") {
+        let code = code
+            .strip_suffix("}%")
+            .ok_or_else(|| "%{ without closing }%".to_string())?;
+        Action::AssertState(parse_assert(code.trim())?)
+    } else {
+        Action::Syscall(parse_syscall(rest)?)
+    };
+    Ok((time, action))
+}
+
+fn parse_assert(code: &str) -> Result<String, String> {
+    let unsupported = || {
+        format!("unsupported code {code:?}: only `assert tcpi_state == TCPI_<STATE>` is supported")
+    };
+    let rest = code.strip_prefix("assert").ok_or_else(unsupported)?.trim();
+    let (lhs, rhs) = rest.split_once("==").ok_or_else(unsupported)?;
+    if lhs.trim() != "tcpi_state" {
+        return Err(unsupported());
+    }
+    let state = rhs.trim();
+    if !state.starts_with("TCPI_") || state.contains(char::is_whitespace) {
+        return Err(unsupported());
+    }
+    Ok(state.to_string())
+}
+
+fn parse_u32(tok: &str, what: &str) -> Result<u32, String> {
+    tok.parse()
+        .map_err(|_| format!("{what}: expected a number up to 4294967295, got {tok:?}"))
+}
+
+fn parse_packet(direction: Direction, text: &str) -> Result<PacketSpec, String> {
+    // Options are the `<...>` at the end, if any.
+    let (main, options) = match text.find('<') {
+        Some(i) => {
+            let opt = text[i + 1..]
+                .trim_end()
+                .strip_suffix('>')
+                .ok_or_else(|| "options `<...` without closing `>`".to_string())?;
+            (&text[..i], Some(parse_options(opt)?))
+        }
+        None => (text, None),
+    };
+    let mut toks = main.split_whitespace();
+    let flags_tok = toks
+        .next()
+        .ok_or_else(|| "expected flags (S, S., ., F., R, ...)".to_string())?;
+    let mut flags = 0u8;
+    for c in flags_tok.chars() {
+        let bit = match c {
+            'S' => flag::SYN,
+            'F' => flag::FIN,
+            'R' => flag::RST,
+            'P' => flag::PSH,
+            '.' => flag::ACK,
+            'U' => flag::URG,
+            'E' => flag::ECE,
+            'W' => flag::CWR,
+            _ => {
+                return Err(format!(
+                    "unknown flag {c:?} in {flags_tok:?} (flags are S F R P . U E W)"
+                ))
+            }
+        };
+        if flags & bit != 0 {
+            return Err(format!("flag {c:?} twice in {flags_tok:?}"));
+        }
+        flags |= bit;
+    }
+    let seq_tok = toks
+        .next()
+        .ok_or_else(|| "expected START:END(LEN) after the flags".to_string())?;
+    let (seq, len) = parse_seq(seq_tok)?;
+    let mut ack = None;
+    let mut win = None;
+    while let Some(t) = toks.next() {
+        match t {
+            "ack" => {
+                let v = toks.next().ok_or("`ack` without a number")?;
+                ack = Some(parse_u32(v, "ack")?);
+            }
+            "win" => {
+                let v = toks.next().ok_or("`win` without a number")?;
+                win = Some(
+                    v.parse::<u16>()
+                        .map_err(|_| format!("win: expected 0 to 65535, got {v:?}"))?,
+                );
+            }
+            "urg" => return Err("`urg` is not supported".into()),
+            other => {
+                return Err(format!(
+                    "unexpected {other:?} in a packet line (expected `ack N`, `win N` or \
+                     `<options>`)"
+                ))
+            }
+        }
+    }
+    Ok(PacketSpec {
+        direction,
+        flags,
+        seq,
+        len,
+        ack,
+        win,
+        options,
+    })
+}
+
+fn parse_seq(tok: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("expected START:END(LEN), got {tok:?}");
+    let (start, rest) = tok.split_once(':').ok_or_else(bad)?;
+    let (end, len) = rest.split_once('(').ok_or_else(bad)?;
+    let len = len.strip_suffix(')').ok_or_else(bad)?;
+    let start = parse_u32(start, "START")?;
+    let end = parse_u32(end, "END")?;
+    let len = parse_u32(len, "LEN")?;
+    if end != start.wrapping_add(len) {
+        return Err(format!(
+            "{tok:?}: END must be START + LEN ({})",
+            start.wrapping_add(len)
+        ));
+    }
+    // An IPv4 datagram holds at most 65535 bytes, 60 of them headers at most.
+    if len > 65475 {
+        return Err(format!(
+            "{tok:?}: LEN above 65475 does not fit in an IPv4 datagram"
+        ));
+    }
+    Ok((start, len))
+}
+
+fn parse_options(text: &str) -> Result<Vec<OptSpec>, String> {
+    let mut out = Vec::new();
+    for part in text.split(',') {
+        let toks: Vec<&str> = part.split_whitespace().collect();
+        let opt = match toks.as_slice() {
+            ["nop"] => OptSpec::Nop,
+            ["eol"] => OptSpec::Eol,
+            ["sackOK"] => OptSpec::SackPermitted,
+            ["mss", v] => OptSpec::Mss(
+                v.parse()
+                    .map_err(|_| format!("mss: expected 0 to 65535, got {v:?}"))?,
+            ),
+            ["wscale", v] => {
+                let s: u8 = v
+                    .parse()
+                    .map_err(|_| format!("wscale: expected 0 to 255, got {v:?}"))?;
+                OptSpec::WindowScale(s)
+            }
+            ["TS", "val", v, "ecr", e] => OptSpec::Timestamps {
+                val: parse_u32(v, "TS val")?,
+                ecr: parse_u32(e, "TS ecr")?,
+            },
+            ["sack", blocks @ ..] if !blocks.is_empty() => {
+                let mut bs = Vec::new();
+                for b in blocks {
+                    let (l, r) = b
+                        .split_once(':')
+                        .ok_or_else(|| format!("sack block: expected L:R, got {b:?}"))?;
+                    bs.push((parse_u32(l, "sack left")?, parse_u32(r, "sack right")?));
+                }
+                if bs.len() > 4 {
+                    return Err("more than 4 SACK blocks do not fit in 40 bytes".into());
+                }
+                OptSpec::Sack(bs)
+            }
+            _ => {
+                return Err(format!(
+                    "unknown option {:?} (supported: mss N, nop, eol, wscale N, sackOK, \
+                     TS val N ecr N, sack L:R ...)",
+                    part.trim()
+                ))
+            }
+        };
+        out.push(opt);
+    }
+    Ok(out)
+}
+
+/// Splits at commas that are not inside `[...]` or `(...)`.
+fn split_args(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut start = 0;
+    for (i, c) in s.char_indices() {
+        match c {
+            '[' | '(' => depth += 1,
+            ']' | ')' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[start..]);
+    out
+}
+
+fn parse_int(tok: &str) -> Option<i64> {
+    let (neg, t) = match tok.strip_prefix('-') {
+        Some(t) => (true, t),
+        None => (false, tok),
+    };
+    let v = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        i64::from_str_radix(h, 16).ok()?
+    } else if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit()) {
+        t.parse().ok()?
+    } else {
+        return None;
+    };
+    Some(if neg { -v } else { v })
+}
+
+fn parse_arg(tok: &str) -> Result<Arg, String> {
+    let t = tok.trim();
+    if t == "..." {
+        return Ok(Arg::Ellipsis);
+    }
+    if let Some(inner) = t.strip_prefix('[') {
+        let inner = inner
+            .strip_suffix(']')
+            .ok_or_else(|| format!("argument {t:?}: `[` without `]`"))?;
+        let items = if inner.trim().is_empty() {
+            Vec::new()
+        } else {
+            split_args(inner)
+                .into_iter()
+                .map(parse_arg)
+                .collect::<Result<_, _>>()?
+        };
+        return Ok(Arg::List(items));
+    }
+    if let Some(v) = parse_int(t) {
+        return Ok(Arg::Int(v));
+    }
+    let syms: Vec<String> = t.split('|').map(|s| s.trim().to_string()).collect();
+    if syms
+        .iter()
+        .all(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    {
+        return Ok(Arg::Symbols(syms));
+    }
+    Err(format!(
+        "argument {t:?} is not a number, a symbol, [..] or ..."
+    ))
+}
+
+fn parse_syscall(text: &str) -> Result<Syscall, String> {
+    let open = text.find('(').ok_or_else(|| {
+        format!("expected a packet (< or >), a system call, `shell` or %{{ }}%, got {text:?}")
+    })?;
+    let name = text[..open].trim();
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Err(format!("{name:?} is not a system call name"));
+    }
+    // The argument list ends at the matching parenthesis.
+    let mut depth = 0i32;
+    let mut close = None;
+    for (i, c) in text[open..].char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => {
+                depth -= 1;
+                if depth == 0 {
+                    close = Some(open + i);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let close = close.ok_or_else(|| format!("{name}(: no closing parenthesis"))?;
+    let inner = &text[open + 1..close];
+    let args = if inner.trim().is_empty() {
+        Vec::new()
+    } else {
+        split_args(inner)
+            .into_iter()
+            .map(parse_arg)
+            .collect::<Result<_, _>>()?
+    };
+    let rest = text[close + 1..].trim();
+    let rest = rest
+        .strip_prefix('=')
+        .ok_or_else(|| format!("{name}(...): expected `= RESULT` after the call"))?
+        .trim();
+    let mut toks = rest.splitn(2, char::is_whitespace);
+    let value = toks.next().unwrap_or("");
+    let result = parse_int(value)
+        .ok_or_else(|| format!("{name}(...): expected a number after `=`, got {value:?}"))?;
+    let after = toks.next().unwrap_or("").trim();
+    let mut errno = None;
+    let mut tail = after;
+    if !after.is_empty() && !after.starts_with('(') {
+        let (e, t) = after.split_once(char::is_whitespace).unwrap_or((after, ""));
+        if !e
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        {
+            return Err(format!(
+                "{name}(...): expected an errno such as EINPROGRESS, got {e:?}"
+            ));
+        }
+        errno = Some(e.to_string());
+        tail = t.trim();
+    }
+    if !(tail.is_empty() || tail.starts_with('(') && tail.ends_with(')')) {
+        return Err(format!(
+            "{name}(...): unexpected {tail:?} after the result (a comment goes in parentheses)"
+        ));
+    }
+    if errno.is_some() && result != -1 {
+        return Err(format!("{name}(...): an errno goes with the result -1"));
+    }
+    Ok(Syscall {
+        name: name.to_string(),
+        args,
+        result,
+        errno,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(line: &str) -> Result<Event, ParseError> {
+        Script::parse("t.pkt", line, &[]).map(|s| s.events[0].clone())
+    }
+
+    #[test]
+    fn times_are_microseconds_absolute_or_relative() {
+        assert_eq!(parse_time("0.00"), Ok(EventTime::Absolute(0)));
+        assert_eq!(parse_time("+0.10"), Ok(EventTime::Relative(100_000)));
+        assert_eq!(parse_time("2.000001"), Ok(EventTime::Absolute(2_000_001)));
+        assert_eq!(parse_time("+1"), Ok(EventTime::Relative(1_000_000)));
+        assert!(parse_time("+0.1234567").is_err());
+        assert!(parse_time("abc").is_err());
+        assert!(parse_time("+").is_err());
+    }
+
+    #[test]
+    fn packet_line_with_options_and_comment() {
+        let e = one("+0.00 < S 0:0(0) win 65535 <mss 1460,sackOK,eol,eol> // SYN").unwrap();
+        assert_eq!(e.time, EventTime::Relative(0));
+        let Action::Packet(p) = e.action else {
+            panic!()
+        };
+        assert_eq!(p.direction, Direction::Inbound);
+        assert_eq!(p.flags, flag::SYN);
+        assert_eq!((p.seq, p.len, p.ack, p.win), (0, 0, None, Some(65535)));
+        assert_eq!(
+            p.options,
+            Some(vec![
+                OptSpec::Mss(1460),
+                OptSpec::SackPermitted,
+                OptSpec::Eol,
+                OptSpec::Eol
+            ])
+        );
+    }
+
+    #[test]
+    fn outbound_sack_and_timestamps() {
+        let e = one("+0.00 > . 1:1(0) ack 100 win 65351 <nop,nop,sack 50:100 600:700>").unwrap();
+        let Action::Packet(p) = e.action else {
+            panic!()
+        };
+        assert_eq!(p.flags, flag::ACK);
+        assert_eq!(p.ack, Some(100));
+        assert_eq!(
+            p.options.unwrap()[2],
+            OptSpec::Sack(vec![(50, 100), (600, 700)])
+        );
+        let e =
+            one("0 > S 0:0(0) win 65535 <mss 1460,nop,wscale 6,sackOK,TS val 100 ecr 0>").unwrap();
+        let Action::Packet(p) = e.action else {
+            panic!()
+        };
+        assert_eq!(
+            p.options.unwrap()[4],
+            OptSpec::Timestamps { val: 100, ecr: 0 }
+        );
+    }
+
+    #[test]
+    fn seq_end_must_match_len() {
+        let e = one("+0 < . 1:100(98) ack 1 win 1").unwrap_err();
+        assert!(e.message.contains("END must be START + LEN"), "{e}");
+        assert_eq!(e.line, 1);
+    }
+
+    #[test]
+    fn syscalls_with_errno_and_comments() {
+        let e =
+            one("+0.00 connect(3, ..., ...) = -1 EINPROGRESS (Operation now in progress)").unwrap();
+        let Action::Syscall(s) = e.action else {
+            panic!()
+        };
+        assert_eq!(s.name, "connect");
+        assert_eq!(s.args, vec![Arg::Int(3), Arg::Ellipsis, Arg::Ellipsis]);
+        assert_eq!((s.result, s.errno.as_deref()), (-1, Some("EINPROGRESS")));
+        let e = one("+0.00 fcntl(3, F_GETFL) = 0x02 (flags O_RDWR)").unwrap();
+        let Action::Syscall(s) = e.action else {
+            panic!()
+        };
+        assert_eq!(s.result, 2);
+        let e = one("+0.00 fcntl(3, F_SETFL, O_RDWR | O_NONBLOCK) = 0").unwrap();
+        let Action::Syscall(s) = e.action else {
+            panic!()
+        };
+        assert_eq!(
+            s.args[2],
+            Arg::Symbols(vec!["O_RDWR".into(), "O_NONBLOCK".into()])
+        );
+        let e = one("+0 getsockopt(3, SOL_SOCKET, SO_ERROR, [ECONNREFUSED], [4]) = 0").unwrap();
+        let Action::Syscall(s) = e.action else {
+            panic!()
+        };
+        assert_eq!(
+            s.args[3],
+            Arg::List(vec![Arg::Symbols(vec!["ECONNREFUSED".into()])])
+        );
+    }
+
+    #[test]
+    fn shell_and_assert() {
+        let e = one("+0.00 `sysctl -w net.inet.tcp.sack.enable=1`").unwrap();
+        assert_eq!(
+            e.action,
+            Action::Shell("sysctl -w net.inet.tcp.sack.enable=1".into())
+        );
+        let e = one("+0.00 %{ assert tcpi_state == TCPI_SYN_SENT }%").unwrap();
+        assert_eq!(e.action, Action::AssertState("TCPI_SYN_SENT".into()));
+        assert!(one("+0 %{ print(tcpi_rtt) }%").is_err());
+    }
+
+    #[test]
+    fn ifdef_skips_undefined_blocks_without_parsing_them() {
+        let text = "0 `a`\n#ifdef FreeBSD\n+0 this would not parse\n#endif\n#ifdef STANDARD\n+0 `b`\n#endif\n";
+        let s = Script::parse("t.pkt", text, &["STANDARD"]).unwrap();
+        assert_eq!(s.events.len(), 2);
+        assert_eq!(s.events[1].line, 6);
+        let e = Script::parse("t.pkt", "#ifdef A\n0 `a`\n", &[]).unwrap_err();
+        assert!(e.message.contains("without #endif"));
+        let e = Script::parse("t.pkt", "#endif\n", &[]).unwrap_err();
+        assert!(e.message.contains("without #ifdef"));
+    }
+
+    #[test]
+    fn header_options() {
+        let s = Script::parse(
+            "t.pkt",
+            "--ip_version=ipv4\n--tolerance_usecs=75000\n0 `x`\n",
+            &[],
+        )
+        .unwrap();
+        assert_eq!(s.tolerance_usecs, 75000);
+        let e = Script::parse("t.pkt", "--ip_version=ipv6\n", &[]).unwrap_err();
+        assert!(e.message.contains("only ipv4"));
+        let e = Script::parse("t.pkt", "--bogus=1\n", &[]).unwrap_err();
+        assert!(e.message.contains("unknown header option"));
+    }
+
+    #[test]
+    fn errors_name_the_line_and_never_panic_on_garbage() {
+        let e = Script::parse("x.pkt", "0 `a`\n\n+0.00 < Q 0:0(0) win 1\n", &[]).unwrap_err();
+        assert_eq!(e.line, 3);
+        assert!(e.message.contains("unknown flag"), "{e}");
+        for junk in [
+            "0",
+            "+0 <",
+            "+0 > S",
+            "+0 > S 0:0",
+            "+0 > S 0:0(0) ack",
+            "+0 > S 0:0(0) win x",
+            "+0 > S 0:0(0) <mss",
+            "+0 f(",
+            "+0 f() =",
+            "+0 f() = x",
+            "+0 f([) = 0",
+            "+0 `x",
+            "+0 %{ x",
+            "+0 > S 0:0(0) <sack 1>",
+            "+0 > S 0:0(0) <wscale 300>",
+            "\u{0}\u{1}",
+            "+0 f(,,,) = 0",
+            "+99999999999999 `x`",
+            "+0 > . 4294967295:4294967295(0) win 1",
+        ] {
+            let _ = Script::parse("junk.pkt", junk, &[]);
+        }
+    }
+}
