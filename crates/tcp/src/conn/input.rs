@@ -5,6 +5,7 @@
 //! FIN.
 
 use super::*;
+use crate::config::RecoveryAlgorithm;
 
 impl Connection {
     /// Processes one segment addressed to this connection. Malformed, out-of-window and
@@ -306,6 +307,16 @@ impl Connection {
         let peer_mss = o.mss.map(u32::from).unwrap_or(DEFAULT_MSS);
         self.ts_ok = self.cfg.timestamps && o.timestamps.is_some();
         self.sack_ok = self.cfg.sack && o.sack_permitted;
+        if !self.sack_ok && self.cfg.recovery == RecoveryAlgorithm::Sack {
+            // RFC 6675 needs the receiver's SACK blocks; without them the sender recovers
+            // as RFC 6582 says (NewReno), as FreeBSD and Linux do with a peer that does
+            // not offer SACK.
+            self.rec = Recovery::new(
+                RecoveryAlgorithm::NewReno,
+                self.cfg.dupack_threshold,
+                self.cfg.limited_transmit,
+            );
+        }
         self.ws_ok = self.cfg.window_scale && o.window_scale.is_some();
         if self.ws_ok {
             self.snd_wscale = o.window_scale.unwrap_or(0).min(MAX_WSCALE);
