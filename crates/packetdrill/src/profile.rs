@@ -1,7 +1,7 @@
 //! Profile F: the FreeBSD defaults the suite's scripts assume, as an ackclock
 //! configuration, and the `sysctl -w` lines that may select it.
 
-use ackclock_tcp::{AckPolicy, InitialWindow, OptionLayout, TcpConfig};
+use ackclock_tcp::{AckPolicy, InitialWindow, OptionLayout, RecoveryAlgorithm, TcpConfig};
 use ackclock_wire::Duration;
 
 /// The receive buffer a script asks for (`net.inet.tcp.recvspace`).
@@ -40,7 +40,9 @@ pub fn tcp_config() -> TcpConfig {
         initial_window: InitialWindow::Rfc6928,
         // net.inet.tcp.rfc3042=1: limited transmit.
         limited_transmit: true,
-        // NewReno (RFC 6582).
+        // SACK loss recovery (RFC 6675) when the peer offers SACK, NewReno (RFC 6582)
+        // when it does not, as FreeBSD.
+        recovery: RecoveryAlgorithm::Sack,
         ..TcpConfig::newreno()
     }
 }

@@ -485,9 +485,14 @@ impl<'s> Interp<'s> {
     /// Decodes an emitted packet into script space. The first outbound SYN or SYN,ACK
     /// line fixes the local ISN mapping (script and live).
     fn decode(&mut self, ev: &Event, bytes: &[u8], p: &PacketSpec) -> Result<Decoded, Failure> {
-        let parsed = ackclock_wire::parse_ipv4_tcp(bytes)
-            .map_err(|e| self.fail(ev, format!("the engine sent a malformed packet: {e}"), None))?;
-        let tcp = parsed.tcp;
+        match ackclock_wire::parse_ipv4_tcp(bytes) {
+            Ok(parsed) => Ok(self.describe(parsed.tcp, p)),
+            Err(e) => Err(self.fail(ev, format!("the engine sent a malformed packet: {e}"), None)),
+        }
+    }
+
+    /// A segment the engine sent, in script terms.
+    fn describe(&mut self, tcp: ackclock_wire::tcp::TcpSegment<'_>, p: &PacketSpec) -> Decoded {
         let flags = (tcp.flags().bits() & 0xff) as u8;
         let syn = flags & flag::SYN != 0;
         if syn && p.flags & flag::SYN != 0 && !self.local_isn_known {
@@ -524,7 +529,7 @@ impl<'s> Interp<'s> {
                 }
             }
         }
-        Ok(Decoded {
+        Decoded {
             flags,
             seq,
             len: tcp.payload().len() as u32,
@@ -533,7 +538,7 @@ impl<'s> Interp<'s> {
             urgent: tcp.urgent(),
             options,
             options_len: raw.len(),
-        })
+        }
     }
 
     fn compare(
@@ -619,15 +624,19 @@ impl<'s> Interp<'s> {
 
     fn finish(&mut self) {
         self.collect();
-        for e in self.emitted.drain(..) {
+        let none = PacketSpec {
+            direction: Direction::Outbound,
+            flags: 0,
+            seq: 0,
+            len: 0,
+            ack: None,
+            win: None,
+            options: None,
+        };
+        let pending: Vec<Emitted> = self.emitted.drain(..).collect();
+        for e in pending {
             let text = match ackclock_wire::parse_ipv4_tcp(&e.bytes) {
-                Ok(p) => format!(
-                    "{} {} seq {} ack {}",
-                    secs(e.at_ns),
-                    flags_text((p.tcp.flags().bits() & 0xff) as u8),
-                    p.tcp.seq(),
-                    p.tcp.ack()
-                ),
+                Ok(parsed) => self.describe(parsed.tcp, &none).text(e.at_ns),
                 Err(err) => format!("{} malformed: {err}", secs(e.at_ns)),
             };
             self.warnings
