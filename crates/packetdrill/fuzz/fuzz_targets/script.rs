@@ -1,0 +1,10 @@
+#![no_main]
+// Any bytes as a script: parsing ends with a script or an error naming a line, and a
+// script that parses runs to pass or fail (virtual time, bounded timer steps), never a
+// panic or a hang.
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    let text = String::from_utf8_lossy(data);
+    if let Ok(s) = ackclock_packetdrill::Script::parse("fuzz.pkt", &text, &["STANDARD"]) {
+        let _ = ackclock_packetdrill::run(&s, &ackclock_packetdrill::RunOptions::default());
+    }
+});
