@@ -79,10 +79,18 @@ impl Connection {
     /// bytes of TCP header, and SACK blocks (RFC 2018) ride on data segments too; without
     /// this a two-way transfer with loss sends packets up to 36 bytes over the MTU.
     /// (Timestamps are taken off `snd_mss` once, at the handshake.)
+    #[inline]
     pub(super) fn payload_limit(&self) -> u32 {
         if !(self.sack_ok && (self.recv_buf.has_out_of_order() || self.dsack.is_some())) {
             return self.snd_mss;
         }
+        self.payload_limit_with_sack()
+    }
+
+    /// [`payload_limit`](Self::payload_limit) when SACK or D-SACK blocks ride on the
+    /// segment (kept out of line: the common case above is inlined into `send_data`).
+    #[inline(never)]
+    fn payload_limit_with_sack(&self) -> u32 {
         let mut options = TcpOptions::NONE;
         if self.ts_ok {
             options.timestamps = Some(Timestamps { tsval: 0, tsecr: 0 });
