@@ -1006,6 +1006,11 @@ impl Connection {
         if self.state != to || to == State::Closed {
             match (self.state, to) {
                 (State::SynSent, State::Established) => self.events |= EV_CONNECTED,
+                // A simultaneous open (RFC 9293 §3.5, Figure 8) reaches ESTABLISHED through
+                // SYN-RECEIVED: still an active open the application waits on.
+                (State::SynReceived, State::Established) if !self.passive => {
+                    self.events |= EV_CONNECTED
+                }
                 (_, State::Closed) => self.events |= EV_CLOSED,
                 _ => {}
             }

@@ -120,6 +120,18 @@ fn rfc9293_3_5_simultaneous_open_syn_sent_syn_received_established() {
     }
     assert_eq!(a.conn(ca).unwrap().state(), State::Established);
     assert_eq!(b.conn(cb).unwrap().state(), State::Established);
+    // Both opens were active: each application hears Connected, as after a plain
+    // three-way handshake.
+    for (ep, id) in [(&mut a, ca), (&mut b, cb)] {
+        let mut events = Vec::new();
+        while let Some(e) = ep.poll_event() {
+            events.push(e);
+        }
+        assert!(
+            events.contains(&ackclock_tcp::Event::Connected(id)),
+            "no Connected after a simultaneous open: {events:?}"
+        );
+    }
     let (una_a, _, _) = a.conn(ca).unwrap().send_sequence();
     assert_eq!(una_a.get(), iss_a + 1);
     assert_eq!(a.conn(ca).unwrap().recv_sequence().0.get(), iss_b + 1);
