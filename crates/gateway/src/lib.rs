@@ -1,4 +1,4 @@
-//! `ackclock-gateway`: what sits on a path (DESIGN.md). Used by the discrete-event
+//! `ackclock-gateway`: what sits on a path (docs/ARCHITECTURE.md). Used by the discrete-event
 //! simulator and by the live real-time emulator, so it never reads a clock (time is passed
 //! in as [`Instant`](ackclock_wire::Instant)), never does I/O, and allocates nothing per
 //! packet: every queue is preallocated to its configured limit when it is built.

@@ -1,4 +1,4 @@
-//! DESIGN.md: the gateway "never allocates per packet on the fast path". A counting global
+//! The gateway never allocates per packet on the fast path (docs/ARCHITECTURE.md). A counting global
 //! allocator checks that, after construction, enqueue/dequeue of every discipline and the
 //! impairment pipeline allocate nothing.
 

@@ -1,5 +1,5 @@
 //! `ackclock-sim`: the deterministic discrete-event network that runs the unchanged
-//! ackclock TCP (DESIGN.md). Same scenario and seed, same bytes out.
+//! ackclock TCP (docs/ARCHITECTURE.md). Same scenario and seed, same bytes out.
 
 pub mod app;
 pub mod build;

@@ -1,5 +1,5 @@
 //! Congestion control: how big the window is. What to retransmit and when is `Recovery`'s
-//! business (DESIGN.md keeps the two apart); the connection tells the controller about
+//! business (docs/ARCHITECTURE.md keeps the two apart); the connection tells the controller about
 //! ACKs, congestion signals and timeouts, and asks it for `cwnd`.
 //!
 //! - [`Aimd`]: slow start and congestion avoidance as in the seed of 16 Nov 1987 ("if

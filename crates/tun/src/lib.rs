@@ -1,4 +1,4 @@
-//! `ackclock-tun`: the real network (DESIGN.md). The same sans-IO TCP the simulator
+//! `ackclock-tun`: the real network (docs/ARCHITECTURE.md). The same sans-IO TCP the simulator
 //! measures, driven on a Linux TUN device against the kernel's own TCP, and a real-time
 //! path emulator built from the simulator's gateway models.
 //!

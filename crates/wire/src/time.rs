@@ -1,4 +1,4 @@
-//! Nanosecond time, passed into every call (DESIGN.md: `wire`, `tcp` and `gateway` never read
+//! Nanosecond time, passed into every call (docs/ARCHITECTURE.md: `wire`, `tcp` and `gateway` never read
 //! a clock). `Instant` is an opaque point on some clock chosen by the driver (simulated time
 //! from zero, or a monotonic wall clock); `Duration` is a span. Both are plain `u64`
 //! nanoseconds: 2^64 ns is 584 years, so no run of ours wraps.
