@@ -1,7 +1,8 @@
 //! `ackclock discard`, `chargen` and `echo`: the classic services, for nc, socat or a
 //! browser on the Linux side.
 
-use super::args::{parse_size, DevArgs, TcpArgs};
+use super::args::{DevArgs, TcpArgs};
+use crate::units;
 use ackclock_tun::{Host, Service, ServiceOptions, ServicesApp};
 use anyhow::{bail, Result};
 use std::io::Write;
@@ -16,8 +17,9 @@ pub struct ServiceArgs {
     /// Exit after this many connections have finished (default: run until SIGINT/SIGTERM).
     #[arg(long)]
     pub count: Option<u64>,
-    /// chargen: close after sending this many bytes (default: until the client closes).
-    #[arg(long, value_parser = parse_size)]
+    /// chargen: close after sending this many bytes (a size: 7400, 64K, 1MB; default:
+    /// until the client closes).
+    #[arg(long, value_name = "SIZE", value_parser = units::size())]
     pub bytes: Option<u64>,
     #[command(flatten)]
     pub tcp: TcpArgs,
