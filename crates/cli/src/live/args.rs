@@ -310,9 +310,28 @@ pub struct DevArgs {
     /// Write every packet that crosses the device to this pcap file (tcpdump -r reads it).
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
+    /// Accept addresses and prefixes outside 198.18.0.0/15, the benchmarking range (RFC
+    /// 2544) that live mode otherwise keeps to.
+    #[arg(long)]
+    pub allow_any_address: bool,
 }
 
 impl DevArgs {
+    /// Refuses addresses and prefixes outside 198.18.0.0/15 unless --allow-any-address.
+    pub fn check_addresses(&self) -> Result<()> {
+        let any = self.allow_any_address;
+        if let Some(a) = self.addr {
+            super::check_address("--addr", &a, a, any)?;
+        }
+        if let Some(a) = self.tun_addr {
+            super::check_address("--tun-addr", &a, a, any)?;
+        }
+        for &r in &self.routes {
+            super::check_prefix("--route", r, any)?;
+        }
+        Ok(())
+    }
+
     /// The device configuration, given the address ackclock serves on (if the command names
     /// one).
     pub fn device(&self, our_hint: Option<Ipv4Addr>) -> Result<DeviceConfig> {

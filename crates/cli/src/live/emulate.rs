@@ -85,6 +85,10 @@ pub struct EmulateArgs {
     /// Prefixes the right side routes through the emulator (default 198.18.0.0/23).
     #[arg(long, value_parser = super::args::parse_prefix)]
     pub right_route: Vec<(Ipv4Addr, u8)>,
+    /// Accept addresses and prefixes outside 198.18.0.0/15, the benchmarking range (RFC
+    /// 2544) that live mode otherwise keeps to.
+    #[arg(long)]
+    pub allow_any_address: bool,
     /// MTU of both emulator interfaces, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = 1500, value_parser = units::size_u32())]
     pub mtu: u32,
@@ -320,9 +324,26 @@ fn describe(p: &PathConfig) -> String {
     v.join(", ")
 }
 
+impl EmulateArgs {
+    /// Refuses addresses and prefixes outside 198.18.0.0/15 unless --allow-any-address.
+    pub fn check_addresses(&self) -> Result<()> {
+        let any = self.allow_any_address;
+        super::check_address("--left-addr", &self.left_addr, self.left_addr, any)?;
+        super::check_address("--right-addr", &self.right_addr, self.right_addr, any)?;
+        for &r in &self.left_route {
+            super::check_prefix("--left-route", r, any)?;
+        }
+        for &r in &self.right_route {
+            super::check_prefix("--right-route", r, any)?;
+        }
+        Ok(())
+    }
+}
+
 /// Runs the emulator (root: it creates namespaces and TUN devices). The flags are checked
 /// first, so that a mistake is reported as such, with or without root.
 pub fn run(a: EmulateArgs) -> Result<()> {
+    a.check_addresses()?;
     let cfg = config_from(&a)?;
     super::require_root("emulate")?;
     let topo = Topology {
@@ -592,6 +613,32 @@ mod tests {
             config_from(&t.e).unwrap_err().to_string(),
             "--gilbert 0.01:lots: expected a probability such as 1% or 0.01"
         );
+    }
+
+    #[test]
+    fn addresses_keep_to_198_18_0_0_15() {
+        let check = |args: &[&str]| {
+            T::try_parse_from(std::iter::once("x").chain(args.iter().copied()))
+                .unwrap()
+                .e
+                .check_addresses()
+        };
+        assert!(check(&[]).is_ok(), "the defaults are inside");
+        assert!(check(&[
+            "--left-route",
+            "198.18.2.0/23",
+            "--right-addr",
+            "198.19.0.1"
+        ])
+        .is_ok());
+        let e = check(&["--left-addr", "10.1.1.1"]).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "--left-addr 10.1.1.1: 10.1.1.1 is outside 198.18.0.0/15, the benchmarking range live mode keeps to; add --allow-any-address to use it anyway"
+        );
+        assert!(check(&["--right-route", "0.0.0.0/0"]).is_err());
+        assert!(check(&["--right-route", "0.0.0.0/0", "--allow-any-address"]).is_ok());
+        assert!(check(&["--left-addr", "10.1.1.1", "--allow-any-address"]).is_ok());
     }
 
     #[test]

@@ -72,7 +72,23 @@ fn dur(d: std::time::Duration) -> Duration {
     Duration::from_nanos(d.as_nanos().min(u128::from(u64::MAX)) as u64)
 }
 
+impl StreamArgs {
+    /// Refuses addresses outside 198.18.0.0/15 unless --allow-any-address (0.0.0.0 in
+    /// --listen stands for the default address).
+    pub fn check_addresses(&self) -> Result<()> {
+        let any = self.dev.allow_any_address;
+        if let Some(l) = self.listen.filter(|l| !l.ip().is_unspecified()) {
+            super::check_address("--listen", &l, *l.ip(), any)?;
+        }
+        if let Some(c) = self.connect {
+            super::check_address("--connect", &c, *c.ip(), any)?;
+        }
+        self.dev.check_addresses()
+    }
+}
+
 pub fn run(a: StreamArgs) -> Result<()> {
+    a.check_addresses()?;
     let tcp = a.tcp.config()?;
     let (role, hint) = match (a.listen, a.connect) {
         (Some(l), None) => (StreamRole::Listen(l.port()), Some(*l.ip())),
@@ -331,6 +347,39 @@ mod tests {
     struct T {
         #[command(flatten)]
         s: StreamArgs,
+    }
+
+    fn check(args: &[&str]) -> Result<()> {
+        T::try_parse_from(std::iter::once("x").chain(args.iter().copied()))
+            .unwrap()
+            .s
+            .check_addresses()
+    }
+
+    #[test]
+    fn addresses_keep_to_198_18_0_0_15() {
+        assert!(check(&["--connect", "198.18.0.1:5001"]).is_ok());
+        assert!(check(&["--listen", "0.0.0.0:5001"]).is_ok());
+        assert!(check(&["--listen", "198.19.0.2:5001", "--route", "198.18.4.0/24"]).is_ok());
+        let e = check(&["--connect", "192.168.1.1:5001"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("--connect 192.168.1.1:5001: 192.168.1.1 is outside 198.18.0.0/15")
+                && e.ends_with("add --allow-any-address to use it anyway"),
+            "{e}"
+        );
+        for bad in [
+            &["--listen", "10.0.0.2:5001"][..],
+            &["--connect", "198.18.0.1:1", "--addr", "10.0.0.2"],
+            &["--connect", "198.18.0.1:1", "--tun-addr", "10.0.0.1"],
+            &["--connect", "198.18.0.1:1", "--route", "0.0.0.0/0"],
+        ] {
+            assert!(check(bad).is_err(), "{bad:?}");
+            let mut allowed = bad.to_vec();
+            allowed.push("--allow-any-address");
+            assert!(check(&allowed).is_ok(), "{allowed:?}");
+        }
     }
 
     #[test]
