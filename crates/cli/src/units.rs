@@ -21,6 +21,19 @@
 use clap::builder::TypedValueParser;
 use std::time::Duration;
 
+/// Help text about units, for the `after_help` of commands whose flags take them (a macro,
+/// so that `concat!` can join it to their examples).
+macro_rules! units_help {
+    () => {
+        "\
+Units: a time takes one (25ms, 1.5s, 200us, 2min); a flag ending in -ms also takes a bare
+number of milliseconds (--rto-min-ms 200 = 200ms). Rates are bits per second (64kbit,
+10mbit, 1.5gbit). Sizes are bytes: 1500, 64K = 64KiB = 65536, 1M = 1MiB (binary);
+64KB = 64000 (decimal)."
+    };
+}
+pub(crate) use units_help;
+
 /// A unit of time, for what a bare number means (or would have meant).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TimeUnit {
