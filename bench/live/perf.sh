@@ -123,7 +123,7 @@ for MTU in $MTUS; do
             sh -c "$linux 2>/dev/null; awk '{print \$16 + \$17}' /proc/\$\$/stat" >"$TMP/socat.cpu" &
         SRV=$!
         sleep 0.3
-        ip netns exec "$N" "$BIN" stream --connect 198.18.0.1:5001 --mode "$mode" --time "$TIME" \
+        ip netns exec "$N" "$BIN" stream --connect 198.18.0.1:5001 --mode "$mode" --time "${TIME}s" \
             --preset modern --mtu "$MTU" --mss "$MSS" --sndbuf 4M --rcvbuf 4M --json >"$TMP/a.out" 2>&1 || true
         wait "$SRV" 2>/dev/null || true
         socat_cpu=$(python3 -c "print(int(open('$TMP/socat.cpu').read().strip() or 0) / $HZ)")

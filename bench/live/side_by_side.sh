@@ -87,7 +87,7 @@ ackclock_run() { # preset -> "goodput_bps retrans_segs data_segs"
     local srv=$!
     sleep 0.3
     ip netns exec "$L" timeout $((TIME + 30)) "$BIN" stream --connect 198.18.2.1:5001 \
-        --time "$TIME" --preset "$preset" --wscale --sndbuf 1M --rcvbuf 1M --json >"$TMP/ack.out" 2>&1 || true
+        --time "${TIME}s" --preset "$preset" --wscale --sndbuf 1M --rcvbuf 1M --json >"$TMP/ack.out" 2>&1 || true
     wait "$srv" 2>/dev/null || true
     tail -n 1 "$TMP/ack.out" | python3 -c '
 import json, sys

@@ -9,10 +9,23 @@ mod live;
 mod packetdrill_cmd;
 mod repro;
 mod sim_cmd;
+mod units;
 
 /// ackclock: the 4BSD TCP of Jacobson and Karels, and a laboratory to measure it.
 #[derive(Parser, Debug)]
-#[command(name = "ackclock", version, about, long_about = None)]
+#[command(
+    name = "ackclock",
+    version,
+    about,
+    long_about = None,
+    after_help = "\
+Examples:
+  ackclock repro --quick                        # the seeds' experiments, shortened
+  ackclock sim scenarios/dumbbell.toml          # one scenario: table, CSV, plots
+  sudo ackclock live-demo                       # ackclock and Linux's nc in a namespace
+
+Each command's --help has its own examples."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -22,6 +35,11 @@ struct Cli {
 enum Command {
     /// Print the TCP/IPv4 packets of a pcap file, one line each, with ackclock's own parser;
     /// malformed packets are counted by reason, never fatal.
+    #[command(after_help = "\
+Examples:
+  ackclock sim scenarios/satnet.toml            # writes out/sim/satnet/ucl-bbn.pcap
+  ackclock decode out/sim/satnet/ucl-bbn.pcap
+  ackclock decode --limit 20 out/sim/satnet/ucl-bbn.pcap")]
     Decode {
         /// A classic pcap file (raw IP, IPv4, Ethernet or Linux cooked link type).
         file: PathBuf,
@@ -31,6 +49,11 @@ enum Command {
     },
     /// Re-run the seeds' experiments in the simulator: print claim, published number, our
     /// number, tolerance and verdict, and write an HTML report with the plots.
+    #[command(after_help = "\
+Examples:
+  ackclock repro                                # all experiments; report in out/repro/
+  ackclock repro --quick --only startup,fast_recovery
+  ackclock repro --list")]
     Repro {
         /// Output directory for the report (index.html) and each experiment's files.
         #[arg(long, default_value = "out/repro")]
@@ -53,6 +76,13 @@ enum Command {
     },
     /// Run a scenario file in the simulator: print a summary table and write summary.json,
     /// CSV time series, pcap files and SVG plots into the output directory.
+    #[command(after_help = "\
+Examples:
+  ackclock sim scenarios/dumbbell.toml
+  ackclock sim scenarios/satnet.toml --seed 7 --pcap --out out/satnet-7
+  ackclock sim scenarios/startup.toml --no-plots --max-memory 2GiB --max-events 1e9
+
+Sizes are bytes: 512M = 512MiB, 2G = 2GiB (binary); 2GB = 2*10^9 (decimal).")]
     Sim {
         /// Scenario file (TOML); see scenarios/ for examples.
         scenario: PathBuf,
@@ -74,6 +104,13 @@ enum Command {
     },
     /// Run a scenario over the cross product of parameter values, in parallel on all cores,
     /// one CSV row per run.
+    #[command(after_help = "\
+Examples:
+  ackclock sweep scenarios/red_vs_droptail.toml --param topology.bottleneck.queue.kind=drop_tail,red --seeds 3
+  ackclock sweep scenarios/dumbbell.toml --param topology.bottleneck.queue.limit_pkts=8,16,32 --param topology.pairs=2,8
+
+Values are written as the scenario file writes them (its fields carry their units, e.g.
+rate_bps=1.5e6, delay_ms=25).")]
     Sweep {
         /// Scenario file (TOML).
         scenario: PathBuf,
@@ -93,18 +130,59 @@ enum Command {
     /// Live (root): a netperf-style bulk test between ackclock on a TUN device and the
     /// Linux kernel's TCP (--mode send: TCP_STREAM, recv: TCP_MAERTS); prints goodput,
     /// retransmissions, srtt, cwnd and CPU service demand.
+    #[command(after_help = concat!("\
+Examples (ackclock is 198.18.0.2, the Linux side of its TUN device 198.18.0.1):
+  nc -lk 5001 >/dev/null &                      # a Linux sink, then:
+  sudo ackclock stream --connect 198.18.0.1:5001 --time 10s --preset cubic
+  sudo ackclock stream --connect 198.18.0.1:5001 --bytes 100MiB --rto-min-ms 200 --sndbuf 1M
+  sudo ackclock stream --listen 198.18.0.2:5001 --mode recv --out received.bin
+
+", units::units_help!()))]
     Stream(live::stream::StreamArgs),
     /// Live (root): the RFC 863 discard service on a TUN device (for nc, socat, browsers).
+    #[command(after_help = concat!("\
+Examples:
+  sudo ackclock discard                         # on 198.18.0.2:9; then, in another terminal:
+  head -c 1000000 /dev/zero | nc -N 198.18.0.2 9
+  sudo ackclock discard --listen 198.18.0.2:5001 --count 1 --rcvbuf 16K
+
+", units::units_help!()))]
     Discard(live::services::ServiceArgs),
     /// Live (root): the RFC 864 character generator on a TUN device.
+    #[command(after_help = concat!("\
+Examples:
+  sudo ackclock chargen --bytes 64KiB           # on 198.18.0.2:19; then, in another terminal:
+  nc -d 198.18.0.2 19 | head -n 3
+
+", units::units_help!()))]
     Chargen(live::services::ServiceArgs),
     /// Live (root): the RFC 862 echo service on a TUN device.
+    #[command(after_help = concat!("\
+Examples:
+  sudo ackclock echo                            # on 198.18.0.2:7; then, in another terminal:
+  echo hello | nc -N 198.18.0.2 7
+  sudo ackclock echo --count 1 --preset vanilla_4_3bsd --pcap echo.pcap
+
+", units::units_help!()))]
     Echo(live::services::ServiceArgs),
     /// Live (root): a real-time path emulator: two network namespaces joined through the
     /// gateway models (rate, delay, loss, queue discipline), one set per direction.
+    #[command(after_help = concat!("\
+Examples:
+  sudo ackclock emulate --rate 10mbit --delay 25ms --loss 1% --queue droptail:64
+  sudo ip netns exec ackclock-left iperf3 -c 198.18.2.1    # with iperf3 -s in ackclock-right
+  sudo ackclock emulate --rate 100mbit --delay 50ms --reverse-rate 10mbit --duration 2min --json
+
+", units::units_help!()))]
     Emulate(live::emulate::EmulateArgs),
     /// Live (root): a namespace of its own, ackclock serving echo/discard/chargen in it, and
     /// Linux's nc talking to it.
+    #[command(after_help = concat!("\
+Examples:
+  sudo ackclock live-demo
+  sudo ackclock live-demo --keep --pcap demo.pcap --preset cubic --delack-ms 40
+
+", units::units_help!()))]
     LiveDemo(live::demo::DemoArgs),
     /// Run packetdrill scripts against the engine in virtual time (profile F: the FreeBSD
     /// defaults of the FreeBSD TCP test suite); pass/fail per script, and on failure the
@@ -198,11 +276,120 @@ fn run() -> Result<std::process::ExitCode> {
         Command::Discard(a) => live::services::run(ackclock_tun::Service::Discard, a),
         Command::Chargen(a) => live::services::run(ackclock_tun::Service::Chargen, a),
         Command::Echo(a) => live::services::run(ackclock_tun::Service::Echo, a),
-        Command::Emulate(a) => {
-            live::require_root("emulate")?;
-            live::emulate::run(a)
-        }
+        Command::Emulate(a) => live::emulate::run(a),
         Command::LiveDemo(a) => live::demo::run(a),
     }
     .map(|()| std::process::ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// The command lines of a command's "Examples:" section: each line indented under the
+    /// heading (a trailing `\` continues it), without `# comments`, split at `|`, `&&`
+    /// and `;`; those that run ackclock (after `sudo` and `ip netns exec NAME`), as words.
+    fn examples(after_help: &str) -> Vec<Vec<String>> {
+        let mut lines = Vec::new();
+        let mut in_examples = false;
+        let mut pending = String::new();
+        for line in after_help.lines() {
+            if line.starts_with("Examples") {
+                in_examples = true;
+                continue;
+            }
+            if !in_examples {
+                continue;
+            }
+            if !line.starts_with("  ") {
+                in_examples = false;
+                continue;
+            }
+            pending.push_str(line.trim());
+            if let Some(p) = pending.strip_suffix('\\') {
+                pending = format!("{p} ");
+                continue;
+            }
+            lines.push(std::mem::take(&mut pending));
+        }
+        let mut commands = Vec::new();
+        for line in lines {
+            let line = line.split(" #").next().unwrap_or("");
+            for part in line.split(['|', ';']).flat_map(|p| p.split("&&")) {
+                let mut words: Vec<&str> = part.split_whitespace().collect();
+                if words.first() == Some(&"sudo") {
+                    words.remove(0);
+                }
+                if words.starts_with(&["ip", "netns", "exec"]) && words.len() > 3 {
+                    words.drain(..4);
+                }
+                if words.first() == Some(&"ackclock") {
+                    commands.push(words.iter().map(|w| w.to_string()).collect());
+                }
+            }
+        }
+        commands
+    }
+
+    /// Every command and subcommand, with its path from the top.
+    fn walk(cmd: &clap::Command, path: String, out: &mut Vec<(String, clap::Command)>) {
+        out.push((path.clone(), cmd.clone()));
+        for sub in cmd.get_subcommands() {
+            walk(sub, format!("{path} {}", sub.get_name()), out);
+        }
+    }
+
+    #[test]
+    fn every_command_has_examples_that_parse_and_every_argument_has_help() {
+        Cli::command().debug_assert();
+        let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut all = Vec::new();
+        walk(&Cli::command(), "ackclock".into(), &mut all);
+        assert!(all.len() >= 12, "{} commands", all.len());
+        for (path, cmd) in &all {
+            for a in cmd.get_arguments() {
+                let help = a
+                    .get_help()
+                    .or(a.get_long_help())
+                    .map(|h| h.to_string())
+                    .unwrap_or_default();
+                assert!(
+                    !help.trim().is_empty(),
+                    "{path}: argument {} has no help",
+                    a.get_id()
+                );
+            }
+            let after = cmd
+                .get_after_help()
+                .map(|h| h.to_string())
+                .unwrap_or_default();
+            let ex = examples(&after);
+            assert!(
+                (1..=3).contains(&ex.len()),
+                "{path}: {} example command lines of ackclock in its after_help, want 1 to 3:\n{after}",
+                ex.len()
+            );
+            // The top level's examples are other commands'; a command's own must run it.
+            let own: Vec<String> = path.split(' ').skip(1).map(String::from).collect();
+            assert!(
+                own.is_empty() || ex.iter().any(|w| w[1..].starts_with(&own)),
+                "{path}: no example of the command itself"
+            );
+            for words in ex {
+                if let Err(e) = Cli::try_parse_from(&words) {
+                    panic!("{path}: example `{}` does not parse:\n{e}", words.join(" "));
+                }
+                for w in &words {
+                    let is_input = (w.ends_with(".toml") || w.ends_with(".pkt"))
+                        && !w.contains('*')
+                        && !w.starts_with("out/");
+                    assert!(
+                        !is_input || repo.join(w).exists(),
+                        "{path}: example names {w}, which is not in the repository"
+                    );
+                }
+            }
+        }
+    }
 }

@@ -327,7 +327,7 @@ fn resets_and_refusals() {
         "--connect",
         "198.18.0.1:5001",
         "--time",
-        "30",
+        "30s",
         "--pcap",
         pcap.to_str().unwrap(),
     ]);

@@ -1,7 +1,8 @@
 //! Command-line flags shared by the live commands: every `TcpConfig` knob (through the
-//! engine's `Overrides`, plus the few fields `Overrides` does not cover), the TUN device's
-//! settings, and parsers for sizes, rates, times and probabilities.
+//! engine's `Overrides`, plus the few fields `Overrides` does not cover) and the TUN
+//! device's settings. Times, rates and sizes are read by [`crate::units`].
 
+use crate::units;
 use ackclock_tcp::cc::SsthreshBase;
 use ackclock_tcp::config::{CongestionName, OverrideError, Overrides, RttEstimatorName};
 use ackclock_tcp::{RecoveryAlgorithm, TcpConfig};
@@ -20,14 +21,14 @@ pub struct TcpArgs {
     /// Start from a preset: vanilla_4_3bsd, tahoe, reno, newreno, sack, cubic, modern.
     #[arg(long, default_value = "newreno")]
     pub preset: String,
-    /// Segment size we send and advertise (MTU - 40 is the usual choice).
-    #[arg(long)]
+    /// Segment size we send and advertise, in bytes (MTU - 40 is the usual choice).
+    #[arg(long, value_name = "BYTES", value_parser = units::size_u16())]
     pub mss: Option<u16>,
-    /// Send buffer (bytes; K/M suffixes are binary).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size_usize)]
+    /// Send buffer (bytes, or 256K = 256KiB, 1M = 1MiB; 64KB = 64000).
+    #[arg(long, value_name = "SIZE", value_parser = units::size_usize())]
     pub sndbuf: Option<usize>,
-    /// Receive buffer (bytes): bounds the advertised window.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size_usize)]
+    /// Receive buffer (a size, as --sndbuf): bounds the advertised window.
+    #[arg(long, value_name = "SIZE", value_parser = units::size_usize())]
     pub rcvbuf: Option<usize>,
     /// Initial window in segments.
     #[arg(long, value_name = "SEGMENTS")]
@@ -35,8 +36,8 @@ pub struct TcpArgs {
     /// Initial window by RFC: 3390 or 6928.
     #[arg(long, value_name = "RFC")]
     pub iw_rfc: Option<u32>,
-    /// Initial ssthresh in bytes.
-    #[arg(long, value_name = "BYTES", value_parser = parse_size_u32)]
+    /// Initial ssthresh (a size: bytes, or 64K...).
+    #[arg(long, value_name = "SIZE", value_parser = units::size_u32())]
     pub ssthresh: Option<u32>,
     /// RTT estimator.
     #[arg(long, value_name = "NAME", value_parser = names::<RttEstimatorName>())]
@@ -50,14 +51,17 @@ pub struct TcpArgs {
     /// RFC 793 variance factor beta.
     #[arg(long)]
     pub rfc793_beta: Option<f64>,
-    #[arg(long, value_name = "MS")]
+    /// Lower bound of the retransmission timeout (ms; or a time with its unit: 200ms, 1s).
+    #[arg(long, value_name = "MS", value_parser = units::millis())]
     pub rto_min_ms: Option<f64>,
-    #[arg(long, value_name = "MS")]
+    /// Upper bound of the retransmission timeout (ms, or e.g. 60s).
+    #[arg(long, value_name = "MS", value_parser = units::millis())]
     pub rto_max_ms: Option<f64>,
-    #[arg(long, value_name = "MS")]
+    /// Retransmission timeout before the first RTT sample (ms, or e.g. 1s).
+    #[arg(long, value_name = "MS", value_parser = units::millis())]
     pub rto_initial_ms: Option<f64>,
-    /// Timer granularity G (RFC 6298).
-    #[arg(long, value_name = "MS")]
+    /// Timer granularity G (RFC 6298), in ms (or e.g. 500us).
+    #[arg(long, value_name = "MS", value_parser = units::millis())]
     pub clock_granularity_ms: Option<f64>,
     /// Karn's algorithm (--karn=false: 4.3BSD before 1988 timed through retransmissions and
     /// ended the backoff on any new ACK).
@@ -66,8 +70,8 @@ pub struct TcpArgs {
     /// ACK at least every N full-sized segments (HP-UX's tcp_deferred_ack_max).
     #[arg(long, value_name = "N")]
     pub ack_every: Option<u32>,
-    /// Longest an ACK may be delayed (0 disables delayed ACKs).
-    #[arg(long, value_name = "MS")]
+    /// Longest an ACK may be delayed, in ms (0 disables delayed ACKs).
+    #[arg(long, value_name = "MS", value_parser = units::millis())]
     pub delack_ms: Option<f64>,
     /// Send delayed ACKs at the ticks of a --delack-ms clock, as 4.3BSD's tcp_fasttimo did.
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
@@ -117,8 +121,8 @@ pub struct TcpArgs {
     /// Timeouts of one segment before the connection is aborted.
     #[arg(long, value_name = "N")]
     pub max_retransmits: Option<u32>,
-    /// TIME-WAIT duration.
-    #[arg(long, value_name = "MS")]
+    /// TIME-WAIT duration, in ms (or e.g. 60s).
+    #[arg(long, value_name = "MS", value_parser = units::millis())]
     pub time_wait_ms: Option<f64>,
     /// Header prediction (the fast path).
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
@@ -126,12 +130,13 @@ pub struct TcpArgs {
     /// Restart from the initial window after an idle period (RFC 5681 §4.1).
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     pub idle_restart: Option<bool>,
-    /// At most one ACK per this interval for invalid segments without data (0: no limit;
-    /// default 500, as Linux's tcp_invalid_ratelimit).
-    #[arg(long, value_name = "MS")]
+    /// At most one ACK per this interval (ms) for invalid segments without data (0: no
+    /// limit; default 500, as Linux's tcp_invalid_ratelimit).
+    #[arg(long, value_name = "MS", value_parser = units::millis())]
     pub invalid_ack_interval_ms: Option<f64>,
-    /// RFC 5482 user timeout: abort when sent data stays unacknowledged this long (0: none).
-    #[arg(long, value_name = "MS")]
+    /// RFC 5482 user timeout: abort when sent data stays unacknowledged this long (ms, or
+    /// e.g. 30s; 0: none).
+    #[arg(long, value_name = "MS", value_parser = units::millis())]
     pub user_timeout_ms: Option<f64>,
     /// Verify the checksum while copying data in (seed Jul 1988).
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
@@ -139,10 +144,11 @@ pub struct TcpArgs {
     /// IP time to live of our packets.
     #[arg(long)]
     pub ttl: Option<u8>,
-    /// Persist timer bounds (zero-window probes).
-    #[arg(long, value_name = "MS")]
+    /// Shortest interval of the persist timer (zero-window probes), in ms.
+    #[arg(long, value_name = "MS", value_parser = units::millis())]
     pub persist_min_ms: Option<f64>,
-    #[arg(long, value_name = "MS")]
+    /// Longest interval of the persist timer (zero-window probes), in ms (or e.g. 60s).
+    #[arg(long, value_name = "MS", value_parser = units::millis())]
     pub persist_max_ms: Option<f64>,
     /// SYN timeouts before an active open gives up.
     #[arg(long, value_name = "N")]
@@ -283,8 +289,8 @@ pub struct DevArgs {
     /// Interface name (%d: the kernel picks a number).
     #[arg(long, default_value = "ack%d")]
     pub tun: String,
-    /// Interface MTU.
-    #[arg(long, default_value_t = 1500)]
+    /// Interface MTU, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 1500, value_parser = units::size_u32())]
     pub mtu: u32,
     /// ackclock's own address (default: the --listen address, else 198.18.0.2).
     #[arg(long)]
@@ -304,9 +310,28 @@ pub struct DevArgs {
     /// Write every packet that crosses the device to this pcap file (tcpdump -r reads it).
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
+    /// Accept addresses and prefixes outside 198.18.0.0/15, the benchmarking range (RFC
+    /// 2544) that live mode otherwise keeps to.
+    #[arg(long)]
+    pub allow_any_address: bool,
 }
 
 impl DevArgs {
+    /// Refuses addresses and prefixes outside 198.18.0.0/15 unless --allow-any-address.
+    pub fn check_addresses(&self) -> Result<()> {
+        let any = self.allow_any_address;
+        if let Some(a) = self.addr {
+            super::check_address("--addr", &a, a, any)?;
+        }
+        if let Some(a) = self.tun_addr {
+            super::check_address("--tun-addr", &a, a, any)?;
+        }
+        for &r in &self.routes {
+            super::check_prefix("--route", r, any)?;
+        }
+        Ok(())
+    }
+
     /// The device configuration, given the address ackclock serves on (if the command names
     /// one).
     pub fn device(&self, our_hint: Option<Ipv4Addr>) -> Result<DeviceConfig> {
@@ -346,7 +371,6 @@ pub fn parse_prefix(s: &str) -> Result<(Ipv4Addr, u8), String> {
     ackclock_tun::netcfg::parse_prefix(s)
 }
 
-/// Sizes: a number with an optional binary suffix K, M, G (KiB, MiB, GiB, KB... alike).
 /// The flag of each `Overrides` field, where it is not the field name in kebab case.
 const FLAG_RENAMES: &[(&str, &str)] = &[
     ("send_buffer_bytes", "sndbuf"),
@@ -365,124 +389,6 @@ fn flag_of(field: &str) -> String {
         .iter()
         .find(|(k, _)| *k == field)
         .map_or_else(|| field.replace('_', "-"), |(_, v)| v.to_string())
-}
-
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let lower = t.to_ascii_lowercase();
-    let (num, mult) = [
-        ("gib", 1u64 << 30),
-        ("mib", 1 << 20),
-        ("kib", 1 << 10),
-        ("gb", 1 << 30),
-        ("mb", 1 << 20),
-        ("kb", 1 << 10),
-        ("g", 1 << 30),
-        ("m", 1 << 20),
-        ("k", 1 << 10),
-        ("b", 1),
-    ]
-    .iter()
-    .find_map(|(suf, m)| lower.strip_suffix(suf).map(|n| (n.to_string(), *m)))
-    .unwrap_or((lower.clone(), 1));
-    let v: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("{s:?}: expected a size such as 65536, 64K, 100M or 1G"))?;
-    if !(v >= 0.0 && v.is_finite()) {
-        return Err(format!("{s:?}: a size must not be negative"));
-    }
-    Ok((v * mult as f64).round() as u64)
-}
-
-fn parse_size_usize(s: &str) -> Result<usize, String> {
-    parse_size(s).map(|v| v as usize)
-}
-
-fn parse_size_u32(s: &str) -> Result<u32, String> {
-    parse_size(s).and_then(|v| u32::try_from(v).map_err(|_| format!("{s:?}: too large")))
-}
-
-/// Times: a number with unit ns, us, ms, s, m (minutes); a bare number is in `default_unit`.
-fn parse_time_with(s: &str, default_unit_ns: f64) -> Result<f64, String> {
-    let t = s.trim().to_ascii_lowercase();
-    let units: [(&str, f64); 6] = [
-        ("ns", 1.0),
-        ("us", 1e3),
-        ("ms", 1e6),
-        ("min", 60e9),
-        ("s", 1e9),
-        ("m", 60e9),
-    ];
-    let (num, mult) = units
-        .iter()
-        .find_map(|(u, m)| t.strip_suffix(u).map(|n| (n.to_string(), *m)))
-        .unwrap_or((t.clone(), default_unit_ns));
-    let v: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("{s:?}: expected a time such as 25ms, 1.5s or 300us"))?;
-    if !(v >= 0.0 && v.is_finite()) {
-        return Err(format!("{s:?}: a time must not be negative"));
-    }
-    Ok(v * mult)
-}
-
-/// A duration; a bare number is seconds.
-pub fn parse_secs(s: &str) -> Result<std::time::Duration, String> {
-    parse_time_with(s, 1e9).map(|ns| std::time::Duration::from_nanos(ns.round() as u64))
-}
-
-/// A time in milliseconds (a bare number is milliseconds).
-pub fn parse_ms(s: &str) -> Result<f64, String> {
-    parse_time_with(s, 1e6).map(|ns| ns / 1e6)
-}
-
-/// Rates in bits per second, as tc writes them: 10mbit, 1.5gbit, 512kbit, 9600bit (or a bare
-/// number of bit/s; k/m/g alone mean kbit/mbit/gbit). "bps" is refused: tc reads it as
-/// bytes per second, which is easy to get wrong.
-pub fn parse_rate(s: &str) -> Result<u64, String> {
-    let t = s.trim().to_ascii_lowercase();
-    if t.ends_with("bps") {
-        return Err(format!(
-            "{s:?}: write the rate in bits per second, e.g. 10mbit (tc reads 'bps' as bytes/s)"
-        ));
-    }
-    let t = t
-        .strip_suffix("bit/s")
-        .or_else(|| t.strip_suffix("bit"))
-        .unwrap_or(&t);
-    let (num, mult) = match t.chars().last() {
-        Some('g') => (&t[..t.len() - 1], 1e9),
-        Some('m') => (&t[..t.len() - 1], 1e6),
-        Some('k') => (&t[..t.len() - 1], 1e3),
-        _ => (t, 1.0),
-    };
-    let v: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("{s:?}: expected a rate such as 10mbit, 100mbit or 1gbit"))?;
-    if !(v > 0.0 && v.is_finite()) {
-        return Err(format!("{s:?}: a rate must be positive"));
-    }
-    Ok((v * mult).round() as u64)
-}
-
-/// A probability: 1% or 0.01.
-pub fn parse_prob(s: &str) -> Result<f64, String> {
-    let t = s.trim();
-    let v = if let Some(p) = t.strip_suffix('%') {
-        p.trim().parse::<f64>().map(|v| v / 100.0)
-    } else {
-        t.parse::<f64>()
-    }
-    .map_err(|_| format!("{s:?}: expected a probability such as 1% or 0.01"))?;
-    if !(0.0..=1.0).contains(&v) {
-        return Err(format!(
-            "{s:?}: a probability must be between 0 and 1 (0% to 100%)"
-        ));
-    }
-    Ok(v)
 }
 
 #[cfg(test)]
@@ -594,36 +500,50 @@ mod tests {
         assert!(e.contains("tahoe") && e.contains("bbr"), "{e}");
     }
 
+    /// The -ms flags take a bare number of milliseconds or any time with its unit.
     #[test]
-    fn units() {
-        assert_eq!(parse_size("64K").unwrap(), 65536);
-        assert_eq!(parse_size("100M").unwrap(), 100 << 20);
-        assert_eq!(parse_size("1.5k").unwrap(), 1536);
-        assert_eq!(parse_size("12").unwrap(), 12);
-        assert!(parse_size("x").is_err());
-        assert_eq!(parse_rate("10mbit").unwrap(), 10_000_000);
-        assert_eq!(parse_rate("1.5gbit").unwrap(), 1_500_000_000);
-        assert_eq!(parse_rate("512kbit").unwrap(), 512_000);
-        assert_eq!(parse_rate("100M").unwrap(), 100_000_000);
-        assert_eq!(parse_rate("9600").unwrap(), 9600);
-        assert!(parse_rate("10mbps")
+    fn ms_flags_take_bare_milliseconds_or_any_time() {
+        for (text, ms) in [
+            ("200", 200.0),
+            ("200ms", 200.0),
+            ("1s", 1000.0),
+            ("0.2s", 200.0),
+        ] {
+            let t = T::parse_from(["x", "--rto-min-ms", text]);
+            assert_eq!(t.tcp.rto_min_ms, Some(ms), "{text}");
+        }
+        let t = T::parse_from(["x", "--persist-max-ms", "1min", "--delack-ms", "500us"]);
+        assert_eq!(t.tcp.persist_max_ms, Some(60_000.0));
+        assert_eq!(t.tcp.delack_ms, Some(0.5));
+        let c = t.tcp.config().unwrap();
+        assert_eq!(c.persist_max, Duration::from_secs(60));
+        let e = T::try_parse_from(["x", "--rto-min-ms", "200xs"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation);
+        assert!(
+            e.to_string()
+                .starts_with("error: --rto-min-ms 200xs: unknown unit \"xs\""),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn size_flags_take_the_size_grammar_and_their_types_range() {
+        let t = T::parse_from([
+            "x", "--sndbuf", "64KiB", "--rcvbuf", "64KB", "--mss", "1460",
+        ]);
+        assert_eq!(t.tcp.sndbuf, Some(65536));
+        assert_eq!(t.tcp.rcvbuf, Some(64_000));
+        assert_eq!(t.tcp.mss, Some(1460));
+        let e = T::try_parse_from(["x", "--mss", "64KiB"])
             .unwrap_err()
-            .contains("bits per second"));
-        assert!(parse_rate("0").is_err());
-        assert_eq!(parse_ms("25ms").unwrap(), 25.0);
-        assert_eq!(parse_ms("25").unwrap(), 25.0);
-        assert_eq!(parse_ms("0.5s").unwrap(), 500.0);
-        assert_eq!(parse_ms("300us").unwrap(), 0.3);
-        assert_eq!(
-            parse_secs("10").unwrap(),
-            std::time::Duration::from_secs(10)
+            .to_string();
+        assert!(
+            e.starts_with("error: --mss 64KiB: out of range: at most 65535 bytes"),
+            "{e}"
         );
-        assert_eq!(
-            parse_secs("250ms").unwrap(),
-            std::time::Duration::from_millis(250)
-        );
-        assert_eq!(parse_prob("1%").unwrap(), 0.01);
-        assert_eq!(parse_prob("0.02").unwrap(), 0.02);
-        assert!(parse_prob("120%").is_err());
+        let e = T::try_parse_from(["x", "--ssthresh", "5GiB"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("error: --ssthresh 5GiB: out of range"), "{e}");
     }
 }

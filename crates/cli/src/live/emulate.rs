@@ -1,6 +1,6 @@
 //! `ackclock emulate`: two namespaces joined through the gateway models in real time.
 
-use super::args::{parse_ms, parse_prob, parse_rate, parse_secs};
+use crate::units::{self, parse_prob, parse_time, Bare, TimeUnit};
 use ackclock_gateway::{GilbertElliottConfig, LinkConfig, QdiscConfig, ReorderConfig};
 use ackclock_tun::emulator::DirectionStats;
 use ackclock_tun::{Emulator, EmulatorConfig, PathConfig, Topology};
@@ -8,18 +8,19 @@ use anyhow::{bail, Context, Result};
 use std::io::Write;
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct EmulateArgs {
-    /// Bottleneck rate, both directions (tc syntax: 10mbit, 100mbit, 1gbit). None: no
-    /// serializer (only --delay and the impairments apply).
-    #[arg(long, value_parser = parse_rate)]
+    /// Bottleneck rate, both directions, in bits per second as tc writes it (64kbit,
+    /// 10mbit, 1.5gbit). None: no serializer (only --delay and the impairments apply).
+    #[arg(long, value_name = "RATE", value_parser = units::rate())]
     pub rate: Option<u64>,
-    /// One-way propagation delay, both directions (25ms, 0.5s; a bare number is ms).
-    #[arg(long, value_parser = parse_ms)]
-    pub delay: Option<f64>,
+    /// One-way propagation delay, both directions (25ms, 0.5s, 300us).
+    #[arg(long, value_name = "TIME", value_parser = units::time_hint_ms())]
+    pub delay: Option<Duration>,
     /// Random (Bernoulli) loss per packet, both directions (1% or 0.01).
-    #[arg(long, value_parser = parse_prob)]
+    #[arg(long, value_name = "PROB", value_parser = units::prob())]
     pub loss: Option<f64>,
     /// Queue discipline in front of the link (default droptail:100): KIND, KIND:LIMIT_PKTS
     /// or KIND:key=value,... with the gateway's field names; KIND is droptail, random-drop,
@@ -27,36 +28,37 @@ pub struct EmulateArgs {
     /// red:limit_pkts=60,min_th_pkts=5,max_th_pkts=15.
     #[arg(long, value_name = "SPEC")]
     pub queue: Option<String>,
-    /// Bit error rate (each bit flipped with this probability), both directions.
-    #[arg(long)]
+    /// Bit error rate (each bit flipped with this probability, e.g. 1e-6), both directions.
+    #[arg(long, value_name = "PROB", value_parser = units::prob())]
     pub ber: Option<f64>,
     /// Gilbert-Elliott bursty loss P_GOOD_TO_BAD:R_BAD_TO_GOOD[:LOSS_IN_BAD].
     #[arg(long, value_name = "P:R[:H]")]
     pub gilbert: Option<String>,
-    /// Reordering PROB:DELAY: a packet is held back DELAY with probability PROB.
+    /// Reordering PROB:DELAY: a packet is held back DELAY with probability PROB (e.g.
+    /// 1%:10ms).
     #[arg(long, value_name = "PROB:DELAY")]
     pub reorder: Option<String>,
     /// Duplicate packets with this probability.
-    #[arg(long, value_parser = parse_prob)]
+    #[arg(long, value_name = "PROB", value_parser = units::prob())]
     pub duplicate: Option<f64>,
     /// Link framing overhead in bytes per packet (38 for Ethernet).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, value_name = "BYTES", default_value_t = 0, value_parser = units::size_usize())]
     pub framing: usize,
     /// Right-to-left rate (the flags above set both directions; --reverse-* override the
     /// right-to-left one).
-    #[arg(long, value_parser = parse_rate)]
+    #[arg(long, value_name = "RATE", value_parser = units::rate())]
     pub reverse_rate: Option<u64>,
     /// Right-to-left one-way delay.
-    #[arg(long, value_parser = parse_ms)]
-    pub reverse_delay: Option<f64>,
+    #[arg(long, value_name = "TIME", value_parser = units::time_hint_ms())]
+    pub reverse_delay: Option<Duration>,
     /// Right-to-left loss (e.g. 0 for a clean ACK path).
-    #[arg(long, value_parser = parse_prob)]
+    #[arg(long, value_name = "PROB", value_parser = units::prob())]
     pub reverse_loss: Option<f64>,
     /// Right-to-left queue discipline.
     #[arg(long, value_name = "SPEC")]
     pub reverse_queue: Option<String>,
     /// Right-to-left bit error rate.
-    #[arg(long)]
+    #[arg(long, value_name = "PROB", value_parser = units::prob())]
     pub reverse_ber: Option<f64>,
     /// A TOML file with [left_to_right] and [right_to_left] sections (link, queue,
     /// impairments, as in scenario files) and seed; the flags above override it.
@@ -83,12 +85,16 @@ pub struct EmulateArgs {
     /// Prefixes the right side routes through the emulator (default 198.18.0.0/23).
     #[arg(long, value_parser = super::args::parse_prefix)]
     pub right_route: Vec<(Ipv4Addr, u8)>,
-    /// MTU of both emulator interfaces.
-    #[arg(long, default_value_t = 1500)]
+    /// Accept addresses and prefixes outside 198.18.0.0/15, the benchmarking range (RFC
+    /// 2544) that live mode otherwise keeps to.
+    #[arg(long)]
+    pub allow_any_address: bool,
+    /// MTU of both emulator interfaces, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 1500, value_parser = units::size_u32())]
     pub mtu: u32,
-    /// Stop after this long (default: at SIGINT/SIGTERM).
-    #[arg(long, value_parser = parse_secs)]
-    pub duration: Option<std::time::Duration>,
+    /// Stop after this long, e.g. 60s or 10min (default: at SIGINT/SIGTERM).
+    #[arg(long, value_name = "TIME", value_parser = units::time_hint_s())]
+    pub duration: Option<Duration>,
     /// Capture the left device's traffic (both directions) to this pcap file.
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
@@ -177,14 +183,10 @@ pub fn config_from(a: &EmulateArgs) -> Result<EmulatorConfig> {
     let gilbert = match &a.gilbert {
         Some(s) => {
             let v = split2(s, "--gilbert")?;
-            let p = parse_prob(&v[0]).map_err(anyhow::Error::msg)?;
-            let r = parse_prob(&v[1]).map_err(anyhow::Error::msg)?;
-            let h = v
-                .get(2)
-                .map(|x| parse_prob(x))
-                .transpose()
-                .map_err(anyhow::Error::msg)?
-                .unwrap_or(1.0);
+            let prob = |x: &str| parse_prob(x).map_err(|e| anyhow::anyhow!("--gilbert {s}: {e}"));
+            let p = prob(&v[0])?;
+            let r = prob(&v[1])?;
+            let h = v.get(2).map(|x| prob(x)).transpose()?.unwrap_or(1.0);
             Some(GilbertElliottConfig {
                 p_good_to_bad: p,
                 r_bad_to_good: r,
@@ -197,9 +199,11 @@ pub fn config_from(a: &EmulateArgs) -> Result<EmulatorConfig> {
     let reorder = match &a.reorder {
         Some(s) => {
             let v = split2(s, "--reorder")?;
+            let e = |e: String| anyhow::anyhow!("--reorder {s}: {e}");
+            let delay = parse_time(&v[1], Bare::Refused(TimeUnit::Ms)).map_err(e)?;
             Some(ReorderConfig {
-                prob: parse_prob(&v[0]).map_err(anyhow::Error::msg)?,
-                delay_ms: parse_ms(&v[1]).map_err(anyhow::Error::msg)?,
+                prob: parse_prob(&v[0]).map_err(e)?,
+                delay_ms: delay.as_nanos() as f64 / 1e6,
             })
         }
         None => None,
@@ -230,7 +234,8 @@ pub fn config_from(a: &EmulateArgs) -> Result<EmulatorConfig> {
         } else {
             queue.clone()
         };
-        apply_flags(p, rate, delay, a.framing, a.mtu, loss, ber, q)?;
+        let delay_ms = delay.map(|d| d.as_nanos() as f64 / 1e6);
+        apply_flags(p, rate, delay_ms, a.framing, a.mtu, loss, ber, q)?;
         if gilbert.is_some() {
             p.impairments.gilbert = gilbert.clone();
         }
@@ -290,15 +295,21 @@ fn apply_flags(
     Ok(())
 }
 
+/// One direction's settings, written as the flags take them (rate 10mbit, delay 25ms).
 fn describe(p: &PathConfig) -> String {
     let mut v = Vec::new();
+    let delay = |ms: f64| {
+        units::format_time(Duration::from_nanos(
+            (ms * 1e6).round().clamp(0.0, u64::MAX as f64) as u64,
+        ))
+    };
     match &p.link {
         Some(l) if l.rate_bps != u64::MAX => v.push(format!(
-            "{} Mbit/s, {} ms",
-            l.rate_bps as f64 / 1e6,
-            l.delay_ms
+            "rate {}, delay {}",
+            units::format_rate(l.rate_bps),
+            delay(l.delay_ms)
         )),
-        Some(l) => v.push(format!("no rate limit, {} ms", l.delay_ms)),
+        Some(l) => v.push(format!("no rate limit, delay {}", delay(l.delay_ms))),
         None => v.push("no rate limit, no delay".into()),
     }
     if let Some(q) = &p.queue {
@@ -313,8 +324,28 @@ fn describe(p: &PathConfig) -> String {
     v.join(", ")
 }
 
+impl EmulateArgs {
+    /// Refuses addresses and prefixes outside 198.18.0.0/15 unless --allow-any-address.
+    pub fn check_addresses(&self) -> Result<()> {
+        let any = self.allow_any_address;
+        super::check_address("--left-addr", &self.left_addr, self.left_addr, any)?;
+        super::check_address("--right-addr", &self.right_addr, self.right_addr, any)?;
+        for &r in &self.left_route {
+            super::check_prefix("--left-route", r, any)?;
+        }
+        for &r in &self.right_route {
+            super::check_prefix("--right-route", r, any)?;
+        }
+        Ok(())
+    }
+}
+
+/// Runs the emulator (root: it creates namespaces and TUN devices). The flags are checked
+/// first, so that a mistake is reported as such, with or without root.
 pub fn run(a: EmulateArgs) -> Result<()> {
+    a.check_addresses()?;
     let cfg = config_from(&a)?;
+    super::require_root("emulate")?;
     let topo = Topology {
         left_ns: a.left.clone(),
         right_ns: a.right.clone(),
@@ -540,6 +571,77 @@ mod tests {
     }
 
     #[test]
+    fn delays_need_their_unit_and_reorder_reads_a_time() {
+        let t = T::parse_from(["x", "--delay", "0.5s", "--reverse-delay", "300us"]);
+        let c = config_from(&t.e).unwrap();
+        assert_eq!(c.left_to_right.link.as_ref().unwrap().delay_ms, 500.0);
+        assert_eq!(c.right_to_left.link.as_ref().unwrap().delay_ms, 0.3);
+        let e = T::try_parse_from(["x", "--delay", "25"]).err().unwrap();
+        assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation);
+        assert!(
+            e.to_string()
+                .starts_with("error: --delay 25: a time needs a unit, e.g. 25ms or 0.025s\n"),
+            "{e}"
+        );
+        let e = T::try_parse_from(["x", "--rate", "100Mbps"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.starts_with("error: --rate 100Mbps: \"Mbps\" is ambiguous"),
+            "{e}"
+        );
+        let e = T::try_parse_from(["x", "--duration", "60"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.starts_with("error: --duration 60: a time needs a unit, e.g. 60s or 60000ms"),
+            "{e}"
+        );
+        let t = T::parse_from(["x", "--reorder", "1%:10ms"]);
+        let c = config_from(&t.e).unwrap();
+        let r = c.left_to_right.impairments.reorder.unwrap();
+        assert_eq!((r.prob, r.delay_ms), (0.01, 10.0));
+        let t = T::parse_from(["x", "--reorder", "1%:10"]);
+        assert_eq!(
+            config_from(&t.e).unwrap_err().to_string(),
+            "--reorder 1%:10: a time needs a unit, e.g. 10ms or 0.01s"
+        );
+        let t = T::parse_from(["x", "--gilbert", "0.01:lots"]);
+        assert_eq!(
+            config_from(&t.e).unwrap_err().to_string(),
+            "--gilbert 0.01:lots: expected a probability such as 1% or 0.01"
+        );
+    }
+
+    #[test]
+    fn addresses_keep_to_198_18_0_0_15() {
+        let check = |args: &[&str]| {
+            T::try_parse_from(std::iter::once("x").chain(args.iter().copied()))
+                .unwrap()
+                .e
+                .check_addresses()
+        };
+        assert!(check(&[]).is_ok(), "the defaults are inside");
+        assert!(check(&[
+            "--left-route",
+            "198.18.2.0/23",
+            "--right-addr",
+            "198.19.0.1"
+        ])
+        .is_ok());
+        let e = check(&["--left-addr", "10.1.1.1"]).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "--left-addr 10.1.1.1: 10.1.1.1 is outside 198.18.0.0/15, the benchmarking range live mode keeps to; add --allow-any-address to use it anyway"
+        );
+        assert!(check(&["--right-route", "0.0.0.0/0"]).is_err());
+        assert!(check(&["--right-route", "0.0.0.0/0", "--allow-any-address"]).is_ok());
+        assert!(check(&["--left-addr", "10.1.1.1", "--allow-any-address"]).is_ok());
+    }
+
+    #[test]
     fn config_file_sections() {
         let d = std::env::temp_dir().join(format!("ackclock-emu-{}.toml", std::process::id()));
         std::fs::write(
@@ -547,7 +649,7 @@ mod tests {
             "seed = 7\n[left_to_right]\nlink = { rate_bps = 5_000_000, delay_ms = 10.0 }\nqueue = { kind = \"codel\" }\nimpairments = { loss_prob = 0.02 }\n",
         )
         .unwrap();
-        let t = T::parse_from(["x", "--config", d.to_str().unwrap(), "--delay", "30"]);
+        let t = T::parse_from(["x", "--config", d.to_str().unwrap(), "--delay", "30ms"]);
         let c = config_from(&t.e).unwrap();
         std::fs::remove_file(&d).unwrap();
         assert_eq!(c.seed, 7);
@@ -558,15 +660,14 @@ mod tests {
     }
 }
 
-/// The command-line value parsers never panic, whatever the text: a value or an error that
-/// quotes it.
+/// The queue parser never panics, whatever the text: a queue or an error that names the
+/// flag. (The unit parsers have their own properties in `crate::units`.)
 #[cfg(test)]
 mod parser_properties {
     use super::parse_queue;
-    use crate::live::args::{parse_ms, parse_prob, parse_rate, parse_secs, parse_size};
     use proptest::prelude::*;
 
-    /// Text made mostly of the characters these parsers look at.
+    /// Text made mostly of the characters the queue parser looks at.
     fn near_valid() -> impl Strategy<Value = String> {
         proptest::string::string_regex(
             "[-+0-9.eE%a-z:=,_ /\"\\n]{0,24}|(droptail|red|codel|fq-codel|drr|random-drop)(:[a-z_=0-9.,\"-]{0,30})?",
@@ -578,29 +679,10 @@ mod parser_properties {
         #![proptest_config(ackclock_testkit::proptest_config(2000))]
 
         #[test]
-        fn value_parsers_never_panic(s in prop_oneof![near_valid(), any::<String>()]) {
-            for r in [
-                parse_size(&s).map(|_| ()),
-                parse_rate(&s).map(|_| ()),
-                parse_ms(&s).map(|_| ()),
-                parse_secs(&s).map(|_| ()),
-                parse_prob(&s).map(|_| ()),
-            ] {
-                if let Err(e) = r {
-                    prop_assert!(e.contains(&format!("{s:?}")), "{e}");
-                }
-            }
+        fn queue_parser_never_panics(s in prop_oneof![near_valid(), any::<String>()]) {
             if let Err(e) = parse_queue(&s) {
                 prop_assert!(e.to_string().starts_with("--queue"), "{e}");
             }
-        }
-
-        #[test]
-        fn rates_and_sizes_read_back(v in 1u64..1_000_000, unit in 0usize..4) {
-            let (suffix, mult) = [("bit", 1), ("kbit", 1_000), ("mbit", 1_000_000), ("gbit", 1_000_000_000)][unit];
-            prop_assert_eq!(parse_rate(&format!("{v}{suffix}")).unwrap(), v * mult);
-            let (suffix, mult) = [("", 1), ("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30)][unit];
-            prop_assert_eq!(parse_size(&format!("{v}{suffix}")).unwrap(), v * mult);
         }
     }
 }

@@ -1,7 +1,8 @@
 //! `ackclock discard`, `chargen` and `echo`: the classic services, for nc, socat or a
 //! browser on the Linux side.
 
-use super::args::{parse_size, DevArgs, TcpArgs};
+use super::args::{DevArgs, TcpArgs};
+use crate::units;
 use ackclock_tun::{Host, Service, ServiceOptions, ServicesApp};
 use anyhow::{bail, Result};
 use std::io::Write;
@@ -16,8 +17,9 @@ pub struct ServiceArgs {
     /// Exit after this many connections have finished (default: run until SIGINT/SIGTERM).
     #[arg(long)]
     pub count: Option<u64>,
-    /// chargen: close after sending this many bytes (default: until the client closes).
-    #[arg(long, value_parser = parse_size)]
+    /// chargen: close after sending this many bytes (a size: 7400, 64K, 1MB; default:
+    /// until the client closes).
+    #[arg(long, value_name = "SIZE", value_parser = units::size())]
     pub bytes: Option<u64>,
     #[command(flatten)]
     pub tcp: TcpArgs,
@@ -25,7 +27,19 @@ pub struct ServiceArgs {
     pub dev: DevArgs,
 }
 
+impl ServiceArgs {
+    /// Refuses addresses outside 198.18.0.0/15 unless --allow-any-address (0.0.0.0 in
+    /// --listen stands for the default address).
+    pub fn check_addresses(&self) -> Result<()> {
+        if let Some(l) = self.listen.filter(|l| !l.ip().is_unspecified()) {
+            super::check_address("--listen", &l, *l.ip(), self.dev.allow_any_address)?;
+        }
+        self.dev.check_addresses()
+    }
+}
+
 pub fn run(service: Service, a: ServiceArgs) -> Result<()> {
+    a.check_addresses()?;
     let tcp = a.tcp.config()?;
     let port = a.listen.map_or(service.port(), |l| l.port());
     let dev = a.dev.device(a.listen.map(|l| *l.ip()))?;
@@ -67,4 +81,36 @@ pub fn run(service: Service, a: ServiceArgs) -> Result<()> {
     );
     super::stream::print_device(&host);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        s: ServiceArgs,
+    }
+
+    #[test]
+    fn the_listen_address_keeps_to_198_18_0_0_15() {
+        let check = |args: &[&str]| {
+            T::try_parse_from(std::iter::once("x").chain(args.iter().copied()))
+                .unwrap()
+                .s
+                .check_addresses()
+        };
+        assert!(check(&[]).is_ok());
+        assert!(check(&["--listen", "198.18.0.2:7"]).is_ok());
+        assert!(check(&["--listen", "0.0.0.0:7"]).is_ok());
+        let e = check(&["--listen", "127.0.0.1:7"]).unwrap_err().to_string();
+        assert!(
+            e.starts_with("--listen 127.0.0.1:7: 127.0.0.1 is outside"),
+            "{e}"
+        );
+        assert!(check(&["--listen", "127.0.0.1:7", "--allow-any-address"]).is_ok());
+        assert!(check(&["--addr", "172.16.0.2"]).is_err());
+    }
 }

@@ -1,7 +1,8 @@
 //! `ackclock stream`: a netperf-style bulk test between ackclock and the Linux host on the
 //! other side of the TUN device.
 
-use super::args::{parse_secs, parse_size, DevArgs, TcpArgs};
+use super::args::{DevArgs, TcpArgs};
+use crate::units;
 use ackclock_tun::{
     Host, Limit, RunEnd, StreamApp, StreamDirection, StreamOptions, StreamReport, StreamRole,
 };
@@ -38,12 +39,12 @@ pub struct StreamArgs {
     /// listening.
     #[arg(long, value_enum)]
     pub mode: Option<Mode>,
-    /// Transfer this many bytes (K/M/G binary suffixes).
-    #[arg(long, value_parser = parse_size, conflicts_with = "time")]
+    /// Transfer this many bytes (a size: 1000000, 100M = 100MiB, 1GB = 10^9).
+    #[arg(long, value_name = "SIZE", value_parser = units::size(), conflicts_with = "time")]
     pub bytes: Option<u64>,
-    /// Run this long after the connection is established (e.g. 10, 10s, 500ms). Default
-    /// for a sender without --bytes or --file: 10 s.
-    #[arg(long, value_parser = parse_secs)]
+    /// Run this long after the connection is established (e.g. 10s, 500ms, 2min). Default
+    /// for a sender without --bytes or --file: 10s.
+    #[arg(long, value_name = "TIME", value_parser = units::time_hint_s())]
     pub time: Option<std::time::Duration>,
     /// Send this file's contents (default: the RFC 864 chargen pattern).
     #[arg(long, value_name = "FILE")]
@@ -53,10 +54,10 @@ pub struct StreamArgs {
     pub out: Option<PathBuf>,
     /// Receiver: read nothing for this long after the connection opens (closes the
     /// window: zero-window probes and window updates).
-    #[arg(long, value_parser = parse_secs, value_name = "TIME")]
+    #[arg(long, value_parser = units::time_hint_s(), value_name = "TIME")]
     pub recv_stall: Option<std::time::Duration>,
     /// Give up an active open after this long.
-    #[arg(long, value_parser = parse_secs, default_value = "10s", value_name = "TIME")]
+    #[arg(long, value_parser = units::time_hint_s(), default_value = "10s", value_name = "TIME")]
     pub connect_timeout: std::time::Duration,
     /// Also print the result as one JSON object (last line of stdout).
     #[arg(long)]
@@ -71,7 +72,23 @@ fn dur(d: std::time::Duration) -> Duration {
     Duration::from_nanos(d.as_nanos().min(u128::from(u64::MAX)) as u64)
 }
 
+impl StreamArgs {
+    /// Refuses addresses outside 198.18.0.0/15 unless --allow-any-address (0.0.0.0 in
+    /// --listen stands for the default address).
+    pub fn check_addresses(&self) -> Result<()> {
+        let any = self.dev.allow_any_address;
+        if let Some(l) = self.listen.filter(|l| !l.ip().is_unspecified()) {
+            super::check_address("--listen", &l, *l.ip(), any)?;
+        }
+        if let Some(c) = self.connect {
+            super::check_address("--connect", &c, *c.ip(), any)?;
+        }
+        self.dev.check_addresses()
+    }
+}
+
 pub fn run(a: StreamArgs) -> Result<()> {
+    a.check_addresses()?;
     let tcp = a.tcp.config()?;
     let (role, hint) = match (a.listen, a.connect) {
         (Some(l), None) => (StreamRole::Listen(l.port()), Some(*l.ip())),
@@ -319,4 +336,66 @@ pub fn print_device(host: &Host) {
         "endpoint           {} malformed ({} bad TCP checksum), {} not for us, {} RSTs sent, {} matched no connection",
         e.malformed, e.bad_tcp_checksum, e.not_for_us, e.rsts_sent, e.no_connection
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        s: StreamArgs,
+    }
+
+    fn check(args: &[&str]) -> Result<()> {
+        T::try_parse_from(std::iter::once("x").chain(args.iter().copied()))
+            .unwrap()
+            .s
+            .check_addresses()
+    }
+
+    #[test]
+    fn addresses_keep_to_198_18_0_0_15() {
+        assert!(check(&["--connect", "198.18.0.1:5001"]).is_ok());
+        assert!(check(&["--listen", "0.0.0.0:5001"]).is_ok());
+        assert!(check(&["--listen", "198.19.0.2:5001", "--route", "198.18.4.0/24"]).is_ok());
+        let e = check(&["--connect", "192.168.1.1:5001"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("--connect 192.168.1.1:5001: 192.168.1.1 is outside 198.18.0.0/15")
+                && e.ends_with("add --allow-any-address to use it anyway"),
+            "{e}"
+        );
+        for bad in [
+            &["--listen", "10.0.0.2:5001"][..],
+            &["--connect", "198.18.0.1:1", "--addr", "10.0.0.2"],
+            &["--connect", "198.18.0.1:1", "--tun-addr", "10.0.0.1"],
+            &["--connect", "198.18.0.1:1", "--route", "0.0.0.0/0"],
+        ] {
+            assert!(check(bad).is_err(), "{bad:?}");
+            let mut allowed = bad.to_vec();
+            allowed.push("--allow-any-address");
+            assert!(check(&allowed).is_ok(), "{allowed:?}");
+        }
+    }
+
+    #[test]
+    fn times_need_their_unit() {
+        let t = T::parse_from(["x", "--connect", "198.18.0.1:1", "--time", "10s"]);
+        assert_eq!(t.s.time, Some(std::time::Duration::from_secs(10)));
+        let t = T::parse_from(["x", "--connect", "198.18.0.1:1", "--time", "1.5min"]);
+        assert_eq!(t.s.time, Some(std::time::Duration::from_secs(90)));
+        assert_eq!(t.s.connect_timeout, std::time::Duration::from_secs(10));
+        let e = T::try_parse_from(["x", "--connect", "198.18.0.1:1", "--time", "10"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.starts_with("error: --time 10: a time needs a unit, e.g. 10s or 10000ms"),
+            "{e}"
+        );
+    }
 }
