@@ -320,47 +320,11 @@ impl RunResult {
             serde_json::to_string_pretty(&self.summary).map_err(std::io::Error::other)?,
         )?;
         for (f, events) in self.summary.flows.iter().zip(&self.traces) {
-            let mut out = String::from(
-                "time_s,event,seq,len,cwnd_bytes,ssthresh_bytes,srtt_ms,rttvar_ms,rto_ms,flight_bytes,snd_una,snd_nxt\n",
-            );
-            for e in events {
-                let (name, seq, len) = match e.kind {
-                    TraceKind::Send {
-                        seq,
-                        len,
-                        retransmit,
-                    } => (
-                        if retransmit { "retransmit" } else { "send" },
-                        seq.get(),
-                        len,
-                    ),
-                    TraceKind::Ack { ack } => ("ack", ack.get(), 0),
-                    TraceKind::DupAck { .. } => ("dupack", 0, 0),
-                    TraceKind::FastRetransmit => ("fast_retransmit", 0, 0),
-                    TraceKind::RecoveryEnter => ("recovery_enter", 0, 0),
-                    TraceKind::PartialAck => ("partial_ack", 0, 0),
-                    TraceKind::RecoveryExit => ("recovery_exit", 0, 0),
-                    TraceKind::Timeout => ("timeout", 0, 0),
-                    TraceKind::RttSample { .. } => ("rtt_sample", 0, 0),
-                    TraceKind::StateChange { .. } => ("state", 0, 0),
-                    TraceKind::SpuriousRetransmit => ("spurious", 0, 0),
-                    TraceKind::IdleRestart => ("idle_restart", 0, 0),
-                };
-                let _ = writeln!(
-                    out,
-                    "{:.9},{name},{seq},{len},{},{},{:.3},{:.3},{:.3},{},{},{}",
-                    e.time.as_nanos() as f64 / 1e9,
-                    e.cwnd,
-                    e.ssthresh,
-                    e.srtt.as_secs_f64() * 1000.0,
-                    e.rttvar.as_secs_f64() * 1000.0,
-                    e.rto.as_secs_f64() * 1000.0,
-                    e.flight,
-                    e.snd_una.get(),
-                    e.snd_nxt.get()
-                );
-            }
-            std::fs::write(dir.join(format!("flow-{}.csv", f.name)), out)?;
+            std::fs::write(dir.join(format!("flow-{}.csv", f.name)), flow_csv(events))?;
+            std::fs::write(
+                dir.join(format!("throughput-{}.csv", f.name)),
+                throughput_csv(events, THROUGHPUT_BIN_S),
+            )?;
         }
         for (name, series) in &self.queues {
             let mut out = String::from("time_s,queue_pkts,queue_bytes\n");
@@ -384,4 +348,124 @@ pub fn human_bps(v: f64) -> String {
     } else {
         format!("{v:.0} b/s")
     }
+}
+
+/// The bin of the per-flow throughput series, in seconds.
+pub const THROUGHPUT_BIN_S: f64 = 0.1;
+
+/// Formats an ssthresh: "inf" for the "no threshold yet" values (pandas reads it as a
+/// float infinity), else the bytes.
+fn ssthresh_text(v: u32) -> String {
+    if v >= u32::MAX - 1 {
+        "inf".into()
+    } else {
+        v.to_string()
+    }
+}
+
+/// One row per trace event of a flow's sender. Every row carries the connection's state
+/// variables; the columns that belong to one kind of event (`seq` and `len` of sends,
+/// `ack` of ACKs, `dupacks`, `rtt_ms` of samples, `state` of state changes) are empty on
+/// the others. Sequence numbers come absolute and relative to the ISN (`_rel`: the SYN is
+/// 0 and the first data byte 1, as Wireshark shows them). docs/OUTPUTS.md lists the
+/// columns.
+pub fn flow_csv(events: &[ackclock_tcp::TraceEvent]) -> String {
+    let mut out = String::from(
+        "time_s,event,seq,seq_rel,len,ack,ack_rel,dupacks,rtt_ms,state,cwnd_bytes,\
+         ssthresh_bytes,srtt_ms,rttvar_ms,rto_ms,flight_bytes,snd_una,snd_una_rel,snd_nxt,\
+         snd_nxt_rel\n",
+    );
+    // The first event comes before SND.UNA moves past the SYN (the handshake's RTT
+    // sample, or the SYN's timeout): its SND.UNA is the ISN.
+    let isn = events.first().map_or(0, |e| e.snd_una.get());
+    let rel = |v: u32| v.wrapping_sub(isn);
+    for e in events {
+        let (name, seq, len, ack, dupacks, rtt, state) = match e.kind {
+            TraceKind::Send {
+                seq,
+                len,
+                retransmit,
+            } => (
+                if retransmit { "retransmit" } else { "send" },
+                Some(seq.get()),
+                Some(len),
+                None,
+                None,
+                None,
+                None,
+            ),
+            TraceKind::Ack { ack } => ("ack", None, None, Some(ack.get()), None, None, None),
+            TraceKind::DupAck { count } => ("dupack", None, None, None, Some(count), None, None),
+            TraceKind::FastRetransmit => ("fast_retransmit", None, None, None, None, None, None),
+            TraceKind::RecoveryEnter => ("recovery_enter", None, None, None, None, None, None),
+            TraceKind::PartialAck => ("partial_ack", None, None, None, None, None, None),
+            TraceKind::RecoveryExit => ("recovery_exit", None, None, None, None, None, None),
+            TraceKind::Timeout => ("timeout", None, None, None, None, None, None),
+            TraceKind::RttSample { rtt } => ("rtt_sample", None, None, None, None, Some(rtt), None),
+            TraceKind::StateChange { to } => {
+                ("state", None, None, None, None, None, Some(to.name()))
+            }
+            TraceKind::SpuriousRetransmit => ("spurious", None, None, None, None, None, None),
+            TraceKind::IdleRestart => ("idle_restart", None, None, None, None, None, None),
+        };
+        let opt = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "{:.9},{name},{},{},{},{},{},{},{},{},{},{},{:.3},{:.3},{:.3},{},{},{},{},{}",
+            e.time.as_nanos() as f64 / 1e9,
+            opt(seq),
+            opt(seq.map(rel)),
+            opt(len),
+            opt(ack),
+            opt(ack.map(rel)),
+            opt(dupacks),
+            rtt.map(|r| format!("{:.3}", r.as_secs_f64() * 1000.0))
+                .unwrap_or_default(),
+            state.unwrap_or_default(),
+            e.cwnd,
+            ssthresh_text(e.ssthresh),
+            e.srtt.as_secs_f64() * 1000.0,
+            e.rttvar.as_secs_f64() * 1000.0,
+            e.rto.as_secs_f64() * 1000.0,
+            e.flight,
+            e.snd_una.get(),
+            rel(e.snd_una.get()),
+            e.snd_nxt.get(),
+            rel(e.snd_nxt.get()),
+        );
+    }
+    out
+}
+
+/// A flow's goodput over time: the bytes its receiver acknowledged (SND.UNA's advance,
+/// seen by the sender) in consecutive bins of `bin_s` seconds, from the first event to
+/// the last. docs/OUTPUTS.md lists the columns.
+pub fn throughput_csv(events: &[ackclock_tcp::TraceEvent], bin_s: f64) -> String {
+    let mut out = String::from("time_s,interval_s,acked_bytes,goodput_mbps\n");
+    let (Some(first), Some(last)) = (events.first(), events.last()) else {
+        return out;
+    };
+    let t0 = first.time.as_nanos() as f64 / 1e9;
+    let t1 = last.time.as_nanos() as f64 / 1e9;
+    let bins = (((t1 - t0) / bin_s).floor() as usize + 1).min(10_000_000);
+    let mut acked = vec![0u64; bins];
+    // The first event's SND.UNA is the ISN (see `flow_csv`): the SYN is not data.
+    let mut una = first.snd_una + 1u32;
+    for e in events {
+        if e.snd_una > una {
+            let t = e.time.as_nanos() as f64 / 1e9;
+            let b = (((t - t0) / bin_s) as usize).min(bins - 1);
+            acked[b] += u64::from(e.snd_una.since(una));
+            una = e.snd_una;
+        }
+    }
+    for (i, a) in acked.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "{:.6},{bin_s},{a},{:.6}",
+            t0 + i as f64 * bin_s,
+            *a as f64 * 8.0 / bin_s / 1e6
+        );
+    }
+    out
 }

@@ -1,0 +1,94 @@
+//! The CSV files `ackclock sim` writes load without guessing: every row has the header's
+//! columns, a row says what it is (the columns of other kinds of event are empty), an
+//! infinite ssthresh is `inf`, relative sequence numbers start at the ISN, and the
+//! throughput series adds up to what was acknowledged.
+
+use ackclock_sim::{build, Scenario};
+use std::path::Path;
+
+const SCENARIO: &str = r#"
+name = "csv"
+seed = 3
+duration_s = 5
+[topology]
+kind = "dumbbell"
+pairs = 1
+access = { rate_bps = 100e6, delay_ms = 1 }
+bottleneck = { rate_bps = 2e6, delay_ms = 20, queue = { kind = "drop_tail", limit_pkts = 10 } }
+[topology.flows]
+tcp = "newreno"
+app = { kind = "bulk" }
+"#;
+
+fn rows(text: &str) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut lines = text.lines();
+    let header: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
+    let rows = lines
+        .map(|l| l.split(',').map(String::from).collect::<Vec<_>>())
+        .collect();
+    (header, rows)
+}
+
+#[test]
+fn flow_and_throughput_csvs_describe_themselves() {
+    let dir = std::env::temp_dir().join(format!("ackclock-csv-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let s = Scenario::from_str_named(SCENARIO, Path::new("csv.toml")).unwrap();
+    let r = build(&s, Some(&dir)).unwrap().run(|_| {});
+    r.write_files(&dir).unwrap();
+    let name = &r.summary.flows[0].name;
+    let flow = std::fs::read_to_string(dir.join(format!("flow-{name}.csv"))).unwrap();
+    let tput = std::fs::read_to_string(dir.join(format!("throughput-{name}.csv"))).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    let (h, rows) = self::rows(&flow);
+    let col = |n: &str| {
+        h.iter()
+            .position(|c| c == n)
+            .unwrap_or_else(|| panic!("no {n}"))
+    };
+    assert!(rows.len() > 100);
+    for r in &rows {
+        assert_eq!(r.len(), h.len(), "{r:?}");
+    }
+    let (ev, seq, seq_rel, ack, rtt, state, ssthresh) = (
+        col("event"),
+        col("seq"),
+        col("seq_rel"),
+        col("ack"),
+        col("rtt_ms"),
+        col("state"),
+        col("ssthresh_bytes"),
+    );
+    // The first data byte is 1 relative to the ISN, as Wireshark counts.
+    let first_send = rows.iter().find(|r| r[ev] == "send").unwrap();
+    assert_eq!(first_send[seq_rel], "1");
+    for r in &rows {
+        match r[ev].as_str() {
+            "send" | "retransmit" => assert!(!r[seq].is_empty() && r[ack].is_empty()),
+            "ack" => assert!(r[seq].is_empty() && !r[ack].is_empty()),
+            "rtt_sample" => assert!(r[rtt].parse::<f64>().unwrap() > 40.0),
+            "state" => assert!(!r[state].is_empty()),
+            _ => {}
+        }
+        if r[ev] != "rtt_sample" {
+            assert!(r[rtt].is_empty());
+        }
+        assert!(r[ssthresh] == "inf" || r[ssthresh].parse::<u32>().is_ok());
+    }
+    // Slow start begins with no threshold.
+    assert_eq!(rows[0][ssthresh], "inf");
+
+    let (th, trows) = self::rows(&tput);
+    assert_eq!(th, ["time_s", "interval_s", "acked_bytes", "goodput_mbps"]);
+    let total: u64 = trows.iter().map(|r| r[2].parse::<u64>().unwrap()).sum();
+    // What SND.UNA moved past, less the SYN: the data acknowledged (no FIN in 5 s of bulk).
+    let una = |row: &Vec<String>| row[col("snd_una_rel")].parse::<u64>().unwrap();
+    let acked = una(rows.last().unwrap()) - 1;
+    assert_eq!(total, acked);
+    let delivered = r.summary.flows[0].bytes_delivered;
+    assert!(
+        acked <= delivered && delivered - acked < 20 * 1460,
+        "{acked} vs {delivered}"
+    );
+}
