@@ -762,11 +762,11 @@ fn tables(p: Params, m: &Measured) -> Vec<Table> {
         })
         .collect();
     vec![
-        sweep_table(p, m, Conn::Light, false, "Window of one segment, 1 ms clock (the claims): spurious retransmissions per 1000 segments (spurious timeouts per 1000 segments), mean over seeds"),
+        sweep_table(p, m, Conn::Light, false, "Window of one segment, 1 ms clock (the claims): spurious retransmissions per 1000 segments (spurious timeouts per 1000 segments), mean over RNG seeds"),
         sweep_table(p, m, Conn::LightTicks, false, "Window of one segment, 4.3BSD's 500 ms clock (samples in whole ticks, RTO >= A + 1 tick): the same"),
         sweep_table(p, m, Conn::Bulk, true, "Window of 8 segments (4.3BSD's 4 KB, above the pipe), 1 ms clock: the same, with the share of RTT samples above the RTO in force"),
         Table {
-            caption: "Counting methods at rho = 0.75, timestamps on (sums over seeds)".into(),
+            caption: "Counting methods at rho = 0.75, timestamps on (sums over RNG seeds)".into(),
             header: vec![
                 "timer".into(),
                 "timeouts (all spurious)".into(),

@@ -690,7 +690,7 @@ fn tables(m: &Measured) -> Vec<Table> {
     let header = |h: &[&str]| h.iter().map(|s| s.to_string()).collect();
     vec![
         Table {
-            caption: "Tahoe, per pipe (means over seeds)".into(),
+            caption: "Tahoe, per pipe (means over RNG seeds)".into(),
             header: header(&[
                 "pipe",
                 "K",

@@ -568,7 +568,7 @@ fn table(m: &Measured) -> Table {
         })
         .collect();
     Table {
-        caption: "Per configuration, means over seeds (throughput per flow in KB/s from its start to its completion)".into(),
+        caption: "Per configuration, means over RNG seeds (throughput per flow in KB/s from its start to its completion)".into(),
         header: [
             "configuration",
             "retransmitted / sent",

@@ -277,7 +277,7 @@ impl Experiment for Satnet {
         }
         j.claim(
             "vanilla_56",
-            format!("{mv:.3} (sd {:.3}, {n} seeds)", sd(&van)),
+            format!("{mv:.3} (sd {:.3}, {n} RNG seeds)", sd(&van)),
             if van_ok {
                 Verdict::Pass
             } else {
@@ -367,7 +367,7 @@ fn efficiency_table(m: &Measured) -> Table {
         })
         .collect();
     Table {
-        caption: "Goodput / channel data rate (mean ± sd over seeds) and the models".into(),
+        caption: "Goodput / channel data rate (mean ± sd over RNG seeds) and the models".into(),
         header: vec![
             "loss".into(),
             "vanilla 4.3BSD".into(),

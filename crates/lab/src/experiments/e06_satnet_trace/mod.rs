@@ -617,7 +617,7 @@ fn satnet_table(m: &Measured) -> Table {
         ],
     ];
     Table {
-        caption: "Satnet, BER 1.8e-6: goodput / data rate (mean ± sd over seeds)".into(),
+        caption: "Satnet, BER 1.8e-6: goodput / data rate (mean ± sd over RNG seeds)".into(),
         header: vec!["TCP".into(), "efficiency".into(), "footnote-6 model".into()],
         rows,
     }

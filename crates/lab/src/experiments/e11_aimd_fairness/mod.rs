@@ -488,8 +488,9 @@ fn law_table(m: &Measured) -> Table {
         })
         .collect();
     Table {
-        caption: "Per law, means over seeds (second half of the run for the index, goodput, CoVs)"
-            .into(),
+        caption:
+            "Per law, means over RNG seeds (second half of the run for the index, goodput, CoVs)"
+                .into(),
         header: [
             "law",
             "to Jain >= 0.95 for good",

@@ -640,7 +640,7 @@ fn table(p: Params, m: &Measured) -> Table {
         .collect();
     Table {
         caption: format!(
-            "Mean over {} seeds, after a {:.0} s warm-up (Jain: mean, and the range over seeds). Delay: time in the bottleneck queue, whole run. Cuts: fast retransmits and timeouts, one per round trip per flow.",
+            "Mean over {} RNG seeds, after a {:.0} s warm-up (Jain: mean, and the range over RNG seeds). Delay: time in the bottleneck queue, whole run. Cuts: fast retransmits and timeouts, one per round trip per flow.",
             seeds(p),
             warmup(p.quick)
         ),
