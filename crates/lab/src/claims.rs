@@ -155,8 +155,9 @@ impl<'a> Judge<'a> {
     /// number: [`Ours::num`]), the verdict and a note (why it failed, or what to read into
     /// it; may be empty).
     ///
-    /// A claim whose `claims.toml` gives a band (`min`, `max`) must come with a number, and a
-    /// pass or fail must be what the band says of it: the file and the code cannot disagree.
+    /// A claim whose `claims.toml` gives a band (`min`, `max`) is checked against it, so the
+    /// file and the code cannot disagree: a pass must come with a number inside the band, a
+    /// fail with a number outside it (or with none: nothing was measured).
     pub fn claim(
         &mut self,
         id: &str,
@@ -167,21 +168,21 @@ impl<'a> Judge<'a> {
         let i = self.open(id)?;
         let spec = &self.specs[i];
         let ours = ours.into();
-        if spec.has_band() && matches!(verdict, Verdict::Pass | Verdict::Fail) {
-            let Some(v) = ours.value else {
-                bail!(
-                    "{}: claim {id:?} has a band in claims.toml but was judged without a number",
+        if spec.has_band() {
+            let says = |v: f64| Verdict::of(spec.in_band(v));
+            match (verdict, ours.value) {
+                (Verdict::Pass, None) => bail!(
+                    "{}: claim {id:?} has a band in claims.toml but passed without a number",
                     self.experiment
-                );
-            };
-            if Verdict::of(spec.in_band(v)) != verdict {
-                bail!(
+                ),
+                (Verdict::Pass | Verdict::Fail, Some(v)) if says(v) != verdict => bail!(
                     "{}: claim {id:?}: the code says {} for {v}, the band of claims.toml ({}) says {}",
                     self.experiment,
                     verdict.word(),
                     spec.tolerance,
-                    Verdict::of(spec.in_band(v)).word()
-                );
+                    says(v).word()
+                ),
+                _ => {}
             }
         }
         self.results[i] = Slot::Judged(Box::new(ClaimResult {
@@ -314,7 +315,9 @@ source = "s"
             .claim("a", "5", Verdict::Pass, "")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("without a number"), "{e}");
+        assert!(e.contains("passed without a number"), "{e}");
+        j.claim("a", "never", Verdict::Fail, "").unwrap();
+        let mut j = Judge::new("x", &specs);
         let e = j
             .claim("a", Ours::num(8.0, "8"), Verdict::Pass, "")
             .unwrap_err()
