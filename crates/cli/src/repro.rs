@@ -46,11 +46,12 @@ pub fn run(opts: ackclock_lab::Options, check: bool) -> Result<()> {
         ackclock_lab::run_with(&opts, &command_line, &|p| lines.progress(p))
     };
     let outcome = outcome?;
+    let width = ackclock_lab::report::terminal_width();
+    print!("{}", outcome.text_table(width));
     print!(
-        "{}",
-        outcome.text_table(ackclock_lab::report::terminal_width())
+        "\n{}",
+        ackclock_lab::report::wrap(&outcome.summary_line(), "", usize::from(width))
     );
-    println!("\n{}", outcome.summary_line());
     let fails = outcome.count(ackclock_lab::Verdict::Fail);
     if check && fails > 0 {
         bail!("{fails} claim(s) failed (see the FAIL rows above and the report)");

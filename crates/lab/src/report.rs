@@ -105,7 +105,12 @@ pub fn text_table(sections: &[Section], width: u16) -> String {
     let mut out = t.to_string();
     out.push('\n');
     if !notes.is_empty() {
-        out.push_str("\nWhy each claim above did not pass (the report has the discussion):\n");
+        out.push('\n');
+        out.push_str(&wrap(
+            "Why each claim marked [n] above did not pass (the report has each experiment's discussion):",
+            "",
+            width as usize,
+        ));
         for (i, n) in notes.iter().enumerate() {
             let label = format!("[{}] ", i + 1);
             out.push_str(&wrap(n, &label, width as usize));
@@ -140,7 +145,7 @@ fn share(room: usize, cols: &[(usize, usize)]) -> Vec<usize> {
 
 /// `text` wrapped at word boundaries to `width` columns, the first line after `label`, the
 /// others indented as far; a word longer than the line stays whole.
-fn wrap(text: &str, label: &str, width: usize) -> String {
+pub fn wrap(text: &str, label: &str, width: usize) -> String {
     let indent = label.chars().count();
     let room = width.saturating_sub(indent).max(20);
     let mut out = String::new();
@@ -385,4 +390,85 @@ code{font-size:13px}
     }
     h.push_str("</body></html>\n");
     h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claims::ClaimSpec;
+
+    fn claim(id: &str, verdict: Verdict, note: &str) -> ClaimResult {
+        ClaimResult {
+            experiment: "startup".into(),
+            spec: ClaimSpec {
+                id: id.into(),
+                claim: "Without slow start most of the bandwidth is wasted: only 35% of the available rate is used".into(),
+                metric: "m".into(),
+                published: "1,104 KB/s (1,098.8 KiB/s with standard 1538/84 byte-time framing, derived)".into(),
+                tolerance: "within 0.5% of 1,098.8 and of 1,104".into(),
+                source: "s".into(),
+                unit: None,
+                published_value: None,
+                min: None,
+                max: None,
+                min_exclusive: false,
+                max_exclusive: false,
+            },
+            ours: "RFC 793 (beta = 2): 63 timeouts, Eifel 63; A + 2D: 482 timeouts".into(),
+            value: None,
+            verdict,
+            note: note.into(),
+        }
+    }
+
+    #[test]
+    fn the_table_fits_the_width_cuts_nothing_and_explains_every_verdict_but_pass() {
+        let s = Section {
+            claims: vec![
+                claim("a", Verdict::Pass, ""),
+                claim("b", Verdict::Disagree, "because of the clock"),
+                claim("c", Verdict::Fail, ""),
+                claim("d", Verdict::Info, ""),
+                claim("e", Verdict::Skip, "full run only"),
+            ],
+            ..Section::default()
+        };
+        for width in [60u16, 80, 100, 200] {
+            let t = text_table(std::slice::from_ref(&s), width);
+            for line in t.lines() {
+                assert!(line.chars().count() <= width as usize, "{width}: {line:?}");
+            }
+            assert!(!t.contains('~'), "{t}");
+            // Every word of every cell is there, whatever the wrapping.
+            let words: Vec<&str> = t.split(|c: char| c.is_whitespace() || c == '|').collect();
+            // (Below 80 columns a column can be narrower than a word, which then breaks.)
+            for w in ["available", "byte-time", "Eifel", "1,104"] {
+                assert!(width < 80 || words.contains(&w), "{w}: {t}");
+            }
+            for (n, why) in [
+                (1, "because of the clock"),
+                (2, "outside the tolerance"),
+                (3, "without a pass/fail judgement"),
+                (4, "full run only"),
+            ] {
+                assert!(t.contains(&format!("[{n}]")), "{t}");
+                let notes = &t[t.find("did not pass").unwrap()..];
+                assert!(
+                    notes
+                        .replace('\n', " ")
+                        .contains(why.split(' ').next().unwrap()),
+                    "{why}: {t}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn wrap_keeps_every_word_and_the_hanging_indent() {
+        let w = wrap("aaa bbb ccc ddd eee fff ggg hhh iii jjj kkk", "[1] ", 24);
+        assert_eq!(
+            w,
+            "[1] aaa bbb ccc ddd eee\n    fff ggg hhh iii jjj\n    kkk\n"
+        );
+    }
 }
