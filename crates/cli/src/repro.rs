@@ -36,13 +36,13 @@ pub fn run(opts: ackclock_lab::Options, check: bool) -> Result<()> {
         bar.finish_and_clear();
         outcome
     } else {
-        let lines = Lines::new(total, experiments);
-        lines.say(&format!(
+        let header = format!(
             "{} experiment(s), {total} simulator runs, {} mode, {} RNG seed(s) per stochastic configuration",
             experiments,
             if opts.quick { "quick" } else { "full" },
             opts.seeds
-        ));
+        );
+        let lines = Lines::new(total, experiments, header);
         ackclock_lab::run_with(&opts, &command_line, &|p| lines.progress(p))
     };
     let outcome = outcome?;
@@ -62,6 +62,8 @@ pub fn run(opts: ackclock_lab::Options, check: bool) -> Result<()> {
 /// Progress as lines on standard error, for a reader that is not a terminal.
 struct Lines {
     start: Instant,
+    /// Said before the first event (so an error before the suite starts comes alone).
+    header: String,
     total: u64,
     experiments: usize,
     state: Mutex<State>,
@@ -71,19 +73,22 @@ struct State {
     last_line: Instant,
     finished: usize,
     runs: u64,
+    said_header: bool,
 }
 
 impl Lines {
-    fn new(total: u64, experiments: usize) -> Lines {
+    fn new(total: u64, experiments: usize, header: String) -> Lines {
         let now = Instant::now();
         Lines {
             start: now,
+            header,
             total,
             experiments,
             state: Mutex::new(State {
                 last_line: now,
                 finished: 0,
                 runs: 0,
+                said_header: false,
             }),
         }
     }
@@ -103,6 +108,10 @@ impl Lines {
         let Ok(mut st) = self.state.lock() else {
             return;
         };
+        if !st.said_header {
+            st.said_header = true;
+            self.say(&self.header);
+        }
         let line = match p {
             Progress::Started { experiment } => format!("started {experiment}"),
             Progress::Finished { experiment, took } => {
