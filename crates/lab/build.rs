@@ -38,6 +38,17 @@ fn main() {
 
 /// The short commit with `-dirty`, watching the files that change with HEAD and the index.
 fn from_git(dir: &Path) -> Option<String> {
+    // Only this workspace's own repository: a source tarball unpacked inside another
+    // checkout must not take that checkout's commit.
+    let root = dir.parent().and_then(Path::parent)?;
+    let top = git(dir, &["rev-parse", "--show-toplevel"])?;
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if !same(Path::new(&top), root) {
+        return None;
+    }
     let head = git(dir, &["rev-parse", "--short", "HEAD"]).filter(|h| !h.is_empty())?;
     for (flag, files) in [
         ("--git-dir", &["HEAD", "index"][..]),
