@@ -160,23 +160,36 @@ fn repro_runs_one_experiment_and_writes_the_report() {
         html.contains("<svg") && html.contains("W/2-1"),
         "report lacks plots or claims"
     );
-    // The whole claims table, machine-readable.
+    // The whole claims table, machine-readable (docs/OUTPUTS.md; crates/lab's outputs_doc
+    // test checks every field).
     let claims: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(d.join("claims.json")).unwrap()).unwrap();
-    let rows = claims.as_array().unwrap();
+    let rows = claims["claims"].as_array().unwrap();
     assert!(!rows.is_empty());
     for r in rows {
         assert_eq!(r["experiment"], "fast_recovery");
-        for k in [
-            "id",
-            "claim",
-            "published",
-            "ackclock",
-            "tolerance",
-            "verdict",
-            "source",
-        ] {
+        for k in ["id", "claim", "verdict", "source"] {
             assert!(r[k].as_str().is_some_and(|v| !v.is_empty()), "{k} in {r}");
         }
+        for k in ["published", "ackclock", "tolerance"] {
+            assert!(
+                r[k]["text"].as_str().is_some_and(|v| !v.is_empty()),
+                "{k} in {r}"
+            );
+        }
     }
+    // The run's facts, with the command line as given.
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("run.json")).unwrap()).unwrap();
+    let args: Vec<&str> = run["command_line"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        args[1..6],
+        ["repro", "--quick", "--check", "--only", "fast_recovery"]
+    );
+    assert_eq!(run["mode"], "quick");
 }

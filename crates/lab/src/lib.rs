@@ -1,9 +1,9 @@
-//! The reproduction suite of ackclock: the seeds' experiments re-run in the simulator.
+//! The reproduction suite of ackclock: the experiments of the seed messages re-run in the simulator.
 //!
 //! Each experiment (under `experiments/`, one directory each) varies an embedded scenario,
-//! runs it in the simulator, judges the claims the seed or paper makes against our numbers
+//! runs it in the simulator, judges the claims the seed message or paper makes against our numbers
 //! (pass, fail, disagree with the reason, or report), and renders a section of the report:
-//! the seed's words, the setup, tables, plots and a discussion. A disagreement is reported
+//! the seed message's words, the setup, tables, plots and a discussion. A disagreement is reported
 //! with its reason, never tuned away.
 //!
 //! `ackclock repro` calls [`run`]; so do the snapshot tests, in quick mode.
@@ -12,13 +12,15 @@ pub mod claims;
 pub mod experiments;
 pub mod plots;
 pub mod report;
+pub mod runinfo;
 pub mod stats;
 pub mod suite;
 pub mod text;
 
-pub use claims::{ClaimSpec, Judge};
+pub use claims::{ClaimSpec, Judge, Ours};
+pub use runinfo::RunInfo;
 pub use suite::{
-    run, ClaimResult, Ctx, Experiment, Files, Options, Outcome, Params, Rendered, Runnable,
-    Section, Table, Verdict,
+    run, run_with, ClaimResult, Ctx, Experiment, Files, Options, Outcome, Params, Progress,
+    Rendered, Runnable, Section, Table, Verdict,
 };
 pub use text::Text;

@@ -5,23 +5,27 @@
 use crate::claims::{ClaimSpec, Judge};
 use crate::experiments::experiments;
 use crate::report;
+use crate::runinfo::{self, Machine, RngSeeds, RunInfo};
 use crate::text::Text;
 use ackclock_sim::{build, RunResult, Scenario};
 use anyhow::{anyhow, bail, Context, Result};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime};
 
 /// The outcome of checking one claim.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Verdict {
     Pass,
     Fail,
-    /// Reported without a pass/fail judgement (a measurement the seed gives no number for).
+    /// Reported without a pass/fail judgement (a measurement the seed message gives no number for).
     Info,
     /// We measure something else than published, and the report explains why the claim
     /// cannot hold as stated (or what model detail is missing). Not a failure of ackclock.
     Disagree,
+    /// Not judged in this run: the runs it needs are made in the full run only.
+    Skip,
 }
 
 impl Verdict {
@@ -31,6 +35,25 @@ impl Verdict {
             Verdict::Fail => "FAIL",
             Verdict::Info => "report",
             Verdict::Disagree => "disagree",
+            Verdict::Skip => "skip",
+        }
+    }
+    /// Every verdict, in the order the summary counts them.
+    pub const ALL: [Verdict; 5] = [
+        Verdict::Pass,
+        Verdict::Fail,
+        Verdict::Disagree,
+        Verdict::Info,
+        Verdict::Skip,
+    ];
+    /// The verdict in `claims.json`: `pass`, `fail`, `disagree` or `report`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "fail",
+            Verdict::Info => "report",
+            Verdict::Disagree => "disagree",
+            Verdict::Skip => "skip",
         }
     }
     pub fn of(ok: bool) -> Verdict {
@@ -47,8 +70,10 @@ impl Verdict {
 pub struct ClaimResult {
     pub experiment: String,
     pub spec: ClaimSpec,
-    /// Our number, formatted.
+    /// Our number, formatted (with whatever context the experiment adds).
     pub ours: String,
+    /// Our number as a number, in the claim's unit, when the claim has one number.
+    pub value: Option<f64>,
     pub verdict: Verdict,
     /// Why it failed, or what to read into it.
     pub note: String,
@@ -67,13 +92,15 @@ pub struct Table {
 pub struct Section {
     pub name: String,
     pub title: String,
-    /// What the seed says, quoted briefly.
+    /// What the seed message says, quoted briefly.
     pub quote: String,
-    /// Where the quote is from (seed file and date, or paper and figure).
+    /// Where the quote is from (the seed message's author, subject and date, or the paper and figure).
     pub quote_source: String,
     /// The setup, in a paragraph.
     pub setup: String,
     pub claims: Vec<ClaimResult>,
+    /// The RNG seeds of the experiment's simulator runs, sorted, each once.
+    pub rng_seeds: Vec<u64>,
     pub tables: Vec<Table>,
     /// SVG files (in the experiment's output directory).
     pub plots: Vec<PathBuf>,
@@ -119,7 +146,7 @@ impl Ctx<'_> {
 pub struct Params {
     /// The shortened variant (for CI and the snapshot test).
     pub quick: bool,
-    /// Seeds per stochastic configuration.
+    /// Runs per stochastic configuration, each with its own RNG seed.
     pub seeds: u64,
 }
 
@@ -132,7 +159,7 @@ pub struct Files {
     /// The base scenario, also written next to the experiment's plots so `ackclock sim`
     /// can rerun it.
     pub scenario: &'static str,
-    /// The `[[claim]]` tables: what the seed or paper says (see [`crate::claims`]).
+    /// The `[[claim]]` tables: what the seed message or paper says (see [`crate::claims`]).
     pub claims: &'static str,
     /// The prose (see [`crate::text`]).
     pub text: &'static str,
@@ -211,6 +238,9 @@ impl<E: Experiment> Runnable for E {
         let text = text_of(&files)?;
         let specs = crate::claims::parse(files.dir, files.claims)?;
         let plan = self.plan(p, &base_scenario(&files)?)?;
+        let mut rng_seeds: Vec<u64> = plan.iter().map(|s| s.seed).collect();
+        rng_seeds.sort_unstable();
+        rng_seeds.dedup();
         let reduced = ctx.run_inner(plan, self.records_queues(), |i, r| self.reduce(p, i, r))?;
         let runs = reduced.into_iter().collect::<Result<Vec<_>>>()?;
         let m = self.measure(p, runs)?;
@@ -221,6 +251,7 @@ impl<E: Experiment> Runnable for E {
             name: Experiment::name(self).to_string(),
             title: text.get("title")?,
             claims,
+            rng_seeds,
             ..Section::default()
         };
         if render {
@@ -256,7 +287,7 @@ pub struct Options {
     pub only: Option<Vec<String>>,
     /// The shortened variant of each experiment.
     pub quick: bool,
-    /// Seeds per stochastic configuration.
+    /// Runs per stochastic configuration, each with its own RNG seed.
     pub seeds: u64,
     /// Render each section (tables, plots, prose); without, only the claims are judged.
     pub render: bool,
@@ -278,7 +309,10 @@ pub struct Outcome {
     pub index: PathBuf,
     /// Every claim, machine-readable.
     pub claims_json: PathBuf,
-    pub took: std::time::Duration,
+    /// What the run was (version, commit, command line, RNG seeds, machine, date).
+    pub run_json: PathBuf,
+    pub run: RunInfo,
+    pub took: Duration,
 }
 
 impl Outcome {
@@ -292,15 +326,20 @@ impl Outcome {
         self.claims().filter(|c| c.verdict == verdict).count()
     }
 
-    /// The claims table as aligned text.
-    pub fn text_table(&self) -> String {
-        report::text_table(&self.sections)
+    /// The claims table as text `width` columns wide, each claim that did not pass with
+    /// its reason in a numbered note under the table.
+    pub fn text_table(&self, width: u16) -> String {
+        report::text_table(&self.sections, width)
     }
 
     /// One line: how many claims, per verdict, the time and where the report is.
     pub fn summary_line(&self) -> String {
+        let skipped = match self.count(Verdict::Skip) {
+            0 => String::new(),
+            k => format!(", {k} skipped (full run only)"),
+        };
         format!(
-            "{} claims: {} pass, {} fail, {} disagree (explained), {} reported; {:.0} s; report: {}",
+            "{} claims: {} pass, {} fail, {} disagree (explained), {} reported{skipped}; {:.0} s; report: {}",
             self.claims().count(),
             self.count(Verdict::Pass),
             self.count(Verdict::Fail),
@@ -342,65 +381,223 @@ pub fn planned_runs(opts: &Options) -> Result<u64> {
         .sum()
 }
 
-/// Runs the chosen experiments in parallel, writes the report (`index.html`), `claims.json`
-/// and each experiment's files under `opts.out`. `progress(done)` is called from the worker
-/// threads each time a simulator run ends, with the number of runs ended so far.
+/// What [`run_with`] tells while it runs (from the worker threads).
+#[derive(Clone, Copy, Debug)]
+pub enum Progress<'a> {
+    /// A simulator run ended; `done` runs have ended so far.
+    RunEnded { done: u64 },
+    /// An experiment started.
+    Started { experiment: &'a str },
+    /// An experiment ended (its runs, judging and rendering) after `took`.
+    Finished { experiment: &'a str, took: Duration },
+}
+
+/// Runs the chosen experiments in parallel, writes the report (`index.html`), `claims.json`,
+/// `run.json` and each experiment's files under `opts.out`. `progress(done)` is called from
+/// the worker threads each time a simulator run ends, with the number of runs ended so far.
 pub fn run(opts: &Options, progress: &(dyn Fn(u64) + Sync)) -> Result<Outcome> {
+    run_with(opts, &[], &|p| {
+        if let Progress::RunEnded { done } = p {
+            progress(done)
+        }
+    })
+}
+
+/// [`run`], recording `command_line` (program name first) in the report and `run.json`, and
+/// telling each experiment's start and end to `progress` as well as each run's.
+pub fn run_with(
+    opts: &Options,
+    command_line: &[String],
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<Outcome> {
     let chosen = select(opts.only.as_deref())?;
     std::fs::create_dir_all(&opts.out)
         .with_context(|| format!("cannot create {}", opts.out.display()))?;
     let done = AtomicU64::new(0);
-    let tick = move || progress(done.fetch_add(1, Ordering::Relaxed) + 1);
-    let started = std::time::Instant::now();
+    let tick = move || {
+        progress(Progress::RunEnded {
+            done: done.fetch_add(1, Ordering::Relaxed) + 1,
+        })
+    };
+    let started_at = SystemTime::now();
+    let started = Instant::now();
     let sections: Vec<Result<Section>> = chosen
         .par_iter()
         .map(|e| {
+            let began = Instant::now();
+            progress(Progress::Started {
+                experiment: e.name(),
+            });
             let out = opts.out.join(e.name());
             std::fs::create_dir_all(&out)?;
             let ctx = Ctx { out, tick: &tick };
             // The scenario as embedded, so a reader can rerun or vary it with `ackclock sim`.
             std::fs::write(ctx.out.join("scenario.toml"), e.scenario_text())?;
-            e.run(opts.params(), &ctx, opts.render)
-                .with_context(|| format!("experiment {}", e.name()))
+            let section = e
+                .run(opts.params(), &ctx, opts.render)
+                .with_context(|| format!("experiment {}", e.name()));
+            progress(Progress::Finished {
+                experiment: e.name(),
+                took: began.elapsed(),
+            });
+            section
         })
         .collect();
     let sections: Vec<Section> = sections.into_iter().collect::<Result<_>>()?;
     let took = started.elapsed();
+    let run = run_info(opts, command_line, &sections, started_at, took);
+    let run_json = opts.out.join("run.json");
+    std::fs::write(&run_json, serde_json::to_string_pretty(&run)? + "\n")
+        .with_context(|| format!("cannot write {}", run_json.display()))?;
     let index = opts.out.join("index.html");
-    std::fs::write(&index, report::html(&sections, opts.quick, took))
+    std::fs::write(&index, report::html(&sections, &run))
         .with_context(|| format!("cannot write {}", index.display()))?;
-    // The claims table, whole and machine-readable (the printed table truncates columns).
+    // The claims table, whole and machine-readable.
     let claims_json = opts.out.join("claims.json");
-    std::fs::write(&claims_json, claims_json_text(&sections)?)
+    std::fs::write(&claims_json, claims_json_text(&sections)? + "\n")
         .with_context(|| format!("cannot write {}", claims_json.display()))?;
     Ok(Outcome {
         sections,
         index,
         claims_json,
+        run_json,
+        run,
         took,
     })
 }
 
-/// Every claim of every section as a JSON array: experiment, the claim's fields from its
-/// scenario file, our number, the verdict word and the note.
-fn claims_json_text(sections: &[Section]) -> Result<String> {
-    let rows: Vec<serde_json::Value> = sections
+/// The facts of this run (`run.json`).
+fn run_info(
+    opts: &Options,
+    command_line: &[String],
+    sections: &[Section],
+    started_at: SystemTime,
+    took: Duration,
+) -> RunInfo {
+    let by_experiment: std::collections::BTreeMap<String, Vec<u64>> = sections
         .iter()
-        .flat_map(|s| &s.claims)
-        .map(|c| {
-            serde_json::json!({
-                "experiment": c.experiment,
-                "id": c.spec.id,
-                "claim": c.spec.claim,
-                "metric": c.spec.metric,
-                "published": c.spec.published,
-                "ackclock": c.ours,
-                "tolerance": c.spec.tolerance,
-                "verdict": c.verdict.word(),
-                "source": c.spec.source,
-                "note": c.note,
-            })
-        })
+        .map(|s| (s.name.clone(), s.rng_seeds.clone()))
         .collect();
-    Ok(serde_json::to_string_pretty(&rows)?)
+    let mut all: Vec<u64> = sections.iter().flat_map(|s| s.rng_seeds.clone()).collect();
+    all.sort_unstable();
+    all.dedup();
+    RunInfo {
+        schema_version: runinfo::RUN_SCHEMA_VERSION,
+        version: runinfo::VERSION.to_string(),
+        commit: runinfo::COMMIT.to_string(),
+        command_line: command_line.to_vec(),
+        mode: if opts.quick { "quick" } else { "full" }.to_string(),
+        rng_seeds: RngSeeds {
+            per_configuration: opts.seeds,
+            all,
+            by_experiment,
+        },
+        experiments: sections.iter().map(|s| s.name.clone()).collect(),
+        machine: Machine::this(),
+        started_utc: runinfo::rfc3339(started_at),
+        wall_time_s: took.as_secs_f64(),
+    }
 }
+
+/// `claims.json` (the schema is in `docs/OUTPUTS.md`; fields in the order written).
+#[derive(serde::Serialize)]
+struct ClaimsJson<'a> {
+    schema_version: u32,
+    summary: Summary,
+    claims: Vec<ClaimJson<'a>>,
+}
+
+/// How many claims got each verdict.
+#[derive(serde::Serialize)]
+struct Summary {
+    claims: usize,
+    pass: usize,
+    fail: usize,
+    disagree: usize,
+    report: usize,
+    skip: usize,
+}
+
+#[derive(serde::Serialize)]
+struct ClaimJson<'a> {
+    experiment: &'a str,
+    id: &'a str,
+    claim: &'a str,
+    metric: &'a str,
+    unit: Option<&'a str>,
+    published: Number<'a>,
+    ackclock: Number<'a>,
+    tolerance: Tolerance<'a>,
+    verdict: &'static str,
+    source: &'a str,
+    note: &'a str,
+}
+
+/// A number as the report shows it, and as a number when the claim has one.
+#[derive(serde::Serialize)]
+struct Number<'a> {
+    text: &'a str,
+    value: Option<f64>,
+}
+
+#[derive(serde::Serialize)]
+struct Tolerance<'a> {
+    text: &'a str,
+    min: Option<f64>,
+    max: Option<f64>,
+    min_inclusive: bool,
+    max_inclusive: bool,
+}
+
+/// Every claim of every section as JSON: typed numbers where the claim has one, each with
+/// its text as the report shows it. Nothing in it changes from run to run unless a number
+/// does (the run's facts are in `run.json`).
+pub fn claims_json_text(sections: &[Section]) -> Result<String> {
+    let all = || sections.iter().flat_map(|s| &s.claims);
+    let count = |v: Verdict| all().filter(|c| c.verdict == v).count();
+    let file = ClaimsJson {
+        schema_version: CLAIMS_SCHEMA_VERSION,
+        summary: Summary {
+            claims: all().count(),
+            pass: count(Verdict::Pass),
+            fail: count(Verdict::Fail),
+            disagree: count(Verdict::Disagree),
+            report: count(Verdict::Info),
+            skip: count(Verdict::Skip),
+        },
+        claims: all()
+            .map(|c| {
+                let t = &c.spec;
+                ClaimJson {
+                    experiment: &c.experiment,
+                    id: &t.id,
+                    claim: &t.claim,
+                    metric: &t.metric,
+                    unit: t.unit.as_deref(),
+                    published: Number {
+                        text: &t.published,
+                        value: t.published_value,
+                    },
+                    ackclock: Number {
+                        text: &c.ours,
+                        value: c.value,
+                    },
+                    tolerance: Tolerance {
+                        text: &t.tolerance,
+                        min: t.min,
+                        max: t.max,
+                        min_inclusive: !t.min_exclusive,
+                        max_inclusive: !t.max_exclusive,
+                    },
+                    verdict: c.verdict.key(),
+                    source: &t.source,
+                    note: &c.note,
+                }
+            })
+            .collect(),
+    };
+    Ok(serde_json::to_string_pretty(&file)?)
+}
+
+/// The version of `claims.json`'s layout; raised when a field changes meaning or goes away.
+pub const CLAIMS_SCHEMA_VERSION: u32 = 2;

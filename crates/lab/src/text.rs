@@ -1,5 +1,5 @@
 //! An experiment's prose, kept in a file beside its module (`text.md`) rather than in string
-//! literals: the title, the seed's words and their source, the setup, the discussion, and
+//! literals: the title, the seed message's words and their source, the setup, the discussion, and
 //! the notes its claims may carry.
 //!
 //! The file is a list of sections, each opened by a line `# key` (`title`, `quote`,

@@ -38,7 +38,7 @@ pub fn experiments() -> Vec<Box<dyn Runnable>> {
         Box::new(e13_buffer_sizing::BufferSizing),
         Box::new(e14_units_of_work::UnitsOfWork),
     ];
-    // Report order is the number in each title (the seeds' order), not the directory's.
+    // Report order is the number in each title (the seed messages' order), not the directory's.
     v.sort_by_key(|e| {
         e.title()
             .ok()

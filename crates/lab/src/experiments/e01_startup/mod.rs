@@ -6,7 +6,7 @@
 //! nothing. Four deterministic runs: vanilla, Tahoe, Tahoe with a receiver that ACKs every
 //! packet, and vanilla with the 1986 retransmit timer.
 
-use crate::claims::Judge;
+use crate::claims::{Judge, Ours};
 use crate::plots;
 use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
@@ -162,7 +162,7 @@ fn claim(
     j: &mut Judge,
     text: &Text,
     id: &str,
-    ours: String,
+    ours: impl Into<Ours>,
     verdict: Verdict,
     note: String,
 ) -> Result<()> {
@@ -184,11 +184,14 @@ fn judge_vanilla(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
         j,
         text,
         "vanilla_waste",
-        format!(
-            "{:.2} ({:.1} KBps of {:.1})",
+        Ours::num(
             v_share,
-            fv.goodput_bps / 8e3,
-            cap / 8e3
+            format!(
+                "{:.2} ({:.1} KBps of {:.1})",
+                v_share,
+                fv.goodput_bps / 8e3,
+                cap / 8e3
+            ),
         ),
         Verdict::of((0.20..=0.50).contains(&v_share)),
         String::new(),
@@ -197,7 +200,7 @@ fn judge_vanilla(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
         j,
         text,
         "vanilla_rexmit",
-        format!("{v_rexmit:.2}"),
+        Ours::num(v_rexmit, format!("{v_rexmit:.2}")),
         Verdict::of(v_rexmit >= 0.30),
         String::new(),
     )?;
@@ -217,7 +220,14 @@ fn judge_vanilla(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
         )?;
         (Verdict::Disagree, note)
     };
-    claim(j, text, "vanilla_five", format!("{most}"), verdict, note)
+    claim(
+        j,
+        text,
+        "vanilla_five",
+        Ours::num(most as f64, format!("{most}")),
+        verdict,
+        note,
+    )
 }
 
 /// Tahoe: retransmissions, round trips to cwnd 32, goodput over 10 s and the run, peak
@@ -228,7 +238,10 @@ fn judge_tahoe(p: Params, m: &Measured, text: &Text, j: &mut Judge) -> Result<()
         j,
         text,
         "ss_no_rexmit",
-        ft.retransmitted_segments.to_string(),
+        Ours::num(
+            ft.retransmitted_segments as f64,
+            ft.retransmitted_segments.to_string(),
+        ),
         Verdict::of(ft.retransmitted_segments == 0),
         String::new(),
     )?;
@@ -240,7 +253,10 @@ fn judge_tahoe(p: Params, m: &Measured, text: &Text, j: &mut Judge) -> Result<()
         j,
         text,
         "ss_log2w",
-        round_trips(open1),
+        Ours {
+            text: round_trips(open1),
+            value: open1.map(|(r, _)| r),
+        },
         Verdict::of(open1.is_some_and(|(r, _)| (4.0..=7.0).contains(&r))),
         text.fill(
             "note ss_log2w",
@@ -268,7 +284,7 @@ fn judge_tahoe(p: Params, m: &Measured, text: &Text, j: &mut Judge) -> Result<()
         j,
         text,
         "ss_twice",
-        format!("{peak_ratio:.2}"),
+        Ours::num(peak_ratio, format!("{peak_ratio:.2}")),
         Verdict::of(peak_ratio <= 2.0),
         text.get("note ss_twice")?,
     )

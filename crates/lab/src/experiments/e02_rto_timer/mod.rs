@@ -6,7 +6,7 @@
 //! gateway never drops, so every retransmission is spurious: the trace count is exact.
 //! Part 2 is App. C's slow start on a 2400-baud serial line, k = 2 against k = 4.
 
-use crate::claims::Judge;
+use crate::claims::{Judge, Ours};
 use crate::plots;
 use crate::stats::mean;
 use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
@@ -543,7 +543,7 @@ fn judge_sweep(p: Params, m: &Measured, text: &Text, j: &mut Judge) -> Result<()
         .fold(0.0, f64::max);
     j.claim(
         "beta2_low",
-        format!("{low_max:.2}"),
+        Ours::num(low_max, format!("{low_max:.2}")),
         Verdict::of(low_max <= 1.0),
         "",
     )?;
@@ -574,7 +574,7 @@ fn judge_sweep(p: Params, m: &Measured, text: &Text, j: &mut Judge) -> Result<()
     };
     j.claim(
         "vj_none",
-        format!("{:.2} (rho = {:.2})", vj_max.1, vj_max.0),
+        Ours::num(vj_max.1, format!("{:.2} (rho = {:.2})", vj_max.1, vj_max.0)),
         verdict,
         note,
     )?;
@@ -604,7 +604,8 @@ fn judge_sweep(p: Params, m: &Measured, text: &Text, j: &mut Judge) -> Result<()
         )?;
         (Verdict::Disagree, note)
     };
-    j.claim("vj_5x", shown, verdict, note)
+    // An infinite ratio (no spurious retransmission with A + 4D) is `null` in claims.json.
+    j.claim("vj_5x", Ours::num(ratio, shown), verdict, note)
 }
 
 /// Why the timer fires on the fine clock, and what the same timer makes on 4.3BSD's 500 ms
@@ -659,13 +660,23 @@ fn judge_slip(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
     };
     j.claim(
         "k4_slip",
-        format!("{k4_plain} of {SLIP_REPS} ({k4_data} when the first sample is a data packet's)"),
+        Ours::num(
+            k4_plain as f64,
+            format!(
+                "{k4_plain} of {SLIP_REPS} ({k4_data} when the first sample is a data packet's)"
+            ),
+        ),
         verdict,
         note,
     )?;
     j.claim(
         "k2_slip",
-        format!("{k2_plain} of {SLIP_REPS} ({k2_data} when the first sample is a data packet's)"),
+        Ours::num(
+            k2_plain as f64,
+            format!(
+                "{k2_plain} of {SLIP_REPS} ({k2_data} when the first sample is a data packet's)"
+            ),
+        ),
         Verdict::of(2 * k2_plain >= SLIP_REPS as usize),
         if k4_plain > 0 {
             text.get("note k2_slip")?
@@ -762,11 +773,11 @@ fn tables(p: Params, m: &Measured) -> Vec<Table> {
         })
         .collect();
     vec![
-        sweep_table(p, m, Conn::Light, false, "Window of one segment, 1 ms clock (the claims): spurious retransmissions per 1000 segments (spurious timeouts per 1000 segments), mean over seeds"),
+        sweep_table(p, m, Conn::Light, false, "Window of one segment, 1 ms clock (the claims): spurious retransmissions per 1000 segments (spurious timeouts per 1000 segments), mean over RNG seeds"),
         sweep_table(p, m, Conn::LightTicks, false, "Window of one segment, 4.3BSD's 500 ms clock (samples in whole ticks, RTO >= A + 1 tick): the same"),
         sweep_table(p, m, Conn::Bulk, true, "Window of 8 segments (4.3BSD's 4 KB, above the pipe), 1 ms clock: the same, with the share of RTT samples above the RTO in force"),
         Table {
-            caption: "Counting methods at rho = 0.75, timestamps on (sums over seeds)".into(),
+            caption: "Counting methods at rho = 0.75, timestamps on (sums over RNG seeds)".into(),
             header: vec![
                 "timer".into(),
                 "timeouts (all spurious)".into(),

@@ -6,7 +6,7 @@
 //! it, and two short learning runs (receivers ACKing every packet and every other packet).
 //! The losses are compared with two fluid models of AIMD.
 
-use crate::claims::Judge;
+use crate::claims::{Judge, Ours};
 use crate::plots;
 use crate::stats::{mean, uniform};
 use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
@@ -466,7 +466,7 @@ impl Experiment for Overload {
         let slope = m.fit.slope;
         j.claim(
             "loss_slope",
-            format!("{slope:.2}"),
+            Ours::num(slope, format!("{slope:.2}")),
             Verdict::of((-2.5..=-1.5).contains(&slope)),
             "",
         )?;
@@ -557,7 +557,11 @@ fn judge_learn(p: Params, m: &Measured, text: &Text, j: &mut Judge) -> Result<()
     }
     j.claim(
         "learn",
-        join(m.learn1.iter().map(fmt_opt), " / "),
+        Ours {
+            text: join(m.learn1.iter().map(fmt_opt), " / "),
+            // The largest over the pipes, when every pipe learned at all.
+            value: m.learn1.iter().try_fold(0.0f64, |a, v| v.map(|x| a.max(x))),
+        },
         if learn_ok {
             Verdict::Pass
         } else if learn_small >= 3 {
@@ -622,11 +626,14 @@ fn judge_loss(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
     }
     j.claim(
         "loss",
-        format!(
-            "{:.2}% at pipe {} (K = {:.0})",
-            100.0 * loss_star,
-            PIPES[f.i_star],
-            m.ks[f.i_star]
+        Ours::num(
+            loss_star,
+            format!(
+                "{:.2}% at pipe {} (K = {:.0})",
+                100.0 * loss_star,
+                PIPES[f.i_star],
+                m.ks[f.i_star]
+            ),
         ),
         if in_band {
             Verdict::Pass
@@ -690,7 +697,7 @@ fn tables(m: &Measured) -> Vec<Table> {
     let header = |h: &[&str]| h.iter().map(|s| s.to_string()).collect();
     vec![
         Table {
-            caption: "Tahoe, per pipe (means over seeds)".into(),
+            caption: "Tahoe, per pipe (means over RNG seeds)".into(),
             header: header(&[
                 "pipe",
                 "K",

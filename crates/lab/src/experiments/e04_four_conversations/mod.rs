@@ -6,7 +6,7 @@
 //! 5-7 packets (the 4.3BSD receiver) lose more and get less. Vanilla, Tahoe and Tahoe with
 //! mixed receivers at 20 ms of round trip, the first two again at 100 ms, several seeds each.
 
-use crate::claims::Judge;
+use crate::claims::{Judge, Ours};
 use crate::plots;
 use crate::stats::{mean, uniform};
 use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
@@ -449,34 +449,37 @@ fn judge_alone(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
     let t_30 = m.after30(TAHOE);
     j.claim(
         "van_rexmit",
-        format!("{v_rx:.2}"),
+        Ours::num(v_rx, format!("{v_rx:.2}")),
         Verdict::of(v_rx >= 0.25),
         "",
     )?;
     j.claim(
         "van_goodput",
-        format!("{v_gp:.2}"),
+        Ours::num(v_gp, format!("{v_gp:.2}")),
         Verdict::of(v_gp <= 0.85),
         "",
     )?;
     j.claim(
         "van_spread",
-        format!(
-            "{v_sp:.1} (KBps per flow {})",
-            kbps(&m.per_flow(VANILLA, |r, i| r.tput_all[i]))
+        Ours::num(
+            v_sp,
+            format!(
+                "{v_sp:.1} (KBps per flow {})",
+                kbps(&m.per_flow(VANILLA, |r, i| r.tput_all[i]))
+            ),
         ),
         Verdict::of(v_sp >= 3.0),
         text.get("note van_spread")?,
     )?;
     j.claim(
         "ca_rexmit",
-        format!("{t_rx:.3}"),
+        Ours::num(t_rx, format!("{t_rx:.3}")),
         Verdict::of(t_rx <= 0.03),
         "",
     )?;
     j.claim(
         "ca_goodput",
-        format!("{t_30:.3}"),
+        Ours::num(t_30, format!("{t_30:.3}")),
         Verdict::of(t_30 >= 0.95),
         "",
     )
@@ -533,13 +536,19 @@ fn judge_mixed(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
     };
     j.claim(
         "mixed_loss",
-        format!("{loss_ratio:.1} ({:.2}% / {:.2}%)", 100.0 * lo, 100.0 * ln),
+        Ours::num(
+            loss_ratio,
+            format!("{loss_ratio:.1} ({:.2}% / {:.2}%)", 100.0 * lo, 100.0 * ln),
+        ),
         verdict,
         note,
     )?;
     j.claim(
         "mixed_tput",
-        format!("{tput_ratio:.2} ({:.1} / {:.1} KBps)", tn / 1e3, to / 1e3),
+        Ours::num(
+            tput_ratio,
+            format!("{tput_ratio:.2} ({:.1} / {:.1} KBps)", tn / 1e3, to / 1e3),
+        ),
         Verdict::of(tput_ok),
         tick_note,
     )
@@ -568,7 +577,7 @@ fn table(m: &Measured) -> Table {
         })
         .collect();
     Table {
-        caption: "Per configuration, means over seeds (throughput per flow in KB/s from its start to its completion)".into(),
+        caption: "Per configuration, means over RNG seeds (throughput per flow in KB/s from its start to its completion)".into(),
         header: [
             "configuration",
             "retransmitted / sent",

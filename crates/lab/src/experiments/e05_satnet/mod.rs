@@ -6,7 +6,7 @@
 //! al. 1998). Vanilla 4.3BSD, Tahoe and Reno at 0.3%, 1% and 3% loss over several seeds, and
 //! vanilla once more with its timer pinned to one round trip.
 
-use crate::claims::Judge;
+use crate::claims::{Judge, Ours};
 use crate::plots;
 use crate::stats::{mean, sd};
 use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
@@ -277,7 +277,7 @@ impl Experiment for Satnet {
         }
         j.claim(
             "vanilla_56",
-            format!("{mv:.3} (sd {:.3}, {n} seeds)", sd(&van)),
+            Ours::num(mv, format!("{mv:.3} (sd {:.3}, {n} RNG seeds)", sd(&van))),
             if van_ok {
                 Verdict::Pass
             } else {
@@ -288,7 +288,7 @@ impl Experiment for Satnet {
         let new_ok = (0.44..=0.54).contains(&mt);
         j.claim(
             "new_49",
-            format!("{mt:.3} (Tahoe; Reno {mr:.3})"),
+            Ours::num(mt, format!("{mt:.3} (Tahoe; Reno {mr:.3})")),
             if new_ok {
                 Verdict::Pass
             } else {
@@ -309,7 +309,7 @@ impl Experiment for Satnet {
         )?;
         j.claim(
             "aimd_models",
-            format!("Reno {mr:.3}, Tahoe {mt:.3}"),
+            Ours::num(mr, format!("Reno {mr:.3}, Tahoe {mt:.3}")),
             Verdict::of((0.25..=0.35).contains(&mr)),
             text.get("note aimd_models")?,
         )?;
@@ -367,7 +367,7 @@ fn efficiency_table(m: &Measured) -> Table {
         })
         .collect();
     Table {
-        caption: "Goodput / channel data rate (mean ± sd over seeds) and the models".into(),
+        caption: "Goodput / channel data rate (mean ± sd over RNG seeds) and the models".into(),
         header: vec![
             "loss".into(),
             "vanilla 4.3BSD".into(),

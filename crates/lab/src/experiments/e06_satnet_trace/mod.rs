@@ -6,7 +6,7 @@
 //! with fast retransmit and Tahoe on the Satnet path over several seeds, a lossless run that
 //! measures the pipe, and a sweep of BER x bandwidth x delay on a DS3.
 
-use crate::claims::Judge;
+use crate::claims::{Judge, Ours};
 use crate::plots;
 use crate::stats::{mean, sd};
 use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
@@ -443,7 +443,10 @@ impl Experiment for SatnetTrace {
         let pipe_meas = m.pipe();
         j.claim(
             "pipe_21",
-            format!("{pipe_meas:.1} ({:.0} B/s x {:.3} s)", m.rate, m.min_rtt),
+            Ours::num(
+                pipe_meas,
+                format!("{pipe_meas:.1} ({:.0} B/s x {:.3} s)", m.rate, m.min_rtt),
+            ),
             Verdict::of((20.0..=22.0).contains(&pipe_meas)),
             "",
         )?;
@@ -451,7 +454,7 @@ impl Experiment for SatnetTrace {
         let loss = bad as f64 / pkts.max(1) as f64;
         j.claim(
             "loss_07",
-            format!("{:.2}% ({bad} of {pkts})", loss * 100.0),
+            Ours::num(loss, format!("{:.2}% ({bad} of {pkts})", loss * 100.0)),
             Verdict::of((0.005..=0.009).contains(&loss)),
             text.fill(
                 "note loss_07",
@@ -462,7 +465,7 @@ impl Experiment for SatnetTrace {
         let (t16, t8, t16b) = (m.eff(T16), m.eff(T8), m.eff(T16_TENTH));
         j.claim(
             "xtcp_58",
-            format!("{t16:.3} (sd {:.3})", sd(&m.effs(T16))),
+            Ours::num(t16, format!("{t16:.3} (sd {:.3})", sd(&m.effs(T16)))),
             disagree_unless((0.40..=0.58).contains(&t16)),
             "",
         )?;
@@ -470,7 +473,10 @@ impl Experiment for SatnetTrace {
         let window_ok = (0.05..=0.25).contains(&window_gain);
         j.claim(
             "window_pipe",
-            format!("{:+.0}% ({t8:.3} vs {t16:.3})", window_gain * 100.0),
+            Ours::num(
+                window_gain,
+                format!("{:+.0}% ({t8:.3} vs {t16:.3})", window_gain * 100.0),
+            ),
             disagree_unless(window_ok),
             if window_ok {
                 String::new()
@@ -481,7 +487,10 @@ impl Experiment for SatnetTrace {
         let ber_gain = m.ber_gain();
         j.claim(
             "ber_tenth",
-            format!("{:+.0}% ({t16b:.3} vs {t16:.3})", ber_gain * 100.0),
+            Ours::num(
+                ber_gain,
+                format!("{:+.0}% ({t16b:.3} vs {t16:.3})", ber_gain * 100.0),
+            ),
             disagree_unless((0.6..=1.2).contains(&ber_gain)),
             "",
         )?;
@@ -549,7 +558,7 @@ fn judge_best(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
     };
     j.claim(
         "best_78",
-        format!("{v21:.3} (w = 21; w = 20: {v20:.3})"),
+        Ours::num(v21, format!("{v21:.3} (w = 21; w = 20: {v20:.3})")),
         disagree_unless(best_ok),
         text.fill(
             "note best_78",
@@ -617,7 +626,7 @@ fn satnet_table(m: &Measured) -> Table {
         ],
     ];
     Table {
-        caption: "Satnet, BER 1.8e-6: goodput / data rate (mean ± sd over seeds)".into(),
+        caption: "Satnet, BER 1.8e-6: goodput / data rate (mean ± sd over RNG seeds)".into(),
         header: vec!["TCP".into(), "efficiency".into(), "footnote-6 model".into()],
         rows,
     }

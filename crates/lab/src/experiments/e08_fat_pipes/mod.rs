@@ -7,7 +7,7 @@
 //! window held at the pipe inside a receiver window of two), and e2, congestion control on,
 //! set against the model of Mathis et al. (1997).
 
-use crate::claims::Judge;
+use crate::claims::{Judge, Ours};
 use crate::plots;
 use crate::stats::mean;
 use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
@@ -257,7 +257,10 @@ impl Experiment for FatPipes {
         let newreno100 = m.eff(true, NEWRENO, wi100, pi1);
         j.claim(
             "reno_cost",
-            format!("Reno {reno100:.3} (NewReno {newreno100:.3})"),
+            Ours::num(
+                reno100,
+                format!("Reno {reno100:.3} (NewReno {newreno100:.3})"),
+            ),
             Verdict::of((0.25..=0.50).contains(&reno100)),
             "",
         )?;

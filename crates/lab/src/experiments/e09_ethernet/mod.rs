@@ -6,7 +6,7 @@
 //! arithmetic, and (full variant only) unequal send and receive buffers test the seed's
 //! "best when equal".
 
-use crate::claims::Judge;
+use crate::claims::{Judge, Ours};
 use crate::plots;
 use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
@@ -306,7 +306,7 @@ impl Experiment for Ethernet {
         judge_curve(m, text, j)?;
         if p.quick {
             // The unequal buffers are run in full mode only.
-            return j.skip("equal_buffers");
+            return j.skip("equal_buffers", text.get("note equal_buffers_quick")?);
         }
         let best_equal = GRID.iter().filter(|&&r| m.best_send(r) == r).count();
         j.claim(
@@ -359,7 +359,7 @@ fn judge_bounds(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
     let (max1, max2) = (m.max1, m.max2);
     j.claim(
         "max_framing",
-        format!("{max1:.1} KiB/s"),
+        Ours::num(max1, format!("{max1:.1} KiB/s")),
         Verdict::of(near(max1, BOUND_ACK1) && near(max1, SEED_MAX)),
         text.fill(
             "note max_framing",
@@ -371,7 +371,7 @@ fn judge_bounds(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
     )?;
     j.claim(
         "max_ack2",
-        format!("{max2:.1} KiB/s"),
+        Ours::num(max2, format!("{max2:.1} KiB/s")),
         Verdict::of(near(max2, BOUND_ACK2)),
         format!("bound {BOUND_ACK2:.1}"),
     )
@@ -386,7 +386,10 @@ fn judge_curve(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
     let v = Verdict::of((0.80..=0.95).contains(&plateau_share));
     j.claim(
         "plateau",
-        format!("{plateau_share:.2} ({plateau:.0} KiB/s)"),
+        Ours::num(
+            plateau_share,
+            format!("{plateau_share:.2} ({plateau:.0} KiB/s)"),
+        ),
         v,
         missed(text, v)?,
     )?;
@@ -394,7 +397,10 @@ fn judge_curve(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
     let v = Verdict::of((0.25..=0.50).contains(&one));
     j.claim(
         "one_packet",
-        format!("{one:.2} ({:.0} of {:.0} KiB/s)", m.at(1), m.at(12)),
+        Ours::num(
+            one,
+            format!("{one:.2} ({:.0} of {:.0} KiB/s)", m.at(1), m.at(12)),
+        ),
         v,
         missed(text, v)?,
     )?;
@@ -402,7 +408,10 @@ fn judge_curve(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
     let v = Verdict::of(knee.is_some_and(|k| (3..=9).contains(&k)));
     j.claim(
         "knee",
-        knee.map_or("never".into(), |k| format!("{k} packets")),
+        Ours {
+            text: knee.map_or("never".into(), |k| format!("{k} packets")),
+            value: knee.map(|k| k as f64),
+        },
         v,
         missed(text, v)?,
     )?;
@@ -413,7 +422,7 @@ fn judge_curve(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
     let v = Verdict::of(worst_drop <= 0.03);
     j.claim(
         "rising",
-        format!("{:.1}%", worst_drop * 100.0),
+        Ours::num(worst_drop, format!("{:.1}%", worst_drop * 100.0)),
         v,
         missed(text, v)?,
     )?;
@@ -425,7 +434,7 @@ fn judge_curve(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
         / SEED_3_60.len() as f64;
     j.claim(
         "table",
-        format!("{:.0}%", table_err * 100.0),
+        Ours::num(table_err, format!("{:.0}%", table_err * 100.0)),
         Verdict::Info,
         text.get("note table")?,
     )
@@ -457,13 +466,13 @@ fn equal_table(m: &Measured) -> Table {
         .collect();
     Table {
         caption:
-            "Send = receive buffer: the seed's 3/60 column beside ours (seed KB/s read as KiB/s)"
+            "Send = receive buffer: the published 3/60 column (24 Oct 1988) beside ours (published KB/s read as KiB/s)"
                 .into(),
         header: strings(&[
             "buffer (packets)",
-            "seed 3/60 (KB/s)",
+            "published 3/60 (KB/s)",
             "ackclock (KiB/s)",
-            "ours / seed",
+            "ours / published",
             "wire (Mb/s)",
             "sender CPU",
             "receiver CPU",

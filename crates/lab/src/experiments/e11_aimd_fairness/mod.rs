@@ -1,7 +1,7 @@
 //! Experiment 11: AIMD convergence and fairness; multiplicative increase; d = 0.5 against
 //! Jain's 7/8 (seed 003, 2 Nov 1987; seed 000, 16 Nov 1987 and 11 Feb 1988).
 
-use crate::claims::Judge;
+use crate::claims::{Judge, Ours};
 use crate::plots;
 use crate::stats::{jain, mean, uniform};
 use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
@@ -386,11 +386,14 @@ impl Experiment for AimdFairness {
         let aimd_max = m.max_epochs(0);
         j.claim(
             "converge",
-            format!(
-                "{}; most {}",
-                m.fmt_conv(0),
-                aimd_max.map_or("never".into(), |m| m.to_string())
-            ),
+            Ours {
+                text: format!(
+                    "{}; most {}",
+                    m.fmt_conv(0),
+                    aimd_max.map_or("never".into(), |m| m.to_string())
+                ),
+                value: aimd_max.map(|m| m as f64),
+            },
             Verdict::of(aimd_max.is_some_and(|m| m <= 8)),
             text.get("note converge")?,
         )?;
@@ -488,8 +491,9 @@ fn law_table(m: &Measured) -> Table {
         })
         .collect();
     Table {
-        caption: "Per law, means over seeds (second half of the run for the index, goodput, CoVs)"
-            .into(),
+        caption:
+            "Per law, means over RNG seeds (second half of the run for the index, goodput, CoVs)"
+                .into(),
         header: [
             "law",
             "to Jain >= 0.95 for good",

@@ -2,7 +2,7 @@
 //! (Floyd and Jacobson 1993), DRR (Shreedhar and Varghese 1995), CoDel (RFC 8289) and
 //! FQ-CoDel (RFC 8290) under flows of mixed round-trip times and bursty cross traffic.
 
-use crate::claims::Judge;
+use crate::claims::{Judge, Ours};
 use crate::plots;
 use crate::stats::{jain, mean};
 use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
@@ -466,10 +466,13 @@ fn judge_fairness(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
     let dt_ratio = x[DT].goodput[0] / x[DT].goodput[2].max(1.0);
     j.claim(
         "dt_unfair",
-        format!(
-            "{dt_ratio:.1} ({:.2} vs {:.2} Mb/s)",
-            x[DT].goodput[0] / 1e6,
-            x[DT].goodput[2] / 1e6
+        Ours::num(
+            dt_ratio,
+            format!(
+                "{dt_ratio:.1} ({:.2} vs {:.2} Mb/s)",
+                x[DT].goodput[0] / 1e6,
+                x[DT].goodput[2] / 1e6
+            ),
         ),
         Verdict::of(dt_ratio >= 2.0),
         format!("Jain {:.2}", x[DT].jain),
@@ -517,7 +520,7 @@ fn judge_sync(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
     let (dts, reds, rds) = (x[DT].sync_ratio(), x[RED].sync_ratio(), x[RD].sync_ratio());
     j.claim(
         "dt_sync",
-        format!("{dts:.2}"),
+        Ours::num(dts, format!("{dts:.2}")),
         if dts > 1.2 {
             Verdict::Pass
         } else {
@@ -563,9 +566,12 @@ fn judge_delay(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
     let x = &m.mean;
     j.claim(
         "red_delay",
-        format!(
-            "{:.1} ms (drop-tail {:.1} ms)",
-            x[RED].delay_mean_ms, x[DT].delay_mean_ms
+        Ours::num(
+            x[RED].delay_mean_ms,
+            format!(
+                "{:.1} ms (drop-tail {:.1} ms)",
+                x[RED].delay_mean_ms, x[DT].delay_mean_ms
+            ),
         ),
         Verdict::of(x[RED].delay_mean_ms <= 18.0),
         format!("p99 {:.1} ms", x[RED].delay_p99_ms),
@@ -640,7 +646,7 @@ fn table(p: Params, m: &Measured) -> Table {
         .collect();
     Table {
         caption: format!(
-            "Mean over {} seeds, after a {:.0} s warm-up (Jain: mean, and the range over seeds). Delay: time in the bottleneck queue, whole run. Cuts: fast retransmits and timeouts, one per round trip per flow.",
+            "Mean over {} RNG seeds, after a {:.0} s warm-up (Jain: mean, and the range over RNG seeds). Delay: time in the bottleneck queue, whole run. Cuts: fast retransmits and timeouts, one per round trip per flow.",
             seeds(p),
             warmup(p.quick)
         ),

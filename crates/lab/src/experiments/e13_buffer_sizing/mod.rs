@@ -4,7 +4,7 @@
 //! against the drop-tail buffer, for one Tahoe, Reno or NewReno flow (deterministic) and
 //! for eight flows with drawn round trips and start times (per seed).
 
-use crate::claims::Judge;
+use crate::claims::{Judge, Ours};
 use crate::plots;
 use crate::stats::mean;
 use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
@@ -425,9 +425,12 @@ fn judge_one_flow(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
     let newreno = g.one.iter().position(|&t| t == "newreno");
     j.claim(
         "one_bdp",
-        format!(
-            "Reno {reno1:.3}{}",
-            newreno.map_or(String::new(), |t| format!(", NewReno {:.3}", m.u1(t, 1.0)))
+        Ours::num(
+            reno1,
+            format!(
+                "Reno {reno1:.3}{}",
+                newreno.map_or(String::new(), |t| format!(", NewReno {:.3}", m.u1(t, 1.0)))
+            ),
         ),
         Verdict::of(reno1 >= 0.95),
         "",
@@ -454,7 +457,7 @@ fn judge_two_bdp(m: &Measured, j: &mut Judge) -> Result<()> {
     );
     j.claim(
         "two_bdp",
-        format!("{worst:.3} ({worst_name})"),
+        Ours::num(worst, format!("{worst:.3} ({worst_name})")),
         Verdict::of(worst >= 0.95),
         "",
     )

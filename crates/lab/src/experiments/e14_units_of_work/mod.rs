@@ -4,7 +4,7 @@
 //! parallelism when a write fills the whole socket buffer.
 
 use super::e09_ethernet::zoom;
-use crate::claims::Judge;
+use crate::claims::{Judge, Ours};
 use crate::plots;
 use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
@@ -182,11 +182,14 @@ impl Experiment for UnitsOfWork {
         let free = &m.tp[0];
         j.claim(
             "sosend",
-            format!(
-                "{:+.0}% ({:.0} -> {:.0} KiB/s)",
-                gain * 100.0,
-                m.at(BUFFER),
-                m.at(1024)
+            Ours::num(
+                gain,
+                format!(
+                    "{:+.0}% ({:.0} -> {:.0} KiB/s)",
+                    gain * 100.0,
+                    m.at(BUFFER),
+                    m.at(1024)
+                ),
             ),
             if (0.05..=0.50).contains(&gain) {
                 Verdict::Pass
@@ -207,7 +210,7 @@ impl Experiment for UnitsOfWork {
         let k = knee(&m.tp[MAIN]);
         j.claim(
             "knee",
-            size(k),
+            Ours::num(k as f64, size(k)),
             Verdict::of((512..=4096).contains(&k)),
             format!("best {:.0} KiB/s at {}", m.best(), size(CHUNKS[m.best_i])),
         )?;
@@ -216,7 +219,10 @@ impl Experiment for UnitsOfWork {
         let ((cpu_best, wire_best), (cpu_whole, wire_whole)) = (m.util[m.best_i], m.util[WHOLE]);
         j.claim(
             "bigger_lowers",
-            format!("{whole:.2} ({:.0} of {:.0} KiB/s)", m.at(BUFFER), m.best()),
+            Ours::num(
+                whole,
+                format!("{whole:.2} ({:.0} of {:.0} KiB/s)", m.at(BUFFER), m.best()),
+            ),
             Verdict::of(whole <= 0.95),
             text.fill(
                 "note bigger_lowers",
