@@ -20,7 +20,7 @@ mod units;
     long_about = None,
     after_help = "\
 Examples:
-  ackclock repro --quick                        # the seeds' experiments, shortened
+  ackclock repro --quick                        # the seed messages' experiments, shortened
   ackclock sim scenarios/dumbbell.toml          # one scenario: table, CSV, plots
   sudo ackclock live-demo                       # ackclock and Linux's nc in a namespace
 
@@ -47,8 +47,8 @@ Examples:
         #[arg(long)]
         limit: Option<u64>,
     },
-    /// Re-run the seeds' experiments in the simulator: print claim, published number, our
-    /// number, tolerance and verdict, and write an HTML report with the plots.
+    /// Re-run the experiments of the seed messages in the simulator: print claim, published
+    /// number, our number, tolerance and verdict, and write an HTML report with the plots.
     #[command(after_help = "\
 Examples:
   ackclock repro                                # all experiments; report in out/repro/
@@ -67,7 +67,7 @@ Examples:
         /// Exit non-zero if any claim fails.
         #[arg(long)]
         check: bool,
-        /// Seeds per stochastic configuration (default: 10, quick: 3).
+        /// Runs per stochastic configuration, each with its own RNG seed (default: 10, quick: 3).
         #[arg(long, value_parser = sim_cmd::parse_count)]
         seeds: Option<u64>,
         /// List the experiments and exit.

@@ -92,3 +92,69 @@ fn flow_and_throughput_csvs_describe_themselves() {
         "{acked} vs {delivered}"
     );
 }
+
+/// The column names of the table under `heading` in docs/OUTPUTS.md (first cell of each
+/// row, backquoted).
+fn documented_columns(doc: &str, heading: &str) -> Vec<String> {
+    let start = doc
+        .find(heading)
+        .unwrap_or_else(|| panic!("docs/OUTPUTS.md has no {heading:?}"));
+    doc[start..]
+        .lines()
+        .skip(1)
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .skip(2)
+        .map(|l| {
+            l.split('|')
+                .nth(1)
+                .unwrap()
+                .trim()
+                .trim_matches('`')
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn every_documented_csv_column_is_in_the_files_and_no_other() {
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/OUTPUTS.md"),
+    )
+    .unwrap();
+    let dir = std::env::temp_dir().join(format!("ackclock-csvdoc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let s = Scenario::from_str_named(SCENARIO, Path::new("csv.toml")).unwrap();
+    let r = build(&s, Some(&dir)).unwrap().run(|_| {});
+    r.write_files(&dir).unwrap();
+    let name = &r.summary.flows[0].name;
+    let header = |file: &str| -> Vec<String> {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        text.lines()
+            .next()
+            .unwrap()
+            .split(',')
+            .map(String::from)
+            .collect()
+    };
+    let queue = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .find(|f| f.starts_with("queue-"))
+        .unwrap();
+    for (heading, file) in [
+        ("### `flow-<flow>.csv`", format!("flow-{name}.csv")),
+        (
+            "### `throughput-<flow>.csv`",
+            format!("throughput-{name}.csv"),
+        ),
+        ("### `queue-<from>-<to>.csv`", queue),
+    ] {
+        assert_eq!(
+            documented_columns(&doc, heading),
+            header(&file),
+            "{file}: the columns and docs/OUTPUTS.md's table differ"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
