@@ -1,17 +1,44 @@
-//! SVG plots of a run: the time-sequence diagram of Jacobson & Karels 1988 (sequence number
-//! against time, retransmissions marked), cwnd and ssthresh against time, queue length
-//! against time, and per-flow throughput.
+//! Plots of a run (the time-sequence diagram of Jacobson & Karels 1988, cwnd and ssthresh
+//! against time, queue length against time, per-flow throughput) and of the experiments'
+//! sweeps, all drawn by one engine ([`Chart`]) so that every figure has the same fonts,
+//! markers, axes and legend: markers of at least 2 px, retransmissions as larger red
+//! crosses, a legend under the plot naming every drawn series (dashed lines too), axes from
+//! 0 to about 1.1 times the data's maximum and to the end of the data, and log axes labelled
+//! at each decade (and at 2 and 5 times it, or more, where there is room).
 
 use ackclock_sim::RunResult;
 use ackclock_tcp::TraceKind;
 use anyhow::Result;
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
+use plotters::coord::Shift;
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::{Path, PathBuf};
 
+/// Width of every figure, in SVG pixels.
 const W: u32 = 900;
+/// Height of the plot area of a one-panel figure (used to thin dots to one per pixel).
 const H: u32 = 480;
 
-fn palette(i: usize) -> RGBColor {
+const FONT: &str = "sans-serif";
+const TITLE_PX: f64 = 19.0;
+const DESC_PX: f64 = 15.0;
+const TICK_PX: f64 = 13.0;
+const LEGEND_PX: f64 = 14.0;
+/// Heights (SVG pixels): the title band, a lone panel, each of several panels, the x axis's
+/// labels and description under the last panel, one row of the legend.
+const TITLE_H: f64 = 40.0;
+const PANEL_H: f64 = 380.0;
+const PANEL_H_MANY: f64 = 112.0;
+const X_AREA_H: f64 = 46.0;
+const LEGEND_ROW_H: f64 = 22.0;
+/// Room right of the plot (the last x tick's label is centred on the axis's end).
+const RIGHT_MARGIN: f64 = 34.0;
+const LEFT_MARGIN: f64 = 8.0;
+
+/// The colours of series 0, 1, ... (matplotlib's tab10).
+pub fn palette(i: usize) -> RGBColor {
     const C: [RGBColor; 8] = [
         RGBColor(31, 119, 180),
         RGBColor(255, 127, 14),
@@ -24,6 +51,9 @@ fn palette(i: usize) -> RGBColor {
     ];
     C[i % C.len()]
 }
+
+/// The red of retransmissions.
+const REXMIT: RGBColor = RGBColor(214, 39, 40);
 
 fn secs(t: ackclock_wire::Instant) -> f64 {
     t.as_nanos() as f64 / 1e9
@@ -69,21 +99,752 @@ fn thin_line(v: Vec<(f64, f64)>, x0: f64, x1: f64) -> Vec<(f64, f64)> {
     out
 }
 
-/// Thins scattered dots to one per pixel of the plot area (a dot of radius 1 drawn twice on
-/// the same pixel is the same picture).
-fn thin_dots(v: Vec<(f64, f64)>, xmax: f64, ymax: f64) -> Vec<(f64, f64)> {
-    if xmax <= 0.0 || ymax <= 0.0 {
+/// Thins scattered markers to one per pixel of the plot area (`x0..x1` by `0..ymax`): a
+/// marker drawn twice on the same pixel is the same picture.
+fn thin_dots(v: Vec<(f64, f64)>, x0: f64, x1: f64, ymax: f64) -> Vec<(f64, f64)> {
+    if x1 <= x0 || ymax <= 0.0 {
         return v;
     }
-    let (sx, sy) = (f64::from(W) / xmax, f64::from(H) / ymax);
+    let (sx, sy) = (f64::from(W) / (x1 - x0), f64::from(H) / ymax);
     let mut seen = std::collections::HashSet::with_capacity(v.len().min(1 << 20));
     v.into_iter()
-        .filter(|p| seen.insert(((p.0 * sx) as i64, (p.1 * sy) as i64)))
+        .filter(|p| seen.insert((((p.0 - x0) * sx) as i64, (p.1 * sy) as i64)))
         .collect()
 }
 
+/// What a series is drawn as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mark {
+    /// A solid line (a time series).
+    Line,
+    /// A thick solid line with a dot at each point (a sweep: each point is a run, or a mean
+    /// of runs).
+    LinePoints,
+    /// A dashed line (a model's curve; ssthresh).
+    Dashed,
+    /// A dot at each point (segments sent).
+    Dots,
+    /// A hollow ring at each point (duplicate ACKs).
+    Rings,
+    /// A large cross at each point (retransmissions).
+    Crosses,
+}
+
+/// One named series of points.
+#[derive(Clone, Debug)]
+pub struct Series {
+    /// The legend's text; empty: not in the legend (a second piece of a series already named).
+    pub label: String,
+    pub color: RGBColor,
+    pub mark: Mark,
+    pub points: Vec<(f64, f64)>,
+}
+
+impl Series {
+    pub fn new(
+        label: impl Into<String>,
+        color: RGBColor,
+        mark: Mark,
+        points: Vec<(f64, f64)>,
+    ) -> Self {
+        Series {
+            label: label.into(),
+            color,
+            mark,
+            points,
+        }
+    }
+}
+
+/// One plot of a figure; a figure of several panels stacks them on one time axis.
+#[derive(Clone, Debug, Default)]
+pub struct Panel {
+    /// Written in the panel's top left corner when the figure has several panels.
+    pub name: String,
+    pub series: Vec<Series>,
+}
+
+/// A figure: a title, one or more panels sharing the x axis (and the y axis's range), and a
+/// legend under them naming every series drawn.
+#[derive(Clone, Debug, Default)]
+pub struct Chart {
+    pub title: String,
+    pub x_desc: String,
+    pub y_desc: String,
+    /// A logarithmic x axis (points at x <= 0 are left out).
+    pub log_x: bool,
+    /// The x axis's range; `None`: from the smallest to the largest x of the data.
+    pub x_range: Option<(f64, f64)>,
+    /// The top of the y axis; `None`: 1.1 times the largest y of the data.
+    pub y_max: Option<f64>,
+    pub panels: Vec<Panel>,
+}
+
+/// Estimated width of `text` in a sans-serif font of `px` pixels (the layout is the same in
+/// every backend, so the SVG and the PNG of a figure look alike).
+fn text_w(text: &str, px: f64) -> f64 {
+    text.chars().count() as f64 * px * 0.6
+}
+
+fn font<'a>(px: f64) -> TextStyle<'a> {
+    (FONT, px).into_font().color(&RGBColor(40, 40, 40))
+}
+
+/// A tick label: `decimals` digits after the point, no "-0".
+fn tick_label(v: f64, decimals: usize) -> String {
+    let s = format!("{v:.decimals$}");
+    if s.trim_start_matches('-')
+        .chars()
+        .all(|c| c == '0' || c == '.')
+    {
+        format!("{:.decimals$}", 0.0)
+    } else {
+        s
+    }
+}
+
+/// Digits after the point that a tick on a log axis needs (0.002 has three, 300 none).
+fn log_decimals(v: f64) -> usize {
+    if v >= 1.0 {
+        0
+    } else {
+        (-v.log10() - 1e-9).ceil().max(0.0) as usize
+    }
+}
+
+/// Digits after the point of ticks `step` apart (a 1, 2 or 5 times a power of ten).
+fn step_decimals(step: f64) -> usize {
+    (-(step.log10() + 1e-9).floor()).max(0.0) as usize
+}
+
+/// Ticks of a linear axis from `lo` to `hi` on `len` pixels: a step of 1, 2 or 5 times a
+/// power of ten, the smallest whose labels are at least `gap(step)` pixels apart and that
+/// gives at most 10 ticks; and the light grid lines between them. Returns (ticks, light
+/// lines, decimals of the labels).
+fn linear_ticks(
+    lo: f64,
+    hi: f64,
+    len: f64,
+    gap: &dyn Fn(usize) -> f64,
+) -> (Vec<f64>, Vec<f64>, usize) {
+    let span = (hi - lo).max(1e-12);
+    let mut e = (span / 100.0).log10().floor() as i32;
+    let step = 'found: loop {
+        for m in [1.0, 2.0, 5.0] {
+            let step = m * 10f64.powi(e);
+            let dec = step_decimals(step);
+            if span / step <= 10.0 && step / span * len >= gap(dec) {
+                break 'found step;
+            }
+        }
+        e += 1;
+        if e > 300 {
+            break span;
+        }
+    };
+    let at = |s: f64| -> Vec<f64> {
+        let first = (lo / s - 1e-9).ceil() as i64;
+        let last = (hi / s + 1e-9).floor() as i64;
+        (first..=last).map(|i| i as f64 * s).collect()
+    };
+    let light = [5.0, 2.0]
+        .iter()
+        .map(|d| step / d)
+        .find(|s| s / span * len >= 8.0)
+        .map(at)
+        .unwrap_or_default();
+    (at(step), light, step_decimals(step))
+}
+
+/// Ticks of a log axis from `lo` to `hi` (both > 0) on `len` pixels: at each decade, and at
+/// 2 and 5 (and 3, or every digit) times it where the labels, `label_w(v)` pixels wide,
+/// fit without overlapping; light grid lines at every digit of each decade (at the decades
+/// only when the axis spans more than four). Returns (ticks, light lines).
+fn log_ticks(lo: f64, hi: f64, len: f64, label_w: &dyn Fn(f64) -> f64) -> (Vec<f64>, Vec<f64>) {
+    let (l0, l1) = (lo.log10(), hi.log10());
+    let per = len / (l1 - l0).max(1e-9);
+    let inside = |v: f64| v >= lo * (1.0 - 1e-9) && v <= hi * (1.0 + 1e-9);
+    let at = |ms: &[f64]| -> Vec<f64> {
+        let mut v = Vec::new();
+        for k in (l0.floor() as i32)..=(l1.ceil() as i32) {
+            for &m in ms {
+                // m * 10^k computed so that 0.3 is 0.3, not 0.30000000000000004.
+                let x = if k >= 0 {
+                    m * 10f64.powi(k)
+                } else {
+                    m / 10f64.powi(-k)
+                };
+                if inside(x) {
+                    v.push(x);
+                }
+            }
+        }
+        v
+    };
+    let fits = |v: &[f64]| {
+        v.windows(2).all(|w| {
+            (w[1].log10() - w[0].log10()) * per >= (label_w(w[0]) + label_w(w[1])) / 2.0 + 10.0
+        })
+    };
+    let digits: Vec<f64> = (1..10).map(f64::from).collect();
+    let mut ticks = Vec::new();
+    for ms in [&digits[..], &[1.0, 2.0, 3.0, 5.0], &[1.0, 2.0, 5.0], &[1.0]] {
+        ticks = at(ms);
+        if fits(&ticks) {
+            break;
+        }
+    }
+    // Many decades: every other (third, ...) decade.
+    let mut every = 1;
+    while ticks.len() > 2 && !fits(&ticks) {
+        every += 1;
+        ticks = at(&[1.0])
+            .into_iter()
+            .filter(|v| (v.log10().round() as i64).rem_euclid(every) == 0)
+            .collect();
+    }
+    let light = if l1 - l0 <= 4.0 {
+        at(&digits)
+    } else {
+        at(&[1.0])
+    };
+    (ticks, light)
+}
+
+/// The range of `v`, or (0, 1) when it is empty.
+fn extent(v: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) = v.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+        (a.min(x), b.max(x))
+    });
+    if lo.is_finite() {
+        (lo, hi)
+    } else {
+        (0.0, 1.0)
+    }
+}
+
+/// An axis's coordinate: linear or logarithmic, with the ticks and light grid lines we chose
+/// (plotters' own log axis labels one tick per decade at best, and crowds its grid).
+#[derive(Clone)]
+struct Axis {
+    lo: f64,
+    hi: f64,
+    log: bool,
+    ticks: Vec<f64>,
+    light: Vec<f64>,
+}
+
+impl Axis {
+    fn frac(&self, v: f64) -> f64 {
+        if self.log {
+            let (a, b) = (self.lo.log10(), self.hi.log10());
+            if v <= 0.0 {
+                return 0.0;
+            }
+            (v.log10() - a) / (b - a)
+        } else {
+            (v - self.lo) / (self.hi - self.lo)
+        }
+    }
+}
+
+impl Ranged for Axis {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
+        let f = self.frac(*v);
+        limit.0 + (f64::from(limit.1 - limit.0) * f + 1e-3).floor() as i32
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            self.light.clone()
+        } else {
+            self.ticks.clone()
+        }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.lo..self.hi
+    }
+}
+
+/// A legend entry: what its sample looks like and its text.
+struct Entry {
+    color: RGBColor,
+    mark: Mark,
+    label: String,
+}
+
+impl Chart {
+    /// Every named series that has points, each label once, in the order drawn.
+    fn entries(&self) -> Vec<Entry> {
+        let mut out: Vec<Entry> = Vec::new();
+        for s in self.panels.iter().flat_map(|p| &p.series) {
+            if s.label.is_empty() || s.points.is_empty() || out.iter().any(|e| e.label == s.label) {
+                continue;
+            }
+            out.push(Entry {
+                color: s.color,
+                mark: s.mark,
+                label: s.label.clone(),
+            });
+        }
+        out
+    }
+
+    /// The legend's entries laid out in rows: (row, x offset) of each, in SVG pixels.
+    fn legend_layout(&self) -> (Vec<(usize, f64)>, usize) {
+        let mut at = Vec::new();
+        let (mut row, mut x) = (0, 16.0);
+        for e in self.entries() {
+            let w = 34.0 + text_w(&e.label, LEGEND_PX) + 22.0;
+            if x > 16.0 && x + w > f64::from(W) - 16.0 {
+                row += 1;
+                x = 16.0;
+            }
+            at.push((row, x));
+            x += w;
+        }
+        let rows = if at.is_empty() { 0 } else { row + 1 };
+        (at, rows)
+    }
+
+    fn panel_h(&self) -> f64 {
+        if self.panels.len() > 1 {
+            PANEL_H_MANY
+        } else {
+            PANEL_H
+        }
+    }
+
+    /// The figure's size in SVG pixels.
+    pub fn size(&self) -> (u32, u32) {
+        let rows = self.legend_layout().1 as f64;
+        let legend = if rows > 0.0 {
+            rows * LEGEND_ROW_H + 12.0
+        } else {
+            0.0
+        };
+        let h = TITLE_H + self.panel_h() * self.panels.len().max(1) as f64 + X_AREA_H + legend;
+        (W, h.round() as u32)
+    }
+
+    /// The x axis's range and whether it is log.
+    fn x_extent(&self) -> (f64, f64) {
+        let xs = self
+            .panels
+            .iter()
+            .flat_map(|p| &p.series)
+            .flat_map(|s| s.points.iter().map(|p| p.0))
+            .filter(|x| x.is_finite() && (!self.log_x || *x > 0.0));
+        let (mut lo, mut hi) = self.x_range.unwrap_or_else(|| extent(xs));
+        if self.log_x {
+            lo = lo.max(1e-12);
+            if hi <= lo {
+                hi = lo * 10.0;
+            }
+        } else if hi <= lo {
+            hi = lo + 1.0;
+        }
+        (lo, hi)
+    }
+
+    fn y_extent(&self) -> (f64, f64) {
+        let (lo, hi) = extent(
+            self.panels
+                .iter()
+                .flat_map(|p| &p.series)
+                .flat_map(|s| s.points.iter().map(|p| p.1))
+                .filter(|y| y.is_finite()),
+        );
+        let lo = if lo < 0.0 { lo * 1.1 } else { 0.0 };
+        let hi = self.y_max.unwrap_or(if hi > 0.0 { hi * 1.1 } else { 1.0 });
+        (lo, if hi > lo { hi } else { lo + 1.0 })
+    }
+
+    /// Writes the figure as an SVG file at `path`.
+    pub fn write(&self, path: &Path) -> Result<()> {
+        let root = SVGBackend::new(path, self.size()).into_drawing_area();
+        self.draw(&root, 1.0)?;
+        root.present()?;
+        Ok(())
+    }
+
+    /// Draws the figure on `root`, every length times `s` (the PNG is drawn at twice the
+    /// SVG's size).
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, s: f64) -> Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        let px = |v: f64| (v * s).round() as i32;
+        root.fill(&WHITE)?;
+        let (w, _) = self.size();
+        let title_style = font(TITLE_PX * s).pos(Pos::new(HPos::Center, VPos::Center));
+        root.draw(&Text::new(
+            self.title.clone(),
+            (px(f64::from(w) / 2.0), px(TITLE_H / 2.0 + 2.0)),
+            title_style,
+        ))?;
+
+        let (x0, x1) = self.x_extent();
+        let (y0, y1) = self.y_extent();
+        let panel_h = self.panel_h();
+        let n = self.panels.len().max(1);
+        // The y axis's ticks (the same on every panel) and the room their labels need.
+        let plot_h = panel_h - 12.0;
+        let (yt, yl, ydec) = linear_ticks(y0, y1, plot_h, &|_| TICK_PX * 2.2);
+        let widest = yt
+            .iter()
+            .map(|v| text_w(&tick_label(*v, ydec), TICK_PX))
+            .fold(0.0, f64::max);
+        let y_area = widest + DESC_PX * 1.4 + 16.0;
+        let plot_w = f64::from(w) - y_area - LEFT_MARGIN - RIGHT_MARGIN;
+        let (xt, xl, xdec) = if self.log_x {
+            let lw = |v: f64| text_w(&tick_label(v, log_decimals(v)), TICK_PX);
+            let (t, l) = log_ticks(x0, x1, plot_w, &lw);
+            (t, l, None)
+        } else {
+            let (t, l, d) = linear_ticks(x0, x1, plot_w, &|dec| {
+                let wide = text_w(&tick_label(x0.abs().max(x1.abs()), dec), TICK_PX);
+                wide + 14.0
+            });
+            (t, l, Some(d))
+        };
+        let xfmt = move |v: &f64| match xdec {
+            Some(d) => tick_label(*v, d),
+            None => tick_label(*v, log_decimals(*v)),
+        };
+        let yfmt = move |v: &f64| tick_label(*v, ydec);
+
+        let top = px(TITLE_H);
+        let bottom = px(TITLE_H + panel_h * n as f64 + X_AREA_H);
+        // Above the first panel, each panel (the last with the x axis under it), the legend.
+        let breaks: Vec<i32> = (0..n)
+            .map(|i| top + px(panel_h * i as f64))
+            .chain([bottom])
+            .collect();
+        let areas = root.split_by_breakpoints([] as [i32; 0], &breaks);
+        let empty = Panel::default();
+        for i in 0..n {
+            let last = i + 1 == n;
+            let area = &areas[i + 1];
+            let panel = self.panels.get(i).unwrap_or(&empty);
+            let mut cb = ChartBuilder::on(area);
+            cb.margin_top(px(6.0))
+                .margin_bottom(px(if last { 0.0 } else { 6.0 }))
+                .margin_left(px(LEFT_MARGIN))
+                .margin_right(px(RIGHT_MARGIN))
+                .y_label_area_size(px(y_area))
+                .x_label_area_size(px(if last { X_AREA_H } else { 0.0 }));
+            let y = Axis {
+                lo: y0,
+                hi: y1,
+                log: false,
+                ticks: yt.clone(),
+                light: yl.clone(),
+            };
+            let x = Axis {
+                lo: x0,
+                hi: x1,
+                log: self.log_x,
+                ticks: xt.clone(),
+                light: xl.clone(),
+            };
+            let ctx = PanelCtx {
+                s,
+                last,
+                x_desc: &self.x_desc,
+                y_desc: &self.y_desc,
+                xfmt: &xfmt,
+                yfmt: &yfmt,
+                x: (x0, x1),
+                y: (y0, y1),
+                log_x: self.log_x,
+            };
+            let chart = cb.build_cartesian_2d(x, y)?;
+            draw_panel(chart, panel, &ctx)?;
+            if n > 1 && !panel.name.is_empty() {
+                let at = (px(LEFT_MARGIN + y_area + 8.0), px(10.0));
+                let (tw, th) = (
+                    px(text_w(&panel.name, LEGEND_PX) + 8.0),
+                    px(LEGEND_PX + 6.0),
+                );
+                area.draw(&Rectangle::new(
+                    [(at.0 - px(4.0), at.1 - px(2.0)), (at.0 + tw, at.1 + th)],
+                    WHITE.mix(0.85).filled(),
+                ))?;
+                area.draw(&Text::new(
+                    panel.name.clone(),
+                    at,
+                    font(LEGEND_PX * s).pos(Pos::new(HPos::Left, VPos::Top)),
+                ))?;
+            }
+        }
+
+        // The legend, under the x axis.
+        let (layout, _) = self.legend_layout();
+        let y_leg = f64::from(bottom) / s + 8.0;
+        for (e, (row, x)) in self.entries().into_iter().zip(layout) {
+            let cy = px(y_leg + row as f64 * LEGEND_ROW_H + LEGEND_ROW_H / 2.0);
+            let x = px(x);
+            draw_sample(root, &e, (x, cy), s)?;
+            root.draw(&Text::new(
+                e.label.clone(),
+                (x + px(34.0), cy),
+                font(LEGEND_PX * s).pos(Pos::new(HPos::Left, VPos::Center)),
+            ))?;
+        }
+        Ok(())
+    }
+}
+
+/// What every panel of a figure shares.
+struct PanelCtx<'a> {
+    s: f64,
+    last: bool,
+    x_desc: &'a str,
+    y_desc: &'a str,
+    xfmt: &'a dyn Fn(&f64) -> String,
+    yfmt: &'a dyn Fn(&f64) -> String,
+    x: (f64, f64),
+    y: (f64, f64),
+    log_x: bool,
+}
+
+/// A legend entry's sample: a short line, dashed line, dot, ring or cross at `at` (its left
+/// end, vertically centred).
+fn draw_sample<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    e: &Entry,
+    at: (i32, i32),
+    s: f64,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let px = |v: f64| (v * s).round() as i32;
+    let (x, y) = at;
+    let mid = (x + px(14.0), y);
+    let line = vec![(x, y), (x + px(28.0), y)];
+    match e.mark {
+        Mark::Line => root.draw(&PathElement::new(
+            line,
+            e.color.stroke_width(px(2.0) as u32),
+        ))?,
+        Mark::LinePoints => {
+            root.draw(&PathElement::new(
+                line,
+                e.color.stroke_width(px(2.0) as u32),
+            ))?;
+            root.draw(&Circle::new(mid, px(3.5), e.color.filled()))?;
+        }
+        Mark::Dashed => root.draw(&DashedPathElement::new(
+            line,
+            6.0 * s,
+            4.0 * s,
+            e.color.stroke_width(px(2.0) as u32),
+        ))?,
+        Mark::Dots => root.draw(&Circle::new(mid, px(3.0), e.color.filled()))?,
+        Mark::Rings => root.draw(&Circle::new(
+            mid,
+            px(3.5),
+            e.color.stroke_width(px(1.5) as u32),
+        ))?,
+        Mark::Crosses => root.draw(&Cross::new(
+            mid,
+            px(5.0),
+            e.color.stroke_width(px(2.0) as u32),
+        ))?,
+    }
+    Ok(())
+}
+
+/// Draws one panel's grid, axes and series.
+fn draw_panel<DB>(
+    mut chart: ChartContext<DB, Cartesian2d<Axis, Axis>>,
+    panel: &Panel,
+    c: &PanelCtx,
+) -> Result<()>
+where
+    DB: DrawingBackend,
+    DB::ErrorType: 'static,
+{
+    let s = c.s;
+    let px = |v: f64| (v * s).round() as i32;
+    let w = |v: f64| ((v * s).round() as u32).max(1);
+    {
+        let mut mesh = chart.configure_mesh();
+        mesh.x_label_formatter(c.xfmt)
+            .y_label_formatter(c.yfmt)
+            .label_style(font(TICK_PX * s))
+            .axis_desc_style(font(DESC_PX * s))
+            .bold_line_style(RGBColor(205, 205, 205).stroke_width(w(1.0)))
+            .light_line_style(RGBColor(238, 238, 238).stroke_width(w(1.0)))
+            .axis_style(RGBColor(90, 90, 90).stroke_width(w(1.0)))
+            .set_all_tick_mark_size(px(4.0))
+            .y_desc(c.y_desc);
+        if c.last {
+            mesh.x_desc(c.x_desc);
+        }
+        mesh.draw()?;
+    }
+    let (x0, x1) = c.x;
+    let (_, y1) = c.y;
+    for ser in &panel.series {
+        let pts: Vec<(f64, f64)> = ser
+            .points
+            .iter()
+            .copied()
+            .filter(|p| p.0.is_finite() && p.1.is_finite() && (!c.log_x || p.0 > 0.0))
+            .collect();
+        if pts.is_empty() {
+            continue;
+        }
+        let col = ser.color;
+        match ser.mark {
+            Mark::Line | Mark::LinePoints | Mark::Dashed => {
+                let pts = if c.log_x { pts } else { thin_line(pts, x0, x1) };
+                let lw = if ser.mark == Mark::Line { 1.2 } else { 2.0 };
+                if ser.mark == Mark::Dashed {
+                    chart.draw_series(DashedLineSeries::new(
+                        pts.iter().copied(),
+                        6.0 * s,
+                        4.0 * s,
+                        col.stroke_width(w(lw)),
+                    ))?;
+                } else {
+                    chart.draw_series(LineSeries::new(
+                        pts.iter().copied(),
+                        col.stroke_width(w(lw)),
+                    ))?;
+                }
+                if ser.mark == Mark::LinePoints && pts.len() <= 200 {
+                    chart
+                        .draw_series(pts.iter().map(|p| Circle::new(*p, px(3.5), col.filled())))?;
+                }
+            }
+            Mark::Dots => {
+                let pts = if c.log_x {
+                    pts
+                } else {
+                    thin_dots(pts, x0, x1, y1)
+                };
+                chart.draw_series(pts.iter().map(|p| Circle::new(*p, px(2.0), col.filled())))?;
+            }
+            Mark::Rings => {
+                let pts = if c.log_x {
+                    pts
+                } else {
+                    thin_dots(pts, x0, x1, y1)
+                };
+                chart.draw_series(
+                    pts.iter()
+                        .map(|p| Circle::new(*p, px(3.5), col.stroke_width(w(1.2)))),
+                )?;
+            }
+            Mark::Crosses => {
+                let pts = if c.log_x {
+                    pts
+                } else {
+                    thin_dots(pts, x0, x1, y1)
+                };
+                chart.draw_series(
+                    pts.iter()
+                        .map(|p| Cross::new(*p, px(5.0), col.stroke_width(w(2.0)))),
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A step function's points (x in order; the value holds until the next point) as the path
+/// that draws it: each change becomes a vertical step, and repeated values are dropped.
+pub fn step_path(v: impl IntoIterator<Item = (f64, f64)>) -> Vec<(f64, f64)> {
+    let mut out: Vec<(f64, f64)> = Vec::new();
+    let mut last: Option<(f64, f64)> = None;
+    for (x, y) in v {
+        match last {
+            None => out.push((x, y)),
+            Some((_, ly)) if ly == y => {}
+            Some((_, ly)) => {
+                out.push((x, ly));
+                out.push((x, y));
+            }
+        }
+        last = Some((x, y));
+    }
+    if let (Some(l), Some(o)) = (last, out.last()) {
+        if *o != l {
+            out.push(l);
+        }
+    }
+    out
+}
+
+/// A time-sequence diagram's data of one flow up to `until_s`: segments sent, their
+/// retransmissions and the cumulative ACK (sequence offsets in bytes from the first byte
+/// sent), and the time of the last event.
+struct Tseq {
+    sends: Vec<(f64, f64)>,
+    rexmits: Vec<(f64, f64)>,
+    acks: Vec<(f64, f64)>,
+    dupacks: Vec<(f64, f64)>,
+    end: f64,
+}
+
+fn tseq_data(r: &RunResult, flow: usize, until_s: Option<f64>) -> Option<Tseq> {
+    let ev: Vec<&ackclock_tcp::TraceEvent> = r.traces[flow]
+        .iter()
+        .filter(|e| until_s.is_none_or(|u| secs(e.time) <= u))
+        .collect();
+    let base = ev.iter().find_map(|e| match e.kind {
+        TraceKind::Send { seq, .. } => Some(seq),
+        _ => None,
+    })?;
+    let mut t = Tseq {
+        sends: Vec::new(),
+        rexmits: Vec::new(),
+        acks: Vec::new(),
+        dupacks: Vec::new(),
+        end: ev.last().map_or(0.0, |e| secs(e.time)),
+    };
+    for e in ev {
+        let at = secs(e.time);
+        match e.kind {
+            TraceKind::Send {
+                seq,
+                len,
+                retransmit,
+            } if len > 0 => {
+                let p = (at, f64::from(seq.since(base)));
+                if retransmit {
+                    t.rexmits.push(p)
+                } else {
+                    t.sends.push(p)
+                }
+            }
+            TraceKind::Ack { ack } => t.acks.push((at, f64::from(ack.since(base)))),
+            TraceKind::DupAck { .. } => t.dupacks.push((at, f64::from(e.snd_una.since(base)))),
+            _ => {}
+        }
+    }
+    Some(t)
+}
+
+/// Bytes as KB, or as MB when the largest is above 4 MB: the divisor and the unit.
+fn byte_unit(max_bytes: f64) -> (f64, &'static str) {
+    if max_bytes > 4.0 * 1024.0 * 1024.0 {
+        (1024.0 * 1024.0, "MB")
+    } else {
+        (1024.0, "KB")
+    }
+}
+
 /// Time-sequence diagram per flow: each data segment sent is a dot at (time, sequence
-/// offset in KB); retransmissions are red crosses.
+/// offset); retransmissions are red crosses; the green line is the cumulative ACK.
 pub fn time_sequence(r: &RunResult, flow: usize, path: &Path) -> Result<()> {
     let title = format!("{}: time-sequence", r.summary.flows[flow].name);
     time_sequence_titled(r, flow, path, &title, None)
@@ -97,154 +858,105 @@ pub fn time_sequence_titled(
     title: &str,
     until_s: Option<f64>,
 ) -> Result<()> {
-    let ev: Vec<ackclock_tcp::TraceEvent> = r.traces[flow]
-        .iter()
-        .filter(|e| until_s.is_none_or(|u| secs(e.time) <= u))
-        .copied()
-        .collect();
-    let ev = &ev;
-    let Some(base) = ev.iter().find_map(|e| match e.kind {
-        TraceKind::Send { seq, .. } => Some(seq),
-        _ => None,
-    }) else {
+    let Some(t) = tseq_data(r, flow, until_s) else {
         return Ok(());
     };
-    let mut sends = Vec::new();
-    let mut rexmits = Vec::new();
-    let mut acks = Vec::new();
-    for e in ev {
-        match e.kind {
-            TraceKind::Send {
-                seq,
-                len,
-                retransmit,
-            } if len > 0 => {
-                let p = (secs(e.time), f64::from(seq.since(base)) / 1024.0);
-                if retransmit {
-                    rexmits.push(p)
-                } else {
-                    sends.push(p)
-                }
-            }
-            TraceKind::Ack { ack } => {
-                acks.push((secs(e.time), f64::from(ack.since(base)) / 1024.0))
-            }
-            _ => {}
-        }
-    }
-    let xmax = until_s
-        .unwrap_or_else(|| ev.last().map(|e| secs(e.time)).unwrap_or(1.0))
-        .max(1e-3);
-    let ymax = sends
-        .iter()
-        .chain(&rexmits)
-        .map(|p| p.1)
-        .fold(1.0f64, f64::max)
-        * 1.05;
-    let acks = thin_dots(acks, xmax, ymax);
-    let sends = thin_dots(sends, xmax, ymax);
-    let rexmits = thin_dots(rexmits, xmax, ymax);
-    let root = SVGBackend::new(path, (W, H)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 18))
-        .margin(10)
-        .x_label_area_size(35)
-        .y_label_area_size(60)
-        .build_cartesian_2d(0.0..xmax, 0.0..ymax)?;
-    chart
-        .configure_mesh()
-        .x_desc("time (s)")
-        .y_desc("sequence (KB)")
-        .draw()?;
-    chart
-        .draw_series(acks.iter().map(|p| Circle::new(*p, 1, palette(2).filled())))?
-        .label("ack")
-        .legend(|(x, y)| Circle::new((x, y), 3, palette(2).filled()));
-    chart
-        .draw_series(
-            sends
-                .iter()
-                .map(|p| Circle::new(*p, 1, palette(0).filled())),
-        )?
-        .label("send")
-        .legend(|(x, y)| Circle::new((x, y), 3, palette(0).filled()));
-    chart
-        .draw_series(
-            rexmits
-                .iter()
-                .map(|p| Cross::new(*p, 4, RED.stroke_width(2))),
-        )?
-        .label("retransmit")
-        .legend(|(x, y)| Cross::new((x, y), 4, RED.stroke_width(2)));
-    chart
-        .configure_series_labels()
-        .border_style(BLACK)
-        .background_style(WHITE.mix(0.8))
-        .draw()?;
-    root.present()?;
-    Ok(())
+    let top = extent(t.sends.iter().chain(&t.rexmits).chain(&t.acks).map(|p| p.1)).1;
+    let (div, unit) = byte_unit(top);
+    let scale =
+        |v: &[(f64, f64)]| -> Vec<(f64, f64)> { v.iter().map(|p| (p.0, p.1 / div)).collect() };
+    let chart = Chart {
+        title: title.to_string(),
+        x_desc: "time (s)".into(),
+        y_desc: format!("sequence offset ({unit})"),
+        x_range: Some((0.0, until_s.unwrap_or(t.end).max(1e-3))),
+        panels: vec![Panel {
+            name: String::new(),
+            series: vec![
+                Series::new(
+                    "cumulative ACK",
+                    palette(2),
+                    Mark::Line,
+                    step_path(scale(&t.acks)),
+                ),
+                Series::new("segment sent", palette(0), Mark::Dots, scale(&t.sends)),
+                Series::new("retransmission", REXMIT, Mark::Crosses, scale(&t.rexmits)),
+            ],
+        }],
+        ..Chart::default()
+    };
+    chart.write(path)
 }
 
-/// cwnd (solid) and ssthresh (dashed) of every flow, in segments.
+/// cwnd (solid) and ssthresh (dashed, same colour) of every flow, in KB.
 pub fn cwnd(r: &RunResult, path: &Path) -> Result<()> {
-    let mut xmax: f64 = 1e-3;
-    let mut ymax: f64 = 1.0;
-    let mut series = Vec::new();
-    for ev in &r.traces {
-        let c: Vec<(f64, f64)> = ev
-            .iter()
-            .map(|e| (secs(e.time), f64::from(e.cwnd.min(1 << 30)) / 1024.0))
-            .collect();
-        let s: Vec<(f64, f64)> = ev
-            .iter()
-            .filter(|e| e.ssthresh < (1 << 30))
-            .map(|e| (secs(e.time), f64::from(e.ssthresh) / 1024.0))
-            .collect();
-        for p in c.iter().chain(&s) {
-            xmax = xmax.max(p.0);
-            ymax = ymax.max(p.1);
-        }
-        series.push((c, s));
-    }
-    let root = SVGBackend::new(path, (W, H)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption("congestion window", ("sans-serif", 18))
-        .margin(10)
-        .x_label_area_size(35)
-        .y_label_area_size(60)
-        .build_cartesian_2d(0.0..xmax, 0.0..ymax * 1.05)?;
-    chart
-        .configure_mesh()
-        .x_desc("time (s)")
-        .y_desc("KB")
-        .draw()?;
-    for (i, (c, s)) in series.into_iter().enumerate() {
-        let c = thin_line(c, 0.0, xmax);
-        let s = thin_dots(s, xmax, ymax);
-        let col = palette(i);
-        let name = r.summary.flows[i].name.clone();
-        chart
-            .draw_series(LineSeries::new(c, col.stroke_width(1)))?
-            .label(format!("{name} cwnd"))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], col));
-        chart.draw_series(
-            s.into_iter()
-                .map(|p| Circle::new(p, 1, col.mix(0.4).filled())),
-        )?;
-    }
-    chart
-        .configure_series_labels()
-        .border_style(BLACK)
-        .background_style(WHITE.mix(0.8))
-        .draw()?;
-    root.present()?;
-    Ok(())
+    cwnd_titled(r, path, "congestion window (solid) and ssthresh (dashed)")
 }
 
-/// Queue length (packets) of every port that ever held a packet.
+/// [`cwnd`] with a title.
+pub fn cwnd_titled(r: &RunResult, path: &Path, title: &str) -> Result<()> {
+    let mut series = Vec::new();
+    let mut end: f64 = 1e-3;
+    for (i, ev) in r.traces.iter().enumerate() {
+        let col = palette(i);
+        let name = &r.summary.flows[i].name;
+        if let Some(e) = ev.last() {
+            end = end.max(secs(e.time));
+        }
+        let c = step_path(
+            ev.iter()
+                .map(|e| (secs(e.time), f64::from(e.cwnd.min(1 << 30)) / 1024.0)),
+        );
+        series.push(Series::new(format!("{name} cwnd"), col, Mark::Line, c));
+        // ssthresh, in pieces where it is set (it starts "infinite").
+        let mut piece: Vec<(f64, f64)> = Vec::new();
+        let mut first = true;
+        let flush = |piece: &mut Vec<(f64, f64)>, first: &mut bool, series: &mut Vec<Series>| {
+            if !piece.is_empty() {
+                let label = if *first {
+                    format!("{name} ssthresh")
+                } else {
+                    String::new()
+                };
+                series.push(Series::new(
+                    label,
+                    col,
+                    Mark::Dashed,
+                    step_path(piece.drain(..)),
+                ));
+                *first = false;
+            }
+        };
+        for e in ev {
+            if e.ssthresh < (1 << 30) {
+                piece.push((secs(e.time), f64::from(e.ssthresh) / 1024.0));
+            } else {
+                flush(&mut piece, &mut first, &mut series);
+            }
+        }
+        flush(&mut piece, &mut first, &mut series);
+    }
+    Chart {
+        title: title.to_string(),
+        x_desc: "time (s)".into(),
+        y_desc: "window (KB)".into(),
+        x_range: Some((0.0, end)),
+        panels: vec![Panel {
+            name: String::new(),
+            series,
+        }],
+        ..Chart::default()
+    }
+    .write(path)
+}
+
+/// Queue length (packets) of every port that ever held a packet, one panel each.
 pub fn queues(r: &RunResult, path: &Path) -> Result<bool> {
+    queues_titled(r, path, "queue length")
+}
+
+/// [`queues`] with a title.
+pub fn queues_titled(r: &RunResult, path: &Path, title: &str) -> Result<bool> {
     let busy: Vec<&(String, ackclock_sim::results::QueueSeries)> = r
         .queues
         .iter()
@@ -253,104 +965,114 @@ pub fn queues(r: &RunResult, path: &Path) -> Result<bool> {
     if busy.is_empty() {
         return Ok(false);
     }
-    let xmax = r.summary.duration_s.max(1e-3);
-    let ymax = busy
+    let end = busy
         .iter()
-        .flat_map(|(_, s)| s.iter().map(|x| f64::from(x.1)))
-        .fold(1.0f64, f64::max);
-    let root = SVGBackend::new(path, (W, H)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption("queue length", ("sans-serif", 18))
-        .margin(10)
-        .x_label_area_size(35)
-        .y_label_area_size(50)
-        .build_cartesian_2d(0.0..xmax, 0.0..ymax * 1.05)?;
-    chart
-        .configure_mesh()
-        .x_desc("time (s)")
-        .y_desc("packets")
-        .draw()?;
-    for (i, (name, s)) in busy.into_iter().enumerate() {
-        let col = palette(i);
-        chart
-            .draw_series(LineSeries::new(
-                thin_line(
-                    s.iter().map(|x| (secs(x.0), f64::from(x.1))).collect(),
-                    0.0,
-                    xmax,
-                ),
-                col,
-            ))?
-            .label(name.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], col));
+        .flat_map(|(_, s)| s.last().map(|x| secs(x.0)))
+        .fold(r.summary.duration_s.min(1e-3), f64::max);
+    let panels = busy
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, s))| Panel {
+            name: name.clone(),
+            series: vec![Series::new(
+                String::new(),
+                palette(i),
+                Mark::Line,
+                step_path(s.iter().map(|x| (secs(x.0), f64::from(x.1)))),
+            )],
+        })
+        .collect();
+    Chart {
+        title: title.to_string(),
+        x_desc: "time (s)".into(),
+        y_desc: "packets".into(),
+        x_range: Some((0.0, end)),
+        panels,
+        ..Chart::default()
     }
-    chart
-        .configure_series_labels()
-        .border_style(BLACK)
-        .background_style(WHITE.mix(0.8))
-        .draw()?;
-    root.present()?;
+    .write(path)?;
     Ok(true)
 }
 
-/// Throughput of each flow per time bin, from the ACKs its sender received.
+/// Throughput of each flow per time bin (100 bins to the last ACK of any flow), from the
+/// ACKs its sender received.
 pub fn throughput(r: &RunResult, path: &Path) -> Result<()> {
-    let dur = r.summary.duration_s.max(1e-3);
+    let labels: Vec<String> = r.summary.flows.iter().map(|f| f.name.clone()).collect();
+    throughput_titled(r, path, "throughput per flow", &labels)
+}
+
+/// [`throughput`] with a title and each flow's name in the legend.
+pub fn throughput_titled(r: &RunResult, path: &Path, title: &str, labels: &[String]) -> Result<()> {
+    let end = r
+        .traces
+        .iter()
+        .flat_map(|ev| {
+            ev.iter()
+                .rev()
+                .find(|e| matches!(e.kind, TraceKind::Ack { .. }))
+                .map(|e| secs(e.time))
+        })
+        .fold(1e-3, f64::max);
     let bins = 100usize;
-    let bin = dur / bins as f64;
+    let bin = end / bins as f64;
     let mut all = Vec::new();
-    let mut ymax: f64 = 1.0;
     for ev in &r.traces {
-        let mut b = vec![0f64; bins + 1];
+        let mut b = vec![0f64; bins];
         let mut last: Option<ackclock_tcp::SeqNum> = None;
         for e in ev {
             if let TraceKind::Ack { ack } = e.kind {
                 if let Some(l) = last {
-                    let i = ((secs(e.time) / bin) as usize).min(bins);
+                    let i = ((secs(e.time) / bin) as usize).min(bins - 1);
                     b[i] += f64::from(ack.since(l)) * 8.0;
                 }
                 last = Some(ack);
             }
         }
-        let pts: Vec<(f64, f64)> = b
-            .iter()
-            .enumerate()
-            .map(|(i, v)| ((i as f64 + 0.5) * bin, v / bin / 1e6))
-            .collect();
-        for p in &pts {
-            ymax = ymax.max(p.1);
-        }
-        all.push(pts);
+        all.push(b);
     }
-    let root = SVGBackend::new(path, (W, H)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption("throughput per flow", ("sans-serif", 18))
-        .margin(10)
-        .x_label_area_size(35)
-        .y_label_area_size(50)
-        .build_cartesian_2d(0.0..dur, 0.0..ymax * 1.05)?;
-    chart
-        .configure_mesh()
-        .x_desc("time (s)")
-        .y_desc("Mb/s")
-        .draw()?;
-    for (i, pts) in all.into_iter().enumerate() {
-        let col = palette(i);
-        let name = r.summary.flows[i].name.clone();
-        chart
-            .draw_series(LineSeries::new(pts, col))?
-            .label(name)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], col));
+    let top = all.iter().flatten().fold(0.0f64, |a, v| a.max(v / bin));
+    let (div, unit) = if top >= 1e6 {
+        (1e6, "Mb/s")
+    } else {
+        (1e3, "kb/s")
+    };
+    let series = all
+        .into_iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let pts = b
+                .iter()
+                .enumerate()
+                .map(|(k, v)| ((k as f64 + 0.5) * bin, v / bin / div))
+                .collect();
+            let label = labels
+                .get(i)
+                .cloned()
+                .unwrap_or_else(|| r.summary.flows[i].name.clone());
+            Series::new(label, palette(i), Mark::Line, pts)
+        })
+        .collect();
+    Chart {
+        title: title.to_string(),
+        x_desc: format!("time (s); bins of {}", fmt_secs(bin)),
+        y_desc: format!("throughput ({unit})"),
+        x_range: Some((0.0, end)),
+        panels: vec![Panel {
+            name: String::new(),
+            series,
+        }],
+        ..Chart::default()
     }
-    chart
-        .configure_series_labels()
-        .border_style(BLACK)
-        .background_style(WHITE.mix(0.8))
-        .draw()?;
-    root.present()?;
-    Ok(())
+    .write(path)
+}
+
+/// A duration for an axis description: "2.2 s", "40 ms".
+fn fmt_secs(s: f64) -> String {
+    if s >= 1.0 {
+        format!("{s:.1} s")
+    } else {
+        format!("{:.0} ms", s * 1e3)
+    }
 }
 
 /// Every plot of a run into `dir`; returns the files written.
@@ -376,7 +1098,7 @@ pub fn all(r: &RunResult, dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// A generic line plot: one line (with points) per named series.
+/// A generic line plot: one line (with a dot at each point) per named series.
 pub fn lines(
     path: &Path,
     title: &str,
@@ -385,61 +1107,27 @@ pub fn lines(
     series: &[(String, Vec<(f64, f64)>)],
     log_x: bool,
 ) -> Result<()> {
-    let pts = series.iter().flat_map(|(_, v)| v.iter());
-    let (mut x0, mut x1, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
-    for &(x, y) in pts {
-        x0 = x0.min(x);
-        x1 = x1.max(x);
-        y1 = y1.max(y);
-    }
-    if !x0.is_finite() {
+    if series.iter().all(|(_, v)| v.is_empty()) {
         return Ok(());
     }
-    if x1 <= x0 {
-        x1 = x0 + 1.0;
+    Chart {
+        title: title.to_string(),
+        x_desc: x_desc.to_string(),
+        y_desc: y_desc.to_string(),
+        log_x,
+        panels: vec![Panel {
+            name: String::new(),
+            series: series
+                .iter()
+                .enumerate()
+                .map(|(i, (name, v))| {
+                    Series::new(name.clone(), palette(i), Mark::LinePoints, v.clone())
+                })
+                .collect(),
+        }],
+        ..Chart::default()
     }
-    let y1 = if y1 > 0.0 { y1 * 1.08 } else { 1.0 };
-    let root = SVGBackend::new(path, (W, H)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut b = ChartBuilder::on(&root);
-    b.caption(title, ("sans-serif", 18))
-        .margin(10)
-        .x_label_area_size(35)
-        .y_label_area_size(60);
-    macro_rules! draw {
-        ($chart:expr) => {{
-            let mut chart = $chart;
-            chart
-                .configure_mesh()
-                .x_desc(x_desc)
-                .y_desc(y_desc)
-                .draw()?;
-            for (i, (name, v)) in series.iter().enumerate() {
-                let col = palette(i);
-                let v = thin_line(v.clone(), x0, x1);
-                chart
-                    .draw_series(LineSeries::new(v.iter().copied(), col.stroke_width(2)))?
-                    .label(name.clone())
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], col));
-                // Markers only where they can be told apart (sweeps, not time series).
-                if v.len() <= 200 {
-                    chart.draw_series(v.iter().map(|p| Circle::new(*p, 3, col.filled())))?;
-                }
-            }
-            chart
-                .configure_series_labels()
-                .border_style(BLACK)
-                .background_style(WHITE.mix(0.8))
-                .draw()?;
-        }};
-    }
-    if log_x && x0 > 0.0 {
-        draw!(b.build_cartesian_2d((x0..x1).log_scale(), 0.0..y1)?);
-    } else {
-        draw!(b.build_cartesian_2d(x0..x1, 0.0..y1)?);
-    }
-    root.present()?;
-    Ok(())
+    .write(path)
 }
 
 #[cfg(test)]
@@ -476,8 +1164,107 @@ mod tests {
         let v: Vec<(f64, f64)> = (0..100_000)
             .map(|i| (f64::from(i % 1000) / 1000.0, f64::from(i / 1000) / 100.0))
             .collect();
-        let th = thin_dots(v, 1.0, 1.0);
+        let th = thin_dots(v, 0.0, 1.0, 1.0);
         assert!(th.len() <= (W as usize + 1) * (H as usize + 1));
         assert!(th.len() >= 50_000, "distinct pixels lost: {}", th.len());
+    }
+
+    #[test]
+    fn step_path_holds_each_value_until_the_next_change() {
+        let v = [
+            (0.0, 1.0),
+            (1.0, 1.0),
+            (2.0, 3.0),
+            (3.0, 3.0),
+            (4.0, 2.0),
+            (5.0, 2.0),
+        ];
+        assert_eq!(
+            step_path(v),
+            vec![
+                (0.0, 1.0),
+                (2.0, 1.0),
+                (2.0, 3.0),
+                (4.0, 3.0),
+                (4.0, 2.0),
+                (5.0, 2.0)
+            ]
+        );
+        assert!(step_path([]).is_empty());
+        assert_eq!(step_path([(1.0, 2.0)]), vec![(1.0, 2.0)]);
+    }
+
+    #[test]
+    fn log_axes_label_each_decade_and_more_where_there_is_room() {
+        let w = |v: f64| text_w(&tick_label(v, log_decimals(v)), TICK_PX);
+        // fat_pipes: 10 to 300 packets on 800 px: 10, 20, 30, 50, ... 300, the end labelled.
+        let (t, light) = log_ticks(10.0, 300.0, 800.0, &w);
+        assert_eq!(t, vec![10.0, 20.0, 30.0, 50.0, 100.0, 200.0, 300.0]);
+        assert!(light.contains(&90.0) && light.len() == 9 + 3);
+        // satnet_trace: 0.001 to 1, three decades.
+        let (t, _) = log_ticks(0.001, 1.0, 800.0, &w);
+        assert!(t.contains(&0.001) && t.contains(&0.01) && t.contains(&0.1) && t.contains(&1.0));
+        assert!(t.len() >= 4);
+        // Labels never overlap, whatever the span.
+        for (lo, hi) in [
+            (1.0, 1e12),
+            (0.3, 3.0),
+            (2.0, 32.0),
+            (128.0, 16384.0),
+            (49.0, 60.0),
+        ] {
+            let (t, _) = log_ticks(lo, hi, 800.0, &w);
+            assert!(t.len() >= 2, "{lo}..{hi}: {t:?}");
+            for p in t.windows(2) {
+                let gap = (p[1].log10() - p[0].log10()) * 800.0 / (hi / lo).log10();
+                assert!(gap >= (w(p[0]) + w(p[1])) / 2.0, "{lo}..{hi}: {t:?}");
+            }
+        }
+        assert_eq!(tick_label(0.3, log_decimals(0.3)), "0.3");
+        assert_eq!(tick_label(300.0, log_decimals(300.0)), "300");
+        assert_eq!(tick_label(0.002, log_decimals(0.002)), "0.002");
+    }
+
+    #[test]
+    fn linear_axes_step_by_one_two_or_five_and_label_without_needless_digits() {
+        let (t, _, d) = linear_ticks(0.0, 1.1, 380.0, &|_| 30.0);
+        assert_eq!(d, 1);
+        assert_eq!(t.first(), Some(&0.0));
+        assert!(t.len() <= 12 && t.len() >= 5, "{t:?}");
+        let (t, _, d) = linear_ticks(0.0, 154.0, 800.0, &|_| 40.0);
+        assert_eq!(d, 0);
+        assert_eq!(tick_label(t[1], d), "20");
+    }
+
+    /// Every series drawn is in the legend, dashed lines too, and the legend sits under the
+    /// plot (the figure grows by its rows).
+    #[test]
+    fn the_legend_names_every_series_drawn() {
+        let c = Chart {
+            title: "t".into(),
+            panels: vec![Panel {
+                name: String::new(),
+                series: vec![
+                    Series::new(
+                        "a cwnd",
+                        palette(0),
+                        Mark::Line,
+                        vec![(0.0, 1.0), (1.0, 2.0)],
+                    ),
+                    Series::new("a ssthresh", palette(0), Mark::Dashed, vec![(0.0, 1.0)]),
+                    Series::new("", palette(0), Mark::Dashed, vec![(0.5, 1.0)]),
+                    Series::new("empty", palette(1), Mark::Dots, vec![]),
+                ],
+            }],
+            ..Chart::default()
+        };
+        let labels: Vec<String> = c.entries().into_iter().map(|e| e.label).collect();
+        assert_eq!(labels, ["a cwnd", "a ssthresh"]);
+        let d = std::env::temp_dir().join(format!("ackclock-plot-{}.svg", std::process::id()));
+        c.write(&d).unwrap();
+        let svg = std::fs::read_to_string(&d).unwrap();
+        let _ = std::fs::remove_file(&d);
+        assert!(svg.contains("a ssthresh") && svg.contains("a cwnd"));
+        assert!(c.size().1 > (TITLE_H + PANEL_H + X_AREA_H) as u32);
     }
 }
