@@ -20,7 +20,7 @@ pub mod text;
 pub use claims::{ClaimSpec, Judge, Ours};
 pub use runinfo::RunInfo;
 pub use suite::{
-    run, run_with, ClaimResult, Ctx, Experiment, Files, Options, Outcome, Params, Progress,
+    run, run_with, ClaimResult, Ctx, Experiment, Figure, Files, Options, Outcome, Params, Progress,
     Rendered, Runnable, Section, Table, Verdict,
 };
 pub use text::Text;

@@ -286,6 +286,9 @@ th{background:#f3f3f3}
 .pass{background:#e6f4e6}.fail{background:#f9dede}.info{background:#eef}.disagree{background:#fff3d6}
 blockquote{border-left:4px solid #ccc;margin:1em 0;padding:.2em 1em;color:#444;white-space:pre-wrap}
 .plot svg{max-width:100%;height:auto}
+figure.plot{margin:1.5em 0}
+figcaption{font-size:14px;color:#333;max-width:900px;margin-top:.3em}
+figcaption .files{margin-left:.6em;font-size:13px}
 .note{color:#555;font-size:13px}
 table.run th{background:none;white-space:nowrap}
 code{font-size:13px}
@@ -332,6 +335,7 @@ code{font-size:13px}
         }
     }
     h.push_str("</table>\n");
+    let mut figures = 0;
     for s in sections {
         let _ = writeln!(h, "<h2 id=\"{}\">{}</h2>", esc(&s.name), esc(&s.title));
         if !s.quote.is_empty() {
@@ -376,12 +380,27 @@ code{font-size:13px}
             }
             h.push_str("</table>\n");
         }
-        for p in &s.plots {
-            if let Ok(svg) = std::fs::read_to_string(p) {
+        for f in &s.plots {
+            if let Ok(svg) = std::fs::read_to_string(&f.file) {
+                figures += 1;
                 let svg = svg
                     .trim_start_matches(|c| c != '<')
                     .trim_start_matches("<?xml version=\"1.0\" encoding=\"UTF-8\"?>");
-                let _ = writeln!(h, "<div class=\"plot\">{svg}</div>");
+                let name = f
+                    .file
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let stem = name.trim_end_matches(".svg");
+                let _ = writeln!(
+                    h,
+                    "<figure class=\"plot\" id=\"{exp}-{stem}\">{svg}<figcaption><b>Figure {figures}.</b> {}{}<span class=\"files\"><a href=\"{exp}/{name}\">SVG</a></span></figcaption></figure>",
+                    esc(&f.caption),
+                    if f.caption.is_empty() { "" } else { " " },
+                    exp = esc(&s.name),
+                    stem = esc(stem),
+                    name = esc(&name),
+                );
             }
         }
         if !s.discussion.is_empty() {

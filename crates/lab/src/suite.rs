@@ -87,6 +87,43 @@ pub struct Table {
     pub rows: Vec<Vec<String>>,
 }
 
+/// A figure of an experiment's section: its SVG file (in the experiment's output
+/// directory), the title drawn in it, and the caption the report shows under it, saying
+/// what to look at.
+#[derive(Clone, Debug, Default)]
+pub struct Figure {
+    pub file: PathBuf,
+    pub title: String,
+    pub caption: String,
+}
+
+impl Figure {
+    /// The figure `<stem>.svg` in `out` with `title`; its caption is the section
+    /// `figure <stem>` of the experiment's `text.md`, filled with `values`.
+    pub fn from_text(
+        out: &Path,
+        stem: &str,
+        title: impl Into<String>,
+        text: &Text,
+        values: &[(&str, String)],
+    ) -> Result<Figure> {
+        Ok(Figure {
+            file: out.join(format!("{stem}.svg")),
+            title: title.into(),
+            caption: text.fill(&format!("figure {stem}"), values)?,
+        })
+    }
+}
+
+impl From<PathBuf> for Figure {
+    fn from(file: PathBuf) -> Figure {
+        Figure {
+            file,
+            ..Figure::default()
+        }
+    }
+}
+
 /// What an experiment contributes to the report.
 #[derive(Clone, Debug, Default)]
 pub struct Section {
@@ -102,8 +139,8 @@ pub struct Section {
     /// The RNG seeds of the experiment's simulator runs, sorted, each once.
     pub rng_seeds: Vec<u64>,
     pub tables: Vec<Table>,
-    /// SVG files (in the experiment's output directory).
-    pub plots: Vec<PathBuf>,
+    /// The figures, in order.
+    pub plots: Vec<Figure>,
     /// Where we disagree and why; what model detail is missing.
     pub discussion: String,
 }
@@ -171,8 +208,8 @@ pub struct Files {
 pub struct Rendered {
     pub setup: String,
     pub tables: Vec<Table>,
-    /// SVG files written into the experiment's output directory.
-    pub plots: Vec<PathBuf>,
+    /// The figures, their SVG files written into the experiment's output directory.
+    pub plots: Vec<Figure>,
     pub discussion: String,
 }
 

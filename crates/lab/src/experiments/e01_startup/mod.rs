@@ -417,7 +417,7 @@ impl Experiment for Startup {
                 ],
                 rows,
             }],
-            plots: vec![p1, p2],
+            plots: vec![p1, p2].into_iter().map(crate::Figure::from).collect(),
             discussion: text.get("discussion")?,
         })
     }

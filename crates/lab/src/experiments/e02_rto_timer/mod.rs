@@ -525,7 +525,10 @@ impl Experiment for RtoTimer {
                 ],
             )?,
             tables: tables(p, m),
-            plots: plots(p, m, out)?,
+            plots: plots(p, m, out)?
+                .into_iter()
+                .map(crate::Figure::from)
+                .collect(),
             discussion,
         })
     }

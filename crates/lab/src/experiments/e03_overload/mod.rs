@@ -522,7 +522,10 @@ impl Experiment for Overload {
                 ],
             )?,
             tables: tables(m),
-            plots: plots(m, out)?,
+            plots: plots(m, out)?
+                .into_iter()
+                .map(crate::Figure::from)
+                .collect(),
             discussion: text.fill("discussion", &[("slope", format!("{:.2}", m.fit.slope))])?,
         })
     }

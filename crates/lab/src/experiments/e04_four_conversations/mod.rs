@@ -434,7 +434,7 @@ impl Experiment for FourConversations {
         Ok(Rendered {
             setup,
             tables: vec![table(m)],
-            plots: plot(m, out)?,
+            plots: plot(m, out)?.into_iter().map(crate::Figure::from).collect(),
             discussion: text.get("discussion")?,
         })
     }

@@ -343,7 +343,7 @@ impl Experiment for Satnet {
                 ],
             )?,
             tables: vec![efficiency_table(m), mechanism_table(p, m)],
-            plots,
+            plots: plots.into_iter().map(crate::Figure::from).collect(),
             discussion,
         })
     }

@@ -532,7 +532,7 @@ impl Experiment for SatnetTrace {
                 ],
             )?,
             tables: vec![satnet_table(m), ds3_table(m)],
-            plots,
+            plots: plots.into_iter().map(crate::Figure::from).collect(),
             discussion: discussion(m, text)?,
         })
     }

@@ -261,7 +261,7 @@ impl Experiment for FastRecovery {
                 ],
                 rows,
             }],
-            plots: vec![p1, p2],
+            plots: vec![p1, p2].into_iter().map(crate::Figure::from).collect(),
             discussion: text.get("discussion")?,
         })
     }

@@ -321,7 +321,10 @@ impl Experiment for FatPipes {
                 ],
             )?,
             tables: vec![table(m, true), table(m, false)],
-            plots: vec![plot(m, true, out)?, plot(m, false, out)?],
+            plots: vec![plot(m, true, out)?, plot(m, false, out)?]
+                .into_iter()
+                .map(crate::Figure::from)
+                .collect(),
             discussion,
         })
     }

@@ -329,7 +329,7 @@ impl Experiment for Ethernet {
         Ok(Rendered {
             setup: text.fill("setup", &[("max", sizes(p.quick).end().to_string())])?,
             tables,
-            plots: plot(m, out)?,
+            plots: plot(m, out)?.into_iter().map(crate::Figure::from).collect(),
             discussion: text.fill(
                 "discussion",
                 &[

@@ -366,7 +366,7 @@ impl Experiment for AckAvoidance {
         Ok(Rendered {
             setup: text.get("setup")?,
             tables: vec![cpu_table(m), window_table(m)],
-            plots: vec![p1, p2],
+            plots: vec![p1, p2].into_iter().map(crate::Figure::from).collect(),
             discussion: text.get("discussion")?,
         })
     }

@@ -467,7 +467,7 @@ impl Experiment for AimdFairness {
                 ],
             )?,
             tables: vec![law_table(m)],
-            plots,
+            plots: plots.into_iter().map(crate::Figure::from).collect(),
             discussion: text.get("discussion")?,
         })
     }

@@ -451,7 +451,7 @@ impl Experiment for Gateways {
                 ],
             )?,
             tables: vec![table(p, m)],
-            plots,
+            plots: plots.into_iter().map(crate::Figure::from).collect(),
             discussion: text.fill(
                 "discussion",
                 &[("red_util", format!("{:.0}", m.mean[RED].util * 100.0))],

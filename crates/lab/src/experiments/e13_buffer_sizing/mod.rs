@@ -411,7 +411,10 @@ impl Experiment for BufferSizing {
         Ok(Rendered {
             setup,
             tables: vec![table(m)],
-            plots: vec![p1, p2, qplot, tplot],
+            plots: vec![p1, p2, qplot, tplot]
+                .into_iter()
+                .map(crate::Figure::from)
+                .collect(),
             discussion,
         })
     }

@@ -276,7 +276,10 @@ impl Experiment for UnitsOfWork {
         Ok(Rendered {
             setup: text.get("setup")?,
             tables: vec![table(m)],
-            plots: vec![p1, p2, p3],
+            plots: vec![p1, p2, p3]
+                .into_iter()
+                .map(crate::Figure::from)
+                .collect(),
             discussion: text.fill(
                 "discussion",
                 &[
