@@ -1107,9 +1107,30 @@ pub fn lines(
     series: &[(String, Vec<(f64, f64)>)],
     log_x: bool,
 ) -> Result<()> {
-    if series.iter().all(|(_, v)| v.is_empty()) {
+    lines_with_models(path, title, x_desc, y_desc, series, &[], log_x)
+}
+
+/// [`lines`] with the curves of models: each measured series a solid line with a dot at
+/// each point, each model a dashed line (its colours following the measured ones').
+pub fn lines_with_models(
+    path: &Path,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    measured: &[(String, Vec<(f64, f64)>)],
+    models: &[(String, Vec<(f64, f64)>)],
+    log_x: bool,
+) -> Result<()> {
+    if measured.iter().chain(models).all(|(_, v)| v.is_empty()) {
         return Ok(());
     }
+    let series = measured
+        .iter()
+        .map(|s| (s, Mark::LinePoints))
+        .chain(models.iter().map(|s| (s, Mark::Dashed)))
+        .enumerate()
+        .map(|(i, ((name, v), mark))| Series::new(name.clone(), palette(i), mark, v.clone()))
+        .collect();
     Chart {
         title: title.to_string(),
         x_desc: x_desc.to_string(),
@@ -1117,13 +1138,7 @@ pub fn lines(
         log_x,
         panels: vec![Panel {
             name: String::new(),
-            series: series
-                .iter()
-                .enumerate()
-                .map(|(i, (name, v))| {
-                    Series::new(name.clone(), palette(i), Mark::LinePoints, v.clone())
-                })
-                .collect(),
+            series,
         }],
         ..Chart::default()
     }
