@@ -8,7 +8,7 @@
 
 use crate::claims::{Judge, Ours};
 use crate::plots;
-use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
+use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_sim::results::FlowSummary;
 use ackclock_sim::{RunResult, Scenario};
@@ -373,22 +373,22 @@ impl Experiment for Startup {
     }
 
     fn render(&self, _p: Params, m: &Measured, text: &Text, out: &Path) -> Result<Rendered> {
-        let p1 = out.join("tseq-vanilla.svg");
-        plots::time_sequence_titled(
-            plotted(&m.vanilla)?,
-            0,
-            &p1,
-            "without slow start (vanilla 4.3BSD)",
-            Some(10.0),
+        let f1 = Figure::from_text(
+            out,
+            "tseq-vanilla",
+            "Startup without slow start (vanilla 4.3BSD): the first 10 s",
+            text,
+            &[],
         )?;
-        let p2 = out.join("tseq-tahoe.svg");
-        plots::time_sequence_titled(
-            plotted(&m.tahoe)?,
-            0,
-            &p2,
-            "with slow start (Tahoe)",
-            Some(10.0),
+        plots::time_sequence_titled(plotted(&m.vanilla)?, 0, &f1.file, &f1.title, Some(10.0))?;
+        let f2 = Figure::from_text(
+            out,
+            "tseq-tahoe",
+            "Startup with slow start (Tahoe): the first 10 s",
+            text,
+            &[],
         )?;
+        plots::time_sequence_titled(plotted(&m.tahoe)?, 0, &f2.file, &f2.title, Some(10.0))?;
         let rows = [
             ("vanilla 4.3BSD", &m.vanilla.flow),
             ("Tahoe", &m.tahoe.flow),
@@ -417,7 +417,7 @@ impl Experiment for Startup {
                 ],
                 rows,
             }],
-            plots: vec![p1, p2].into_iter().map(crate::Figure::from).collect(),
+            plots: vec![f1, f2],
             discussion: text.get("discussion")?,
         })
     }
