@@ -9,14 +9,14 @@
 use crate::claims::{Judge, Ours};
 use crate::plots;
 use crate::stats::mean;
-use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
+use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_gateway::{ImpairmentsConfig, ReorderConfig, ScriptedDrop};
 use ackclock_sim::{RunResult, Scenario};
 use ackclock_tcp::{State, TraceEvent, TraceKind};
 use ackclock_wire::{Duration, Instant};
 use anyhow::{anyhow, bail, Result};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub struct RtoTimer;
 
@@ -525,10 +525,7 @@ impl Experiment for RtoTimer {
                 ],
             )?,
             tables: tables(p, m),
-            plots: plots(p, m, out)?
-                .into_iter()
-                .map(crate::Figure::from)
-                .collect(),
+            plots: plots(p, m, text, out)?,
             discussion,
         })
     }
@@ -845,10 +842,17 @@ fn slip_table(m: &Measured) -> Table {
 }
 
 /// Spurious retransmissions against load; the RTT samples and the RTO of RFC 793 and A + 4D
-/// at rho = 0.75 (JK88 Figs 5-6); the serial line's slow start.
-fn plots(p: Params, m: &Measured, out: &Path) -> Result<Vec<PathBuf>> {
+/// at rho = 0.75 (the pair Jacobson & Karels plot in their Figs 5 and 6); the serial line's
+/// slow start.
+fn plots(p: Params, m: &Measured, text: &Text, out: &Path) -> Result<Vec<Figure>> {
     let mut plots_out = Vec::new();
-    let path = out.join("spurious-vs-load.svg");
+    let fig = Figure::from_text(
+        out,
+        "spurious-vs-load",
+        "Spurious retransmissions against load, window of one segment (no packet is lost)",
+        text,
+        &[],
+    )?;
     let mut series: Vec<(String, Vec<(f64, f64)>)> = TIMERS
         .iter()
         .map(|&t| {
@@ -873,14 +877,14 @@ fn plots(p: Params, m: &Measured, out: &Path) -> Result<Vec<PathBuf>> {
         ));
     }
     plots::lines(
-        &path,
-        "spurious retransmissions vs load, window of one segment (no packet is lost)",
+        &fig.file,
+        &fig.title,
         "load rho of the Poisson cross traffic",
         "spurious retransmissions per 1000 segments",
         &series,
         false,
     )?;
-    plots_out.push(path);
+    plots_out.push(fig);
     for t in [Timer::Rfc793, Timer::Vj(4)] {
         let c = m
             .sweep
@@ -890,11 +894,20 @@ fn plots(p: Params, m: &Measured, out: &Path) -> Result<Vec<PathBuf>> {
             })
             .map(|(_, c)| c);
         let Some(c) = c else { continue };
-        let name = match t {
-            Timer::Rfc793 => "rtt-rfc793.svg",
-            Timer::Vj(_) => "rtt-jacobson.svg",
+        let stem = match t {
+            Timer::Rfc793 => "rtt-rfc793",
+            Timer::Vj(_) => "rtt-jacobson",
         };
-        let path = out.join(name);
+        let fig = Figure::from_text(
+            out,
+            stem,
+            format!(
+                "{}: RTT samples and the RTO in force, load rho = 0.75",
+                t.label()
+            ),
+            text,
+            &[],
+        )?;
         let numbered = |f: fn(&(f64, f64)) -> f64| -> Vec<(f64, f64)> {
             c.series
                 .iter()
@@ -903,11 +916,8 @@ fn plots(p: Params, m: &Measured, out: &Path) -> Result<Vec<PathBuf>> {
                 .collect()
         };
         plots::lines(
-            &path,
-            &format!(
-                "{}: RTT samples and the RTO in force, rho = 0.75 (JK88 Figs 5-6)",
-                t.label()
-            ),
+            &fig.file,
+            &fig.title,
             "RTT sample number (after 100 s)",
             "seconds",
             &[
@@ -916,16 +926,16 @@ fn plots(p: Params, m: &Measured, out: &Path) -> Result<Vec<PathBuf>> {
             ],
             false,
         )?;
-        plots_out.push(path);
+        plots_out.push(fig);
     }
-    let path = out.join("tseq-slip-k4.svg");
-    plots::time_sequence_titled(
-        &m.slip_plot,
-        0,
-        &path,
-        "2400 baud, k = 4, handshake timed: slow start from 1 to 8 segments",
-        None,
+    let fig = Figure::from_text(
+        out,
+        "tseq-slip-k4",
+        "2400 baud serial line, rto = A + 4D, handshake timed: slow start from 1 to 8 segments",
+        text,
+        &[],
     )?;
-    plots_out.push(path);
+    plots::time_sequence_titled(&m.slip_plot, 0, &fig.file, &fig.title, None)?;
+    plots_out.push(fig);
     Ok(plots_out)
 }
