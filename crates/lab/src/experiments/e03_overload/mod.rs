@@ -9,13 +9,13 @@
 use crate::claims::{Judge, Ours};
 use crate::plots;
 use crate::stats::{mean, uniform};
-use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
+use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_sim::scenario::Topology;
 use ackclock_sim::{RunResult, Scenario};
 use ackclock_tcp::TraceKind;
 use anyhow::{anyhow, bail, Result};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub struct Overload;
 
@@ -522,10 +522,7 @@ impl Experiment for Overload {
                 ],
             )?,
             tables: tables(m),
-            plots: plots(m, out)?
-                .into_iter()
-                .map(crate::Figure::from)
-                .collect(),
+            plots: plots(m, text, out)?,
             discussion: text.fill("discussion", &[("slope", format!("{:.2}", m.fit.slope))])?,
         })
     }
@@ -731,20 +728,26 @@ fn tables(m: &Measured) -> Vec<Table> {
 }
 
 /// Loss and goodput against the pipe, and the windows of the plotted learning run.
-fn plots(m: &Measured, out: &Path) -> Result<Vec<PathBuf>> {
-    let mut plot_files = Vec::new();
-    let p = out.join("loss-vs-pipe.svg");
+fn plots(m: &Measured, text: &Text, out: &Path) -> Result<Vec<Figure>> {
+    let mut figs = Vec::new();
     let xs: Vec<f64> = PIPES.iter().map(|&p| f64::from(p)).collect();
     let against_pipe = |f: &dyn Fn(usize) -> f64| -> Vec<(f64, f64)> {
         xs.iter().enumerate().map(|(i, x)| (*x, f(i))).collect()
     };
-    plots::lines(
-        &p,
-        "steady loss rate vs pipe size (8 Tahoe flows, 16-packet gateway)",
-        "pipe (packets)",
+    let fig = Figure::from_text(
+        out,
+        "loss-vs-pipe",
+        "Steady loss rate against pipe size (8 Tahoe flows, 16-packet gateway)",
+        text,
+        &[],
+    )?;
+    plots::lines_with_models(
+        &fig.file,
+        &fig.title,
+        "pipe (packets, log scale)",
         "loss rate (%)",
+        &[("ackclock".into(), against_pipe(&|i| 100.0 * m.loss[i]))],
         &[
-            ("ackclock".into(), against_pipe(&|i| 100.0 * m.loss[i])),
             (
                 "fluid, every flow loses per epoch: 512/(3K^2)".into(),
                 against_pipe(&|i| 100.0 * sync(m.ks[i])),
@@ -756,13 +759,19 @@ fn plots(m: &Measured, out: &Path) -> Result<Vec<PathBuf>> {
         ],
         true,
     )?;
-    plot_files.push(p);
-    let p = out.join("goodput-vs-pipe.svg");
+    figs.push(fig);
+    let fig = Figure::from_text(
+        out,
+        "goodput-vs-pipe",
+        "Goodput of the 8 flows against pipe size, Tahoe and vanilla 4.3BSD",
+        text,
+        &[],
+    )?;
     plots::lines(
-        &p,
-        "goodput of the 8 flows / line data rate",
-        "pipe (packets)",
-        "share of the line",
+        &fig.file,
+        &fig.title,
+        "pipe (packets, log scale)",
+        "goodput / line data rate",
         &[
             (
                 "Tahoe".into(),
@@ -775,11 +784,17 @@ fn plots(m: &Measured, out: &Path) -> Result<Vec<PathBuf>> {
         ],
         true,
     )?;
-    plot_files.push(p);
+    figs.push(fig);
     if let Some(r) = &m.learn_plot {
-        let p = out.join("cwnd-pipe49.svg");
-        plots::cwnd(r, &p)?;
-        plot_files.push(p);
+        let fig = Figure::from_text(
+            out,
+            "cwnd-pipe49",
+            "Pipe 49: the 8 Tahoe flows' windows while they learn the path (ACK every packet)",
+            text,
+            &[],
+        )?;
+        plots::cwnd_titled(r, &fig.file, &fig.title)?;
+        figs.push(fig);
     }
-    Ok(plot_files)
+    Ok(figs)
 }
