@@ -9,7 +9,7 @@
 use crate::claims::{Judge, Ours};
 use crate::plots;
 use crate::stats::{mean, uniform};
-use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
+use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_sim::scenario::Topology;
 use ackclock_sim::{RunResult, Scenario};
@@ -434,7 +434,7 @@ impl Experiment for FourConversations {
         Ok(Rendered {
             setup,
             tables: vec![table(m)],
-            plots: plot(m, out)?.into_iter().map(crate::Figure::from).collect(),
+            plots: plot(m, text, out)?,
             discussion: text.get("discussion")?,
         })
     }
@@ -597,28 +597,58 @@ fn table(m: &Measured) -> Table {
 
 /// Conversation 1's time-sequence diagram, vanilla and Tahoe; the four throughputs of
 /// vanilla, Tahoe and the first mixed group.
-fn plot(m: &Measured, out: &Path) -> Result<Vec<std::path::PathBuf>> {
-    let mut files = Vec::new();
-    for (k, file, title) in [
+fn plot(m: &Measured, text: &Text, out: &Path) -> Result<Vec<Figure>> {
+    let mut figs = Vec::new();
+    for (k, stem, title) in [
         (
             0,
-            "tseq-vanilla-flow1.svg",
-            "vanilla 4.3BSD: conversation 1",
+            "tseq-vanilla-flow1",
+            "Vanilla 4.3BSD, conversation 1: time-sequence",
         ),
-        (1, "tseq-tahoe-flow1.svg", "Tahoe: conversation 1"),
+        (
+            1,
+            "tseq-tahoe-flow1",
+            "Tahoe, conversation 1: time-sequence",
+        ),
     ] {
-        let p = out.join(file);
-        plots::time_sequence_titled(&m.plotted[k], 0, &p, title, None)?;
-        files.push(p);
+        let fig = Figure::from_text(out, stem, title, text, &[])?;
+        plots::time_sequence_titled(&m.plotted[k], 0, &fig.file, &fig.title, None)?;
+        figs.push(fig);
     }
-    for (k, file) in [
-        (0, "throughput-vanilla.svg"),
-        (1, "throughput-tahoe.svg"),
-        (2, "throughput-mixed.svg"),
+    let old = OLD_RECEIVERS[MIXED[0].1];
+    for (k, stem, title) in [
+        (
+            0,
+            "throughput-vanilla",
+            "Throughput of the four conversations: vanilla 4.3BSD".to_string(),
+        ),
+        (
+            1,
+            "throughput-tahoe",
+            "Throughput of the four conversations: Tahoe".to_string(),
+        ),
+        (
+            2,
+            "throughput-mixed",
+            format!(
+                "Throughput of the four conversations: Tahoe, 4.3BSD receivers on {} and {}",
+                old[0] + 1,
+                old[1] + 1
+            ),
+        ),
     ] {
-        let p = out.join(file);
-        plots::throughput(&m.plotted[k], &p)?;
-        files.push(p);
+        let labels: Vec<String> = (0..m.plotted[k].traces.len())
+            .map(|i| {
+                if k == 2 && old.contains(&i) {
+                    format!("conversation {} (4.3BSD receiver)", i + 1)
+                } else {
+                    format!("conversation {}", i + 1)
+                }
+            })
+            .collect();
+        let fig = Figure::from_text(out, stem, title, text, &[])?;
+        plots::throughput_titled(&m.plotted[k], &fig.file, &fig.title, &labels)?;
+        figs.push(fig);
     }
-    Ok(files)
+    Ok(figs)
 }
