@@ -9,7 +9,7 @@
 use crate::claims::{Judge, Ours};
 use crate::plots;
 use crate::stats::{mean, sd};
-use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
+use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_gateway::ImpairmentsConfig;
 use ackclock_sim::{RunResult, Scenario};
@@ -317,7 +317,7 @@ impl Experiment for Satnet {
     }
 
     fn render(&self, p: Params, m: &Measured, text: &Text, out: &Path) -> Result<Rendered> {
-        let plots = plot(m, out)?;
+        let plots = plot(m, text, out)?;
         let (_, plain_timeouts) = totals(m.at(0, AT_1PCT));
         let (_, pinned_timeouts) = totals(&m.pinned);
         let n = p.seeds as f64;
@@ -343,7 +343,7 @@ impl Experiment for Satnet {
                 ],
             )?,
             tables: vec![efficiency_table(m), mechanism_table(p, m)],
-            plots: plots.into_iter().map(crate::Figure::from).collect(),
+            plots,
             discussion,
         })
     }
@@ -417,7 +417,7 @@ fn mechanism_table(p: Params, m: &Measured) -> Table {
 }
 
 /// Efficiency against loss with the models; the two time-sequence diagrams.
-fn plot(m: &Measured, out: &Path) -> Result<Vec<std::path::PathBuf>> {
+fn plot(m: &Measured, text: &Text, out: &Path) -> Result<Vec<Figure>> {
     let mut series = Vec::new();
     for (t, name) in ["vanilla 4.3BSD", "Tahoe", "Reno"].iter().enumerate() {
         let pts = LOSS
@@ -430,46 +430,55 @@ fn plot(m: &Measured, out: &Path) -> Result<Vec<std::path::PathBuf>> {
     let grid: Vec<f64> = (0..=20)
         .map(|i| 0.3 * (10f64).powf(f64::from(i) / 20.0))
         .collect();
-    series.push((
-        "(1+2pw)^-1, w = 40".into(),
-        grid.iter()
-            .map(|&x| (x, fixed_window_model(x / 100.0)))
-            .collect(),
-    ));
-    series.push((
-        "Mathis 1.22/sqrt(p)".into(),
-        grid.iter().map(|&x| (x, mathis(x / 100.0))).collect(),
-    ));
-    series.push((
-        "PFTK (T0 = 2 RTT)".into(),
-        grid.iter()
-            .map(|&x| (x, pftk_share(x / 100.0, 2.0 * RTT_S)))
-            .collect(),
-    ));
-    let p1 = out.join("efficiency-vs-loss.svg");
-    plots::lines(
-        &p1,
-        "Satnet (40 kb/s, 2.048 s): share of the channel vs random loss",
-        "packet loss (%)",
+    let models = vec![
+        (
+            "(1+2pw)^-1, w = 40".into(),
+            grid.iter()
+                .map(|&x| (x, fixed_window_model(x / 100.0)))
+                .collect(),
+        ),
+        (
+            "Mathis 1.22/sqrt(p)".into(),
+            grid.iter().map(|&x| (x, mathis(x / 100.0))).collect(),
+        ),
+        (
+            "PFTK (T0 = 2 RTT)".into(),
+            grid.iter()
+                .map(|&x| (x, pftk_share(x / 100.0, 2.0 * RTT_S)))
+                .collect(),
+        ),
+    ];
+    let f1 = Figure::from_text(
+        out,
+        "efficiency-vs-loss",
+        "Satnet (40 kb/s, 2.048 s RTT): share of the channel against random loss",
+        text,
+        &[],
+    )?;
+    plots::lines_with_models(
+        &f1.file,
+        &f1.title,
+        "packet loss (%, log scale)",
         "goodput / channel data rate",
         &series,
+        &models,
         true,
     )?;
-    let p2 = out.join("tseq-vanilla.svg");
-    plots::time_sequence_titled(
-        &m.tseq_vanilla,
-        0,
-        &p2,
-        "vanilla 4.3BSD at 1% loss: timeouts and go-back-N",
-        Some(120.0),
+    let f2 = Figure::from_text(
+        out,
+        "tseq-vanilla",
+        "Vanilla 4.3BSD on Satnet at 1% loss: timeouts and go-back-N",
+        text,
+        &[],
     )?;
-    let p3 = out.join("tseq-tahoe.svg");
-    plots::time_sequence_titled(
-        &m.tseq_tahoe,
-        0,
-        &p3,
-        "Tahoe at 1% loss: the window held near 12 packets",
-        Some(120.0),
+    plots::time_sequence_titled(&m.tseq_vanilla, 0, &f2.file, &f2.title, Some(120.0))?;
+    let f3 = Figure::from_text(
+        out,
+        "tseq-tahoe",
+        "Tahoe on Satnet at 1% loss: the window held near 12 packets",
+        text,
+        &[],
     )?;
-    Ok(vec![p1, p2, p3])
+    plots::time_sequence_titled(&m.tseq_tahoe, 0, &f3.file, &f3.title, Some(120.0))?;
+    Ok(vec![f1, f2, f3])
 }
