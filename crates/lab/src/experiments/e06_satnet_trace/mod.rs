@@ -9,14 +9,14 @@
 use crate::claims::{Judge, Ours};
 use crate::plots;
 use crate::stats::{mean, sd};
-use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
+use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_gateway::{DropTailConfig, ImpairmentsConfig, QdiscConfig};
 use ackclock_sim::scenario::LinkSpec;
 use ackclock_sim::{RunResult, Scenario};
 use ackclock_tcp::TraceKind;
 use anyhow::{anyhow, bail, Result};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Points of a plotted line: (x, y).
 type Points = Vec<(f64, f64)>;
@@ -516,7 +516,7 @@ impl Experiment for SatnetTrace {
     }
 
     fn render(&self, p: Params, m: &Measured, text: &Text, out: &Path) -> Result<Rendered> {
-        let plots = plot(m, out)?;
+        let plots = plot(m, text, out)?;
         Ok(Rendered {
             setup: text.fill(
                 "setup",
@@ -532,7 +532,7 @@ impl Experiment for SatnetTrace {
                 ],
             )?,
             tables: vec![satnet_table(m), ds3_table(m)],
-            plots: plots.into_iter().map(crate::Figure::from).collect(),
+            plots,
             discussion: discussion(m, text)?,
         })
     }
@@ -666,20 +666,28 @@ fn ds3_table(m: &Measured) -> Table {
 }
 
 /// The DS3 sweep against the models, and a time-sequence diagram of Tahoe on Satnet.
-fn plot(m: &Measured, out: &Path) -> Result<Vec<PathBuf>> {
+fn plot(m: &Measured, text: &Text, out: &Path) -> Result<Vec<Figure>> {
     let (pts_v, pts_t) = m.ds3_points();
-    let p1 = out.join("ber-rule-ds3.svg");
     let grid: Vec<f64> = (0..=24)
         .map(|i| 10f64.powf(-3.0 + f64::from(i) / 8.0))
         .collect();
-    plots::lines(
-        &p1,
-        "DS3 (45 Mb/s, 90 ms, 4 Mb bdp): efficiency vs BER x bandwidth x delay",
-        "BER x bandwidth x delay (damaged packets per window)",
+    let f1 = Figure::from_text(
+        out,
+        "ber-rule-ds3",
+        "DS3 (45 Mb/s, 90 ms, 4 Mb bandwidth-delay product): efficiency against BER x bandwidth x delay",
+        text,
+        &[],
+    )?;
+    plots::lines_with_models(
+        &f1.file,
+        &f1.title,
+        "BER x bandwidth x delay (damaged packets per window, log scale)",
         "goodput / data rate",
         &[
             ("vanilla, window = pipe, RTO 2 RTT".into(), pts_v),
             ("Tahoe, window = 2 pipes, buffer = pipe".into(), pts_t),
+        ],
+        &[
             (
                 "(1+2x)^-1".into(),
                 grid.iter().map(|&x| (x, 1.0 / (1.0 + 2.0 * x))).collect(),
@@ -693,13 +701,13 @@ fn plot(m: &Measured, out: &Path) -> Result<Vec<PathBuf>> {
         ],
         true,
     )?;
-    let p2 = out.join("tseq-tahoe-16k.svg");
-    plots::time_sequence_titled(
-        &m.tseq,
-        0,
-        &p2,
-        "Tahoe (xtcp), 16 KB window, BER 1.8e-6",
-        Some(200.0),
+    let f2 = Figure::from_text(
+        out,
+        "tseq-tahoe-16k",
+        "The Satnet trace re-run: Tahoe (xtcp), 16 KB window, BER 1.8e-6",
+        text,
+        &[],
     )?;
-    Ok(vec![p1, p2])
+    plots::time_sequence_titled(&m.tseq, 0, &f2.file, &f2.title, Some(200.0))?;
+    Ok(vec![f1, f2])
 }
