@@ -5,7 +5,7 @@
 
 use crate::claims::{Judge, Ours};
 use crate::plots;
-use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
+use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_gateway::{ImpairmentsConfig, ScriptedDrop};
 use ackclock_sim::{RunResult, Scenario};
@@ -230,22 +230,22 @@ impl Experiment for FastRecovery {
                 .map_or(0.0, |e| e.time.as_nanos() as f64 / 1e9);
             Some(fr + 0.5)
         };
-        let p1 = out.join("tseq-reno-w16.svg");
-        plots::time_sequence_titled(
-            &m.reno,
-            0,
-            &p1,
-            "Reno, W = 16: fast retransmit and recovery",
-            until(&m.reno),
+        let f1 = Figure::from_text(
+            out,
+            "tseq-reno-w16",
+            "Reno, W = 16, one drop: fast retransmit and recovery",
+            text,
+            &[],
         )?;
-        let p2 = out.join("tseq-tahoe-w16.svg");
-        plots::time_sequence_titled(
-            &m.tahoe,
-            0,
-            &p2,
-            "Tahoe, W = 16: fast retransmit, then slow start",
-            until(&m.tahoe),
+        plots::time_sequence_titled(&m.reno, 0, &f1.file, &f1.title, until(&m.reno))?;
+        let f2 = Figure::from_text(
+            out,
+            "tseq-tahoe-w16",
+            "Tahoe, W = 16, one drop: fast retransmit, then slow start",
+            text,
+            &[],
         )?;
+        plots::time_sequence_titled(&m.tahoe, 0, &f2.file, &f2.title, until(&m.tahoe))?;
         let windows = WINDOWS.map(|w| w.to_string()).join(", ");
         Ok(Rendered {
             setup: text.fill("setup", &[("windows", windows)])?,
@@ -261,7 +261,7 @@ impl Experiment for FastRecovery {
                 ],
                 rows,
             }],
-            plots: vec![p1, p2].into_iter().map(crate::Figure::from).collect(),
+            plots: vec![f1, f2],
             discussion: text.get("discussion")?,
         })
     }
