@@ -10,12 +10,12 @@
 use crate::claims::{Judge, Ours};
 use crate::plots;
 use crate::stats::mean;
-use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
+use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_gateway::{DropTailConfig, ImpairmentsConfig, QdiscConfig};
 use ackclock_sim::{RunResult, Scenario};
 use anyhow::Result;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub struct FatPipes;
 
@@ -321,10 +321,7 @@ impl Experiment for FatPipes {
                 ],
             )?,
             tables: vec![table(m, true), table(m, false)],
-            plots: vec![plot(m, true, out)?, plot(m, false, out)?]
-                .into_iter()
-                .map(crate::Figure::from)
-                .collect(),
+            plots: vec![plot(m, true, text, out)?, plot(m, false, text, out)?],
             discussion,
         })
     }
@@ -429,7 +426,7 @@ fn table(m: &Measured, e1: bool) -> Table {
 }
 
 /// Efficiency against w at 1% loss in one regime, per algorithm, with the models.
-fn plot(m: &Measured, e1: bool, out: &Path) -> Result<PathBuf> {
+fn plot(m: &Measured, e1: bool, text: &Text, out: &Path) -> Result<Figure> {
     let pi1 = m.pi1();
     let wgrid: Vec<f64> = (0..=20)
         .map(|i| 10f64 * 30f64.powf(f64::from(i) / 20.0))
@@ -440,47 +437,56 @@ fn plot(m: &Measured, e1: bool, out: &Path) -> Result<PathBuf> {
             .map(|(wi, &w)| (f64::from(w), f(wi)))
             .collect()
     };
-    let mut series: Vec<(String, Vec<(f64, f64)>)> = ALGS
+    let mut measured: Vec<(String, Vec<(f64, f64)>)> = ALGS
         .iter()
         .enumerate()
         .map(|(a, name)| (name.to_string(), at_w(&|wi| m.eff(e1, a, wi, pi1))))
         .collect();
     let p = m.ps[pi1];
-    if e1 {
-        series.push((
+    let models: Vec<(String, Vec<(f64, f64)>)> = if e1 {
+        measured.push((
             "sack, cwnd held at w".into(),
             at_w(&|wi| m.sack_cwnd(wi, pi1).eff),
         ));
-        series.push((
-            "1/(1+pw)".into(),
-            wgrid.iter().map(|&w| (w, one_rtt(w, p))).collect(),
-        ));
-        series.push((
-            "1/(2-(1-p)^w)".into(),
-            wgrid.iter().map(|&w| (w, per_window(w, p))).collect(),
-        ));
+        vec![
+            (
+                "1/(1+pw)".into(),
+                wgrid.iter().map(|&w| (w, one_rtt(w, p))).collect(),
+            ),
+            (
+                "1/(2-(1-p)^w)".into(),
+                wgrid.iter().map(|&w| (w, per_window(w, p))).collect(),
+            ),
+        ]
     } else {
-        series.push((
+        vec![(
             "Mathis 1.22/(w sqrt p)".into(),
             wgrid.iter().map(|&w| (w, mathis(w, p))).collect(),
-        ));
-    }
-    let path = out.join(if e1 { "e1-pinned.svg" } else { "e2-aimd.svg" });
-    plots::lines(
-        &path,
-        &format!(
-            "{}, {:.1}% loss: efficiency vs bandwidth-delay product",
+        )]
+    };
+    let fig = Figure::from_text(
+        out,
+        if e1 { "e1-pinned" } else { "e2-aimd" },
+        format!(
+            "{}, {:.1}% loss: efficiency against the bandwidth-delay product",
             if e1 {
-                "window pinned at the b-d p (e1)"
+                "Window pinned at the bandwidth-delay product (e1)"
             } else {
-                "congestion control on (e2)"
+                "Congestion control on (e2)"
             },
             p * 100.0
         ),
-        "bandwidth-delay product (packets)",
+        text,
+        &[("loss", format!("{:.1}%", p * 100.0))],
+    )?;
+    plots::lines_with_models(
+        &fig.file,
+        &fig.title,
+        "bandwidth-delay product w (packets, log scale)",
         "goodput / data rate",
-        &series,
+        &measured,
+        &models,
         true,
     )?;
-    Ok(path)
+    Ok(fig)
 }
