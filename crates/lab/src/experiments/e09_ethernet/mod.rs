@@ -8,13 +8,13 @@
 
 use crate::claims::{Judge, Ours};
 use crate::plots;
-use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
+use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_sim::{RunResult, Scenario};
 use ackclock_tcp::{TraceEvent, TraceKind};
 use ackclock_wire::{Duration, Instant};
 use anyhow::{anyhow, Result};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub struct Ethernet;
 
@@ -329,7 +329,7 @@ impl Experiment for Ethernet {
         Ok(Rendered {
             setup: text.fill("setup", &[("max", sizes(p.quick).end().to_string())])?,
             tables,
-            plots: plot(m, out)?.into_iter().map(crate::Figure::from).collect(),
+            plots: plot(m, text, out)?,
             discussion: text.fill(
                 "discussion",
                 &[
@@ -525,7 +525,7 @@ fn bounds_table(m: &Measured) -> Table {
 }
 
 /// Throughput against the buffer, the seed's and ours; 40 ms of the 3-packet run.
-fn plot(m: &Measured, out: &Path) -> Result<Vec<PathBuf>> {
+fn plot(m: &Measured, text: &Text, out: &Path) -> Result<Vec<Figure>> {
     let ours = m.rates();
     let xs = |v: &[f64]| -> Vec<(f64, f64)> {
         v.iter()
@@ -533,32 +533,38 @@ fn plot(m: &Measured, out: &Path) -> Result<Vec<PathBuf>> {
             .map(|(i, y)| ((i + 1) as f64, *y))
             .collect()
     };
-    let p1 = out.join("throughput-vs-buffer.svg");
-    plots::lines(
-        &p1,
-        "task-to-task throughput vs socket buffer, 10 Mb/s Ethernet",
+    let f1 = Figure::from_text(
+        out,
+        "throughput-vs-buffer",
+        "Task-to-task throughput against socket buffer, Sun 3/60 to Sun 3/60 on 10 Mb/s Ethernet",
+        text,
+        &[],
+    )?;
+    plots::lines_with_models(
+        &f1.file,
+        &f1.title,
         "socket buffer (packets of 1460 bytes)",
-        "KB/s (KiB/s)",
+        "throughput (KB/s, i.e. KiB/s)",
         &[
             (
-                "seed: Sun 3/60 to 3/60 (24 Oct 1988)".into(),
+                "published: Van Jacobson's measurements (24 Oct 1988)".into(),
                 xs(&SEED_3_60),
             ),
             ("ackclock, Sun 3/60 cost model".into(), xs(&ours)),
-            (
-                "theoretical max 1,104".into(),
-                vec![(1.0, SEED_MAX), (ours.len() as f64, SEED_MAX)],
-            ),
         ],
+        &[(
+            "theoretical maximum, 1,104 KB/s".into(),
+            vec![(1.0, SEED_MAX), (ours.len() as f64, SEED_MAX)],
+        )],
         false,
     )?;
-    let p2 = out.join("tseq-3-packets.svg");
-    plots::time_sequence_titled(
-        &m.zoomed,
-        0,
-        &p2,
+    let f2 = Figure::from_text(
+        out,
+        "tseq-3-packets",
         "40 ms from t = 1 s, 3-packet buffers: ACKs for pairs, one segment left waiting",
-        None,
+        text,
+        &[],
     )?;
-    Ok(vec![p1, p2])
+    plots::time_sequence_titled(&m.zoomed, 0, &f2.file, &f2.title, None)?;
+    Ok(vec![f1, f2])
 }
