@@ -5,7 +5,7 @@
 use crate::claims::Judge;
 use crate::plots;
 use crate::stats::mean;
-use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
+use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_gateway::{DropTailConfig, QdiscConfig};
 use ackclock_sim::scenario::CpuSpec;
@@ -359,14 +359,26 @@ impl Experiment for AckAvoidance {
     }
 
     fn render(&self, _p: Params, m: &Measured, text: &Text, out: &Path) -> Result<Rendered> {
-        let p1 = out.join("service-demand.svg");
-        plot_demand(m, &p1)?;
-        let p2 = out.join("cwnd-n32.svg");
-        plots::cwnd(&m.cwnd, &p2)?;
+        let f1 = Figure::from_text(
+            out,
+            "service-demand",
+            "Service demand against segments per ACK, relative to an ACK every 2 segments",
+            text,
+            &[],
+        )?;
+        plot_demand(m, &f1.file, &f1.title)?;
+        let f2 = Figure::from_text(
+            out,
+            "cwnd-n32",
+            "Window growth with an ACK every 32 segments, counting ACKs or bytes (ABC)",
+            text,
+            &[],
+        )?;
+        plots::cwnd_titled(&m.cwnd, &f2.file, &f2.title)?;
         Ok(Rendered {
             setup: text.get("setup")?,
             tables: vec![cpu_table(m), window_table(m)],
-            plots: vec![p1, p2].into_iter().map(crate::Figure::from).collect(),
+            plots: vec![f1, f2],
             discussion: text.get("discussion")?,
         })
     }
@@ -572,14 +584,14 @@ fn window_table(m: &Measured) -> Table {
 }
 
 /// Service demand relative to N = 2: Rick Jones's and our models'.
-fn plot_demand(m: &Measured, path: &Path) -> Result<()> {
+fn plot_demand(m: &Measured, path: &Path, title: &str) -> Result<()> {
     let rel = |f: &dyn Fn(usize) -> f64| -> Vec<(f64, f64)> {
         (0..K).map(|i| (f64::from(NS[i]), f(i) / f(0))).collect()
     };
     plots::lines(
         path,
-        "service demand relative to N = 2",
-        "segments per ACK (log scale)",
+        title,
+        "segments per ACK, N (log scale)",
         "us/KB, relative to N = 2",
         &[
             ("Rick Jones: receiver (netperf)".into(), rel(&|i| RICK[i].1)),
