@@ -4,7 +4,7 @@
 use crate::claims::{Judge, Ours};
 use crate::plots;
 use crate::stats::{jain, mean, uniform};
-use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
+use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_sim::scenario::Topology;
 use ackclock_sim::{RunResult, Scenario};
@@ -124,7 +124,7 @@ pub struct Run {
 }
 
 /// The laws (indices in [`LAWS`]) whose first seed's cwnd is plotted, with the file.
-const PLOTTED_LAWS: [(usize, &str); 2] = [(0, "cwnd-aimd.svg"), (2, "cwnd-mimd.svg")];
+const PLOTTED_LAWS: [(usize, &str); 2] = [(0, "cwnd-aimd"), (2, "cwnd-mimd")];
 
 /// Congestion epochs after `t2`: the start of each epoch and the Jain index of the two
 /// flows' throughput over it; and the starts of the epochs that congestion events opened.
@@ -448,15 +448,21 @@ impl Experiment for AimdFairness {
     }
 
     fn render(&self, p: Params, m: &Measured, text: &Text, out: &Path) -> Result<Rendered> {
-        let mut plots = vec![plot_jain(m, out)?];
-        for (g, file) in PLOTTED_LAWS {
+        let mut plots = vec![plot_jain(m, text, out)?];
+        for (g, stem) in PLOTTED_LAWS {
             let r = m.runs[g][0]
                 .plotted
                 .as_ref()
                 .ok_or_else(|| anyhow!("the plotted run of law {g} is missing"))?;
-            let path = out.join(file);
-            plots::cwnd(r, &path)?;
-            plots.push(path);
+            let fig = Figure::from_text(
+                out,
+                stem,
+                format!("Two flows' windows, {} (RNG seed 1)", LAWS[g].label()),
+                text,
+                &[],
+            )?;
+            plots::cwnd_titled(r, &fig.file, &fig.title)?;
+            plots.push(fig);
         }
         Ok(Rendered {
             setup: text.fill(
@@ -467,7 +473,7 @@ impl Experiment for AimdFairness {
                 ],
             )?,
             tables: vec![law_table(m)],
-            plots: plots.into_iter().map(crate::Figure::from).collect(),
+            plots,
             discussion: text.get("discussion")?,
         })
     }
@@ -513,8 +519,7 @@ fn law_table(m: &Measured) -> Table {
 }
 
 /// Per-epoch Jain index of the first seed of each law.
-fn plot_jain(m: &Measured, out: &Path) -> Result<std::path::PathBuf> {
-    let p = out.join("jain-per-epoch.svg");
+fn plot_jain(m: &Measured, text: &Text, out: &Path) -> Result<Figure> {
     let series: Vec<(String, Vec<(f64, f64)>)> = (0..LAWS.len())
         .map(|g| {
             (
@@ -529,13 +534,20 @@ fn plot_jain(m: &Measured, out: &Path) -> Result<std::path::PathBuf> {
             )
         })
         .collect();
+    let fig = Figure::from_text(
+        out,
+        "jain-per-epoch",
+        "Jain's index per congestion epoch after the second flow starts (RNG seed 1)",
+        text,
+        &[],
+    )?;
     plots::lines(
-        &p,
-        "Jain's index per congestion epoch after the second flow starts (seed 1)",
+        &fig.file,
+        &fig.title,
         "congestion epoch",
         "Jain's fairness index",
         &series,
         false,
     )?;
-    Ok(p)
+    Ok(fig)
 }
