@@ -5,7 +5,7 @@
 use crate::claims::{Judge, Ours};
 use crate::plots;
 use crate::stats::{jain, mean};
-use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
+use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_gateway::QdiscConfig;
 use ackclock_sim::{RunResult, Scenario};
@@ -293,14 +293,10 @@ fn window(r: &RunResult, from: f64, len: f64) -> RunResult {
     }
 }
 
-/// Which first-seed runs are plotted: the queues of four gateways over 10 s, and the cwnd
-/// of three over 20 s, after the warm-up and 10 s more.
-const QUEUES_PLOTTED: [usize; 4] = [DT, RED, CODEL, FQC];
-const CWND_PLOTTED: [(usize, &str); 3] = [
-    (DT, "cwnd-drop-tail.svg"),
-    (RED, "cwnd-red.svg"),
-    (DRR, "cwnd-drr.svg"),
-];
+/// Which first-seed runs are plotted: the queue of every configuration over 10 s, and the
+/// cwnd of three over 20 s, after the warm-up and 10 s more.
+const CWND_PLOTTED: [(usize, &str); 3] =
+    [(DT, "cwnd-drop-tail"), (RED, "cwnd-red"), (DRR, "cwnd-drr")];
 
 /// Seeds per configuration (at least one).
 fn seeds(p: Params) -> u64 {
@@ -325,7 +321,7 @@ pub struct Measured {
     all: Vec<Vec<Metrics>>,
     /// Per configuration, the mean over seeds.
     mean: Vec<Metrics>,
-    /// The bottleneck queue of each gateway of [`QUEUES_PLOTTED`] (first seed, over 10 s),
+    /// The bottleneck queue of each configuration (first seed, over 10 s),
     /// one series each named after the gateway, with drop-tail's summary for the time axis.
     queues: RunResult,
     /// Per configuration, the first seed's plotted cwnd window (where plotted).
@@ -395,7 +391,7 @@ impl Experiment for Gateways {
         let from = plot_from(p);
         Ok(Run {
             metrics: metrics(&r, warmup(p.quick)),
-            queue_window: (first && QUEUES_PLOTTED.contains(&d)).then(|| window(&r, from, 10.0)),
+            queue_window: first.then(|| window(&r, from, 10.0)),
             cwnd_window: (first && CWND_PLOTTED.iter().any(|c| c.0 == d))
                 .then(|| window(&r, from, 20.0)),
         })
@@ -431,16 +427,35 @@ impl Experiment for Gateways {
     }
 
     fn render(&self, p: Params, m: &Measured, text: &Text, out: &Path) -> Result<Rendered> {
-        let queues = out.join("queues.svg");
-        plots::queues(&m.queues, &queues)?;
+        let queues = Figure::from_text(
+            out,
+            "queues",
+            format!(
+                "Bottleneck queue under each gateway discipline, the same 10 s of each run (RNG seed {})",
+                m.queues.summary.seed
+            ),
+            text,
+            &[],
+        )?;
+        plots::queues_titled(&m.queues, &queues.file, &queues.title)?;
         let mut plots = vec![queues];
-        for (d, file) in CWND_PLOTTED {
+        for (d, stem) in CWND_PLOTTED {
             let w = m.cwnd_windows[d]
                 .as_ref()
                 .ok_or_else(|| anyhow!("no cwnd window of {}", label(d)))?;
-            let path = out.join(file);
-            plots::cwnd(w, &path)?;
-            plots.push(path);
+            let fig = Figure::from_text(
+                out,
+                stem,
+                format!(
+                    "Windows of the 20, 60 and 180 ms flows through {} (RNG seed {})",
+                    label(d),
+                    m.queues.summary.seed
+                ),
+                text,
+                &[],
+            )?;
+            plots::cwnd_titled(w, &fig.file, &fig.title)?;
+            plots.push(fig);
         }
         Ok(Rendered {
             setup: text.fill(
@@ -451,7 +466,7 @@ impl Experiment for Gateways {
                 ],
             )?,
             tables: vec![table(p, m)],
-            plots: plots.into_iter().map(crate::Figure::from).collect(),
+            plots,
             discussion: text.fill(
                 "discussion",
                 &[("red_util", format!("{:.0}", m.mean[RED].util * 100.0))],
@@ -674,21 +689,21 @@ fn table(p: Params, m: &Measured) -> Table {
     }
 }
 
-/// Drop-tail's queue window with its queue series replaced by one series per gateway of
-/// [`QUEUES_PLOTTED`] (given the first seed's queue window of each configuration).
+/// Drop-tail's queue window with its queue series replaced by one series per configuration
+/// (given the first seed's queue window of each), named after it.
 fn queue_series(mut windows: Vec<Option<RunResult>>) -> Result<RunResult> {
     let mut qr = windows[DT]
         .take()
         .ok_or_else(|| anyhow!("no queue window of drop-tail"))?;
     let dt_queues = std::mem::take(&mut qr.queues);
-    for d in QUEUES_PLOTTED {
+    for (d, w) in windows.iter().enumerate() {
         let q = if d == DT {
             dt_queues.first()
         } else {
-            windows[d].as_ref().and_then(|w| w.queues.first())
+            w.as_ref().and_then(|w| w.queues.first())
         };
         if let Some((_, s)) = q {
-            qr.queues.push((DISCIPLINES[d].0.to_string(), s.clone()));
+            qr.queues.push((label(d).to_string(), s.clone()));
         }
     }
     Ok(qr)
