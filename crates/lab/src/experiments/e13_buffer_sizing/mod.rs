@@ -7,7 +7,7 @@
 use crate::claims::{Judge, Ours};
 use crate::plots;
 use crate::stats::mean;
-use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
+use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_gateway::{DropTailConfig, QdiscConfig};
 use ackclock_sim::scenario::{FlowSpec, LinkSpec, NodeSpec};
@@ -236,8 +236,8 @@ pub struct Measured {
     one: Vec<Vec<Point>>,
     /// Per TCP of `grid.many`, per buffer of `grid.bs`.
     many: Vec<Vec<Point>>,
-    /// One Reno flow with 1 bdp of buffer (the queue plot).
-    queue_run: RunResult,
+    /// One Reno flow with 1 bdp of buffer (the cwnd plot).
+    cwnd_run: RunResult,
     /// One Reno flow with 0.25 bdp of buffer (the time-sequence plot).
     tseq_run: RunResult,
 }
@@ -351,7 +351,7 @@ impl Experiment for BufferSizing {
                 .take()
                 .ok_or_else(|| anyhow!("the one-flow Reno run at {what} is missing"))
         };
-        let queue_run = take(1.0, "1 bdp")?;
+        let cwnd_run = take(1.0, "1 bdp")?;
         let tseq_run = take(0.25, "0.25 bdp")?;
         Ok(Measured {
             grid: g,
@@ -359,7 +359,7 @@ impl Experiment for BufferSizing {
             dur8,
             one,
             many,
-            queue_run,
+            cwnd_run,
             tseq_run,
         })
     }
@@ -372,21 +372,37 @@ impl Experiment for BufferSizing {
 
     fn render(&self, p: Params, m: &Measured, text: &Text, out: &Path) -> Result<Rendered> {
         let g = &m.grid;
-        let p1 = out.join("utilization-vs-buffer.svg");
-        let p2 = out.join("loss-vs-buffer.svg");
-        plot_sweeps(m, &p1, &p2)?;
-        // The runs record no queue samples, so this writes no file (and the report shows
-        // no queue plot).
-        let qplot = out.join("queue-reno-1flow.svg");
-        plots::queues(&m.queue_run, &qplot)?;
-        let tplot = out.join("tseq-reno-1flow-quarter-bdp.svg");
-        plots::time_sequence_titled(
-            &m.tseq_run,
-            0,
-            &tplot,
-            "one Reno flow, buffer 0.25 bdp",
-            Some(m.dur1),
+        let f1 = Figure::from_text(
+            out,
+            "utilization-vs-buffer",
+            "Bottleneck utilization against buffer (10 Mb/s, 120 ms, bdp 100 packets)",
+            text,
+            &[("n_many", N_MANY.to_string())],
         )?;
+        let f2 = Figure::from_text(
+            out,
+            "loss-vs-buffer",
+            "Drop rate at the bottleneck against buffer (10 Mb/s, 120 ms, bdp 100 packets)",
+            text,
+            &[],
+        )?;
+        plot_sweeps(m, &f1, &f2)?;
+        let f3 = Figure::from_text(
+            out,
+            "cwnd-reno-1flow-1bdp",
+            "One Reno flow, buffer 1 bdp: the window's sawtooth",
+            text,
+            &[],
+        )?;
+        plots::cwnd_titled(&m.cwnd_run, &f3.file, &f3.title)?;
+        let f4 = Figure::from_text(
+            out,
+            "tseq-reno-1flow-quarter-bdp",
+            "One Reno flow, buffer 0.25 bdp: time-sequence",
+            text,
+            &[],
+        )?;
+        plots::time_sequence_titled(&m.tseq_run, 0, &f4.file, &f4.title, Some(m.dur1))?;
         let setup = text.fill(
             "setup",
             &[
@@ -411,10 +427,7 @@ impl Experiment for BufferSizing {
         Ok(Rendered {
             setup,
             tables: vec![table(m)],
-            plots: vec![p1, p2, qplot, tplot]
-                .into_iter()
-                .map(crate::Figure::from)
-                .collect(),
+            plots: vec![f1, f2, f3, f4],
             discussion,
         })
     }
@@ -538,25 +551,27 @@ fn table(m: &Measured) -> Table {
 }
 
 /// Utilization and drop rate against the buffer, one line per configuration.
-fn plot_sweeps(m: &Measured, util_path: &Path, loss_path: &Path) -> Result<()> {
+fn plot_sweeps(m: &Measured, util: &Figure, loss: &Figure) -> Result<()> {
     let bs = m.grid.bs;
     let line = |f: &dyn Fn(&Point) -> f64| -> Vec<(String, Vec<(f64, f64)>)> {
-        m.series()
-            .into_iter()
-            .map(|(n, v)| (n, bs.iter().copied().zip(v.iter().map(f)).collect()))
+        let one = m.grid.one.iter().map(|t| format!("one {t} flow"));
+        let many = m.grid.many.iter().map(|t| format!("{N_MANY} {t} flows"));
+        one.chain(many)
+            .zip(m.series())
+            .map(|(n, (_, v))| (n, bs.iter().copied().zip(v.iter().map(f)).collect()))
             .collect()
     };
     plots::lines(
-        util_path,
-        "Bottleneck utilization vs buffer (10 Mb/s, 120 ms, bdp 100 packets)",
+        &util.file,
+        &util.title,
         "buffer / bandwidth-delay product",
         "goodput / data rate",
         &line(&|p| p.util),
         false,
     )?;
     plots::lines(
-        loss_path,
-        "Drop rate at the bottleneck vs buffer",
+        &loss.file,
+        &loss.title,
         "buffer / bandwidth-delay product",
         "drops / packets offered (%)",
         &line(&|p| p.loss * 100.0),
