@@ -6,7 +6,7 @@
 use super::e09_ethernet::zoom;
 use crate::claims::{Judge, Ours};
 use crate::plots;
-use crate::suite::{Experiment, Files, Params, Rendered, Table, Verdict};
+use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_sim::scenario::AppSpec;
 use ackclock_sim::{RunResult, Scenario};
@@ -255,31 +255,37 @@ impl Experiment for UnitsOfWork {
     }
 
     fn render(&self, _p: Params, m: &Measured, text: &Text, out: &Path) -> Result<Rendered> {
-        let p1 = out.join("throughput-vs-write-size.svg");
-        plot_throughput(m, &p1)?;
-        let p2 = out.join("tseq-whole-buffer-writes.svg");
-        plots::time_sequence_titled(
-            &m.windows[WHOLE],
-            0,
-            &p2,
+        let f1 = Figure::from_text(
+            out,
+            "throughput-vs-write-size",
+            "Throughput against bytes per write call (Sun 3/60 model; the 16 KB stall is in the table)",
+            text,
+            &[],
+        )?;
+        plot_throughput(m, &f1.file, &f1.title)?;
+        let f2 = Figure::from_text(
+            out,
+            "tseq-whole-buffer-writes",
             "100 ms of whole-buffer (17,520-byte) writes: burst, dead time, burst",
-            None,
+            text,
+            &[],
         )?;
-        let p3 = out.join("tseq-best-writes.svg");
-        plots::time_sequence_titled(
-            &m.windows[m.best_i],
-            0,
-            &p3,
-            &format!("100 ms of {} writes", size(CHUNKS[m.best_i])),
-            None,
+        plots::time_sequence_titled(&m.windows[WHOLE], 0, &f2.file, &f2.title, None)?;
+        let f3 = Figure::from_text(
+            out,
+            "tseq-best-writes",
+            format!(
+                "100 ms of {} writes, the fastest size at 150 us per call",
+                size(CHUNKS[m.best_i])
+            ),
+            text,
+            &[],
         )?;
+        plots::time_sequence_titled(&m.windows[m.best_i], 0, &f3.file, &f3.title, None)?;
         Ok(Rendered {
             setup: text.get("setup")?,
             tables: vec![table(m)],
-            plots: vec![p1, p2, p3]
-                .into_iter()
-                .map(crate::Figure::from)
-                .collect(),
+            plots: vec![f1, f2, f3],
             discussion: text.fill(
                 "discussion",
                 &[
@@ -324,7 +330,7 @@ fn table(m: &Measured) -> Table {
 
 /// Goodput against the write size, one line per fixed cost; the 16 KB stall stays in the
 /// table only, so the lines show the knee.
-fn plot_throughput(m: &Measured, path: &Path) -> Result<()> {
+fn plot_throughput(m: &Measured, path: &Path, title: &str) -> Result<()> {
     let series: Vec<(String, Vec<(f64, f64)>)> = FIXED
         .iter()
         .zip(&m.tp)
@@ -342,9 +348,9 @@ fn plot_throughput(m: &Measured, path: &Path) -> Result<()> {
         .collect();
     plots::lines(
         path,
-        "throughput vs bytes per write call (Sun 3/60 model; 16 KB stall in the table)",
+        title,
         "bytes per write call (log scale)",
-        "KiB/s",
+        "throughput (KiB/s)",
         &series,
         true,
     )
