@@ -568,12 +568,12 @@ impl Chart {
             if n > 1 && !panel.name.is_empty() {
                 let at = (px(LEFT_MARGIN + y_area + 8.0), px(10.0));
                 let (tw, th) = (
-                    px(text_w(&panel.name, LEGEND_PX) + 8.0),
+                    px(text_w(&panel.name, LEGEND_PX) * 0.92 + 4.0),
                     px(LEGEND_PX + 6.0),
                 );
                 area.draw(&Rectangle::new(
                     [(at.0 - px(4.0), at.1 - px(2.0)), (at.0 + tw, at.1 + th)],
-                    WHITE.mix(0.85).filled(),
+                    WHITE.mix(0.6).filled(),
                 ))?;
                 area.draw(&Text::new(
                     panel.name.clone(),
