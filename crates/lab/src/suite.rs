@@ -115,15 +115,6 @@ impl Figure {
     }
 }
 
-impl From<PathBuf> for Figure {
-    fn from(file: PathBuf) -> Figure {
-        Figure {
-            file,
-            ..Figure::default()
-        }
-    }
-}
-
 /// What an experiment contributes to the report.
 #[derive(Clone, Debug, Default)]
 pub struct Section {

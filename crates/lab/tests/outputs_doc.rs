@@ -126,6 +126,34 @@ fn the_outputs_are_as_docs_outputs_md_says() {
     )
     .unwrap_or_else(|e| panic!("{e:#}"));
 
+    // Every figure is written, has a title of its own and a caption, and the report shows
+    // the caption under it.
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let mut titles = std::collections::BTreeSet::new();
+    for s in &outcome.sections {
+        assert!(!s.plots.is_empty(), "{}: no figure", s.name);
+        for f in &s.plots {
+            let what = format!("{}: {}", s.name, f.file.display());
+            assert!(f.file.exists(), "{what}: not written");
+            assert!(!f.caption.trim().is_empty(), "{what}: no caption");
+            assert!(
+                titles.insert(f.title.clone()),
+                "{what}: title {:?} used twice",
+                f.title
+            );
+            let first_words: String = f
+                .caption
+                .split_whitespace()
+                .take(6)
+                .collect::<Vec<_>>()
+                .join(" ");
+            assert!(
+                html.contains(&first_words.replace('&', "&amp;").replace('"', "&quot;")),
+                "{what}: caption not in index.html"
+            );
+        }
+    }
+
     let claims = check(&out.join("claims.json"), "claims.json");
     let list = claims["claims"].as_array().unwrap();
     assert_eq!(list.len(), outcome.claims().count());
