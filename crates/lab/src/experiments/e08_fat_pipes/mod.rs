@@ -468,11 +468,11 @@ fn plot(m: &Measured, e1: bool, text: &Text, out: &Path) -> Result<Figure> {
         out,
         if e1 { "e1-pinned" } else { "e2-aimd" },
         format!(
-            "{}, {:.1}% loss: efficiency against the bandwidth-delay product",
+            "{}, {:.1}% loss: efficiency against the bandwidth-delay product w",
             if e1 {
-                "Window pinned at the bandwidth-delay product (e1)"
+                "e1, window pinned at w"
             } else {
-                "Congestion control on (e2)"
+                "e2, congestion control on"
             },
             p * 100.0
         ),
