@@ -39,7 +39,9 @@ fn sim_writes_summary_csv_pcap_and_plots() {
         "a-b.pcap",
         "b-a.pcap",
         "cwnd.svg",
+        "cwnd.png",
         "tseq-flow0.svg",
+        "tseq-flow0.png",
         "queue-a-b.csv",
     ] {
         assert!(out.join(f).exists(), "{f} missing");

@@ -180,6 +180,21 @@ pub struct Chart {
     pub panels: Vec<Panel>,
 }
 
+/// The PNG of a figure is drawn at this many times the SVG's size.
+const PNG_SCALE: u32 = 2;
+
+/// Registers the font every figure's text is laid out and drawn in (DejaVu Sans, embedded):
+/// the PNG needs its glyphs, and the SVG its metrics (the SVG names "sans-serif", and the
+/// viewer picks the face).
+fn register_font() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // The bytes are a valid TrueType font; a failure would leave text unlaid and show in
+        // every figure.
+        let _ = plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular());
+    });
+}
+
 /// Estimated width of `text` in a sans-serif font of `px` pixels (the layout is the same in
 /// every backend, so the SVG and the PNG of a figure look alike).
 fn text_w(text: &str, px: f64) -> f64 {
@@ -464,11 +479,32 @@ impl Chart {
         (lo, if hi > lo { hi } else { lo + 1.0 })
     }
 
-    /// Writes the figure as an SVG file at `path`.
+    /// Writes the figure as an SVG file at `path` and, beside it, as a PNG of twice its size
+    /// (the same drawing; for papers and for viewers without SVG).
     pub fn write(&self, path: &Path) -> Result<()> {
-        let root = SVGBackend::new(path, self.size()).into_drawing_area();
-        self.draw(&root, 1.0)?;
-        root.present()?;
+        register_font();
+        let (w, h) = self.size();
+        {
+            let root = SVGBackend::new(path, (w, h)).into_drawing_area();
+            self.draw(&root, 1.0)?;
+            root.present()?;
+        }
+        let (pw, ph) = (w * PNG_SCALE, h * PNG_SCALE);
+        let mut rgb = vec![0u8; pw as usize * ph as usize * 3];
+        {
+            let root = BitMapBackend::with_buffer(&mut rgb, (pw, ph)).into_drawing_area();
+            self.draw(&root, f64::from(PNG_SCALE))?;
+            root.present()?;
+        }
+        let png_path = path.with_extension("png");
+        let file = std::fs::File::create(&png_path)
+            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", png_path.display()))?;
+        let mut enc = png::Encoder::new(std::io::BufWriter::new(file), pw, ph);
+        enc.set_color(png::ColorType::Rgb);
+        enc.set_depth(png::BitDepth::Eight);
+        let mut writer = enc.write_header()?;
+        writer.write_image_data(&rgb)?;
+        writer.finish()?;
         Ok(())
     }
 
@@ -481,7 +517,15 @@ impl Chart {
         let px = |v: f64| (v * s).round() as i32;
         root.fill(&WHITE)?;
         let (w, _) = self.size();
-        let title_style = font(TITLE_PX * s).pos(Pos::new(HPos::Center, VPos::Center));
+        // The title in one line: a smaller font if it is too wide at the usual size.
+        let mut title_px = TITLE_PX;
+        while title_px > 12.0
+            && f64::from(root.estimate_text_size(&self.title, &font(title_px * s))?.0)
+                > (f64::from(w) - 24.0) * s
+        {
+            title_px -= 0.5;
+        }
+        let title_style = font(title_px * s).pos(Pos::new(HPos::Center, VPos::Center));
         root.draw(&Text::new(
             self.title.clone(),
             (px(f64::from(w) / 2.0), px(TITLE_H / 2.0 + 2.0)),
@@ -1279,6 +1323,12 @@ mod tests {
         c.write(&d).unwrap();
         let svg = std::fs::read_to_string(&d).unwrap();
         let _ = std::fs::remove_file(&d);
+        // The PNG beside it, twice the size.
+        let png = std::fs::read(d.with_extension("png")).unwrap();
+        let _ = std::fs::remove_file(d.with_extension("png"));
+        assert_eq!(&png[1..4], b"PNG");
+        let dim = |i: usize| u32::from_be_bytes(png[i..i + 4].try_into().unwrap());
+        assert_eq!((dim(16), dim(20)), (c.size().0 * 2, c.size().1 * 2));
         assert!(svg.contains("a ssthresh") && svg.contains("a cwnd"));
         assert!(c.size().1 > (TITLE_H + PANEL_H + X_AREA_H) as u32);
     }

@@ -394,7 +394,7 @@ code{font-size:13px}
                 let stem = name.trim_end_matches(".svg");
                 let _ = writeln!(
                     h,
-                    "<figure class=\"plot\" id=\"{exp}-{stem}\">{svg}<figcaption><b>Figure {figures}.</b> {}{}<span class=\"files\"><a href=\"{exp}/{name}\">SVG</a></span></figcaption></figure>",
+                    "<figure class=\"plot\" id=\"{exp}-{stem}\">{svg}<figcaption><b>Figure {figures}.</b> {}{}<span class=\"files\"><a href=\"{exp}/{name}\">SVG</a> &middot; <a href=\"{exp}/{stem}.png\">PNG</a></span></figcaption></figure>",
                     esc(&f.caption),
                     if f.caption.is_empty() { "" } else { " " },
                     exp = esc(&s.name),

@@ -200,6 +200,12 @@ fn the_outputs_are_as_docs_outputs_md_says() {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .filter(|n| n != "scenario.toml")
             .collect();
+        // Each SVG has its PNG beside it.
+        for svg in written.iter().filter(|n| n.ends_with(".svg")) {
+            let png = svg.replace(".svg", ".png");
+            assert!(written.contains(&png), "{dir}: {png} missing beside {svg}");
+        }
+        written.retain(|n| !n.ends_with(".png"));
         written.sort();
         let mut named_sorted: Vec<String> = named.iter().map(|s| s.to_string()).collect();
         named_sorted.sort();
