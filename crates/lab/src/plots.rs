@@ -128,6 +128,9 @@ pub enum Mark {
     Rings,
     /// A large cross at each point (retransmissions).
     Crosses,
+    /// A vertical bar per pair of points, from the first to the second (a segment from its
+    /// first sequence number to its last, as tcptrace draws it).
+    Bars,
 }
 
 /// One named series of points.
@@ -701,6 +704,10 @@ where
             px(5.0),
             e.color.stroke_width(px(2.0) as u32),
         ))?,
+        Mark::Bars => root.draw(&PathElement::new(
+            vec![(mid.0, y - px(6.0)), (mid.0, y + px(6.0))],
+            e.color.stroke_width(px(2.0) as u32),
+        ))?,
     }
     Ok(())
 }
@@ -737,6 +744,24 @@ where
     let (x0, x1) = c.x;
     let (_, y1) = c.y;
     for ser in &panel.series {
+        if ser.mark == Mark::Bars {
+            // One bar per pair; at most one bar starting on each pixel.
+            let mut seen = std::collections::HashSet::new();
+            let (sx, sy) = (f64::from(W) / (x1 - x0), f64::from(H) / y1);
+            let bars: Vec<[(f64, f64); 2]> = ser
+                .points
+                .chunks_exact(2)
+                .filter(|b| b.iter().all(|p| p.0.is_finite() && p.1.is_finite()))
+                .filter(|b| seen.insert((((b[0].0 - x0) * sx) as i64, (b[0].1 * sy) as i64)))
+                .map(|b| [b[0], b[1]])
+                .collect();
+            let col = ser.color;
+            chart.draw_series(
+                bars.into_iter()
+                    .map(|b| PathElement::new(b.to_vec(), col.stroke_width(w(2.0)))),
+            )?;
+            continue;
+        }
         let pts: Vec<(f64, f64)> = ser
             .points
             .iter()
@@ -788,6 +813,7 @@ where
                         .map(|p| Circle::new(*p, px(3.5), col.stroke_width(w(1.2)))),
                 )?;
             }
+            Mark::Bars => {}
             Mark::Crosses => {
                 let pts = if c.log_x {
                     pts
@@ -887,11 +913,99 @@ fn byte_unit(max_bytes: f64) -> (f64, &'static str) {
     }
 }
 
-/// Time-sequence diagram per flow: each data segment sent is a dot at (time, sequence
-/// offset); retransmissions are red crosses; the green line is the cumulative ACK.
+/// A tcptrace-style time-sequence diagram of one flow (what `ackclock sim` writes): each
+/// data segment sent is a vertical bar from its first byte to its last (retransmissions in
+/// red, with a cross), the green step line is the cumulative ACK, the grey one the ACK plus
+/// the congestion window (the most the sender may have sent), and each duplicate ACK is a ring
+/// on the ACK line. The sender's trace records neither the receiver's advertised window nor
+/// SACK blocks, so tcptrace's receive-window line and SACK marks are not drawn.
 pub fn time_sequence(r: &RunResult, flow: usize, path: &Path) -> Result<()> {
-    let title = format!("{}: time-sequence", r.summary.flows[flow].name);
-    time_sequence_titled(r, flow, path, &title, None)
+    let name = &r.summary.flows[flow].name;
+    let ev = &r.traces[flow];
+    let Some(base) = ev.iter().find_map(|e| match e.kind {
+        TraceKind::Send { seq, .. } => Some(seq),
+        _ => None,
+    }) else {
+        return Ok(());
+    };
+    let mut sends = Vec::new();
+    let mut rexmit_bars = Vec::new();
+    let mut rexmits = Vec::new();
+    let mut acks = Vec::new();
+    let mut limit = Vec::new();
+    let mut dupacks = Vec::new();
+    let mut top: f64 = 1.0;
+    for e in ev {
+        let at = secs(e.time);
+        let una = f64::from(e.snd_una.since(base));
+        match e.kind {
+            TraceKind::Send {
+                seq,
+                len,
+                retransmit,
+            } if len > 0 => {
+                let y0 = f64::from(seq.since(base));
+                let y1 = y0 + f64::from(len);
+                top = top.max(y1);
+                let bar = if retransmit {
+                    rexmits.push((at, y0));
+                    &mut rexmit_bars
+                } else {
+                    &mut sends
+                };
+                bar.push((at, y0));
+                bar.push((at, y1));
+            }
+            TraceKind::Ack { ack } => acks.push((at, f64::from(ack.since(base)))),
+            TraceKind::DupAck { .. } => dupacks.push((at, una)),
+            _ => {}
+        }
+        if e.snd_una.since(base) < (1 << 31) {
+            limit.push((at, una + f64::from(e.cwnd.min(1 << 30))));
+        }
+    }
+    let end = ev.last().map_or(1e-3, |e| secs(e.time)).max(1e-3);
+    let (div, unit) = byte_unit(top);
+    let scale = |v: Vec<(f64, f64)>| -> Vec<(f64, f64)> {
+        v.into_iter().map(|p| (p.0, p.1 / div)).collect()
+    };
+    // The window line can run far above the data (cwnd grows while the application is
+    // idle); the y axis follows the data, and the line is cut at its top.
+    let cap = top * 1.1 / div;
+    let limit: Vec<(f64, f64)> = step_path(scale(limit))
+        .into_iter()
+        .map(|p| (p.0, p.1.min(cap)))
+        .collect();
+    Chart {
+        title: format!("{name}: time-sequence"),
+        x_desc: "time (s)".into(),
+        y_desc: format!("sequence offset ({unit})"),
+        x_range: Some((0.0, end)),
+        y_max: Some(cap),
+        panels: vec![Panel {
+            name: String::new(),
+            series: vec![
+                Series::new("ACK + cwnd", palette(7), Mark::Line, limit),
+                Series::new(
+                    "cumulative ACK",
+                    palette(2),
+                    Mark::Line,
+                    step_path(scale(acks)),
+                ),
+                Series::new("duplicate ACK", palette(1), Mark::Rings, scale(dupacks)),
+                Series::new("segment sent", palette(0), Mark::Bars, scale(sends)),
+                Series::new(
+                    "retransmitted segment",
+                    REXMIT,
+                    Mark::Bars,
+                    scale(rexmit_bars),
+                ),
+                Series::new("", REXMIT, Mark::Crosses, scale(rexmits)),
+            ],
+        }],
+        ..Chart::default()
+    }
+    .write(path)
 }
 
 /// [`time_sequence`] with a title and an optional end of the time axis (seconds).
