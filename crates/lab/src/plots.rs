@@ -783,6 +783,14 @@ where
                         4.0 * s,
                         col.stroke_width(w(lw)),
                     ))?;
+                } else if s > 1.0 {
+                    // The bitmap backend joins a thick polyline's segments with unlimited
+                    // miters: where a step line turns back on itself the join is a long
+                    // spike. Separate segments have no joins.
+                    chart
+                        .draw_series(pts.windows(2).map(|p| {
+                            PathElement::new(vec![p[0], p[1]], col.stroke_width(w(lw)))
+                        }))?;
                 } else {
                     chart.draw_series(LineSeries::new(
                         pts.iter().copied(),
