@@ -772,6 +772,14 @@ where
             continue;
         }
         let col = ser.color;
+        // Scattered marks keep one per pixel (a log axis is not thinned).
+        let marks = |pts: Vec<(f64, f64)>| {
+            if c.log_x {
+                pts
+            } else {
+                thin_dots(pts, x0, x1, y1)
+            }
+        };
         match ser.mark {
             Mark::Line | Mark::LinePoints | Mark::Dashed => {
                 let pts = if c.log_x { pts } else { thin_line(pts, x0, x1) };
@@ -803,19 +811,11 @@ where
                 }
             }
             Mark::Dots => {
-                let pts = if c.log_x {
-                    pts
-                } else {
-                    thin_dots(pts, x0, x1, y1)
-                };
+                let pts = marks(pts);
                 chart.draw_series(pts.iter().map(|p| Circle::new(*p, px(2.0), col.filled())))?;
             }
             Mark::Rings => {
-                let pts = if c.log_x {
-                    pts
-                } else {
-                    thin_dots(pts, x0, x1, y1)
-                };
+                let pts = marks(pts);
                 chart.draw_series(
                     pts.iter()
                         .map(|p| Circle::new(*p, px(3.5), col.stroke_width(w(1.2)))),
@@ -823,11 +823,7 @@ where
             }
             Mark::Bars => {}
             Mark::Crosses => {
-                let pts = if c.log_x {
-                    pts
-                } else {
-                    thin_dots(pts, x0, x1, y1)
-                };
+                let pts = marks(pts);
                 chart.draw_series(
                     pts.iter()
                         .map(|p| Cross::new(*p, px(5.0), col.stroke_width(w(2.0)))),
