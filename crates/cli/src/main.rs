@@ -95,8 +95,9 @@ Sizes are bytes: 512M = 512MiB, 2G = 2GiB (binary); 2GB = 2*10^9 (decimal).")]
         /// Skip the SVG plots.
         #[arg(long)]
         no_plots: bool,
-        /// Capture every link, both directions, to pcap files in the output directory
-        /// (<from>-<to>.pcap; `ackclock decode`, tcpdump and Wireshark read them).
+        /// Capture every host interface, both directions, one pcap file each in the output
+        /// directory (<host>-<neighbour>.pcap; `ackclock decode`, tcpdump, Wireshark and
+        /// tcptrace read them). Routers' interfaces: `pcap = true` on the node or link.
         #[arg(long)]
         pcap: bool,
         #[command(flatten)]

@@ -139,21 +139,37 @@ pub fn sim(
     let out = out.unwrap_or_else(|| PathBuf::from("out/sim").join(&stem));
     let r = run_scenario(&s, Some(&out), Some(&format!("simulating {stem}")))?;
     print!("{}", r.table());
-    r.write_files(&out)
+    let csvs = r
+        .write_files(&out)
         .with_context(|| format!("writing results to {}", out.display()))?;
-    let mut files = vec!["summary.json".to_string()];
-    if plots_on && s.output.plots {
-        for f in plots::all(&r, &out)? {
-            files.push(f.file_name().unwrap_or_default().to_string_lossy().into());
-        }
+    let plots = if plots_on && s.output.plots {
+        // Each plot is an SVG with a PNG beside it.
+        plots::all(&r, &out)?.len()
+    } else {
+        0
+    };
+    let mut what = vec![format!("summary.json, {} CSV files", csvs.len())];
+    if plots > 0 {
+        what.push(format!("{plots} plots (SVG and PNG)"));
+    }
+    if !r.captures.is_empty() {
+        let names = if r.captures.len() <= 4 {
+            r.captures.join(", ")
+        } else {
+            format!("{}, ...", r.captures[..3].join(", "))
+        };
+        what.push(format!(
+            "{} pcap files, one per interface ({names})",
+            r.captures.len()
+        ));
     }
     println!(
-        "\n{} events in {:.2} s wall ({:.1} M events/s); results in {}/ ({} plots and CSV files, summary.json)",
+        "\n{} events in {:.2} s wall ({:.1} M events/s); results in {}/: {}",
         r.summary.events,
         r.wall_s,
         r.summary.events as f64 / r.wall_s.max(1e-9) / 1e6,
         out.display(),
-        files.len() - 1
+        what.join("; ")
     );
     Ok(())
 }

@@ -1122,14 +1122,14 @@ pub fn queues_titled(r: &RunResult, path: &Path, title: &str) -> Result<bool> {
     let busy: Vec<&(String, ackclock_sim::results::QueueSeries)> = r
         .queues
         .iter()
-        .filter(|(_, s)| s.iter().any(|x| x.1 > 0))
+        .filter(|(_, s)| s.iter().any(|x| x.queue_pkts > 0))
         .collect();
     if busy.is_empty() {
         return Ok(false);
     }
     let end = busy
         .iter()
-        .flat_map(|(_, s)| s.last().map(|x| secs(x.0)))
+        .flat_map(|(_, s)| s.last().map(|x| secs(x.at)))
         .fold(r.summary.duration_s.min(1e-3), f64::max);
     let panels = busy
         .into_iter()
@@ -1140,7 +1140,7 @@ pub fn queues_titled(r: &RunResult, path: &Path, title: &str) -> Result<bool> {
                 String::new(),
                 palette(i),
                 Mark::Line,
-                step_path(s.iter().map(|x| (secs(x.0), f64::from(x.1)))),
+                step_path(s.iter().map(|x| (secs(x.at), f64::from(x.queue_pkts)))),
             )],
         })
         .collect();

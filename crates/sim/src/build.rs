@@ -56,6 +56,8 @@ pub fn build(s: &Scenario, out_dir: Option<&Path>) -> Result<Simulation, String>
     let (nodes, links, flows) = (&r.nodes, &r.links, &r.flows);
     let mut net = Network::new();
     let mut ids: HashMap<String, NodeId> = HashMap::new();
+    // The network's node id -> its definition (for per-node capture requests).
+    let mut node_index: HashMap<NodeId, usize> = HashMap::new();
     // Addresses: explicit ones first, then 198.18.0.1 upward (RFC 2544 benchmarking range).
     let used: Vec<Ipv4Addr> = nodes.iter().filter_map(|n| n.addr).collect();
     let mut next = u32::from(Ipv4Addr::new(198, 18, 0, 1));
@@ -82,6 +84,7 @@ pub fn build(s: &Scenario, out_dir: Option<&Path>) -> Result<Simulation, String>
             }
         };
         ids.insert(n.name.clone(), id);
+        node_index.insert(id, node_index.len());
     }
     for (li, l) in links.iter().enumerate() {
         let (a, b) = (ids[&l.a], ids[&l.b]);
@@ -114,18 +117,31 @@ pub fn build(s: &Scenario, out_dir: Option<&Path>) -> Result<Simulation, String>
             let id = net
                 .add_port(&name, from, to, &p.link_config(), qdisc, impair)
                 .map_err(|e| format!("link {name}: {e}"))?;
-            if p.pcap || s.output.pcap_all {
-                if let Some(dir) = out_dir {
-                    let path = dir.join(format!("{name}.pcap"));
-                    let f = std::fs::File::create(&path)
-                        .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-                    net.ports[id].pcap = Some(
-                        PcapWriter::new(std::io::BufWriter::new(f))
-                            .map_err(|e| format!("{}: {e}", path.display()))?,
-                    );
-                }
-            }
             port_ids[dir] = id;
+        }
+        // One capture per interface that asked (its link, its node, or every host's with
+        // --pcap), named after the node and the neighbour it faces.
+        if let Some(dir) = out_dir {
+            let wants = |n: usize| {
+                let node = &nodes[node_index[&n]];
+                p.pcap || node.pcap || (s.output.pcap_all && node.kind == NodeKind::Host)
+            };
+            for (end, other, tx, rx) in [
+                (a, b, port_ids[0], port_ids[1]),
+                (b, a, port_ids[1], port_ids[0]),
+            ] {
+                if !wants(end) {
+                    continue;
+                }
+                let name = format!("{}-{}", net.nodes[end].name, net.nodes[other].name);
+                let file = format!("{name}.pcap");
+                let path = dir.join(&file);
+                let f = std::fs::File::create(&path)
+                    .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+                let w = PcapWriter::new(std::io::BufWriter::new(f))
+                    .map_err(|e| format!("{}: {e}", path.display()))?;
+                net.capture_interface(tx, rx, file, w);
+            }
         }
         if p.half_duplex {
             net.share_medium(port_ids[0], port_ids[1]);

@@ -124,9 +124,43 @@ pub struct Port {
     /// Half-duplex medium shared with the reverse port.
     medium: Option<usize>,
     pub stats: PortStats,
-    pub pcap: Option<PcapWriter<std::io::BufWriter<std::fs::File>>>,
+    /// The capture of the sending node's interface ([`Network::captures`]): written when
+    /// the serializer starts, as ns-3's point-to-point device traces transmissions.
+    pub tx_capture: Option<usize>,
+    /// The capture of the receiving node's interface: written when the last bit arrives.
+    pub rx_capture: Option<usize>,
     /// Queue length samples (time, packets, bytes) when recording.
-    pub queue_series: Option<Vec<(Instant, u32, u32)>>,
+    pub queue_series: Option<Vec<PortSample>>,
+}
+
+/// One node's interface on one link, captured in both directions into one pcap file, like
+/// an ns-3 device's pcap: what the node sends is stamped when its serializer starts, what it
+/// receives when the last bit arrives. Inside one file the stamps never go backwards, since
+/// each packet is written by the event at its own time. Captured from the interface, a
+/// sender's file shows round-trip times as the sender saw them (tcptrace's RTT), which two
+/// per-direction captures stamped at each sender could not.
+pub struct InterfaceCapture {
+    /// The node whose interface this is.
+    pub node: NodeId,
+    /// The port this interface transmits on.
+    pub tx_port: PortId,
+    /// The file's name (in the run's output directory).
+    pub file: String,
+    pub writer: PcapWriter<std::io::BufWriter<std::fs::File>>,
+}
+
+/// One sample of a link direction: its queue at `at`, and the running totals the
+/// per-link throughput series is cut from (differences of consecutive samples).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PortSample {
+    pub at: Instant,
+    /// Packets and bytes in the queue (waiting, not counting the one on the wire).
+    pub queue_pkts: u32,
+    pub queue_bytes: u32,
+    /// IP bytes the serializer started sending since the run began.
+    pub sent_bytes: u64,
+    /// Packets dropped by the queue, lost or refused as too long since the run began.
+    pub dropped: u64,
 }
 
 struct Medium {
@@ -164,11 +198,24 @@ pub enum CrossKind {
 }
 
 enum Event {
-    Arrive { node: NodeId, pkt: SimPacket },
-    PortIdle { port: PortId },
-    HostWake { node: NodeId },
-    CpuDone { node: NodeId },
-    Cross { src: usize },
+    /// A packet reaches the far end of `port` (its `to` node); the port, not the node, so
+    /// the receiving interface's capture is found without a larger event.
+    Arrive {
+        port: PortId,
+        pkt: SimPacket,
+    },
+    PortIdle {
+        port: PortId,
+    },
+    HostWake {
+        node: NodeId,
+    },
+    CpuDone {
+        node: NodeId,
+    },
+    Cross {
+        src: usize,
+    },
     Sample,
 }
 
@@ -209,6 +256,8 @@ pub struct Network {
     pub now: Instant,
     pub nodes: Vec<Node>,
     pub ports: Vec<Port>,
+    /// Per-interface packet captures (see [`Network::capture_interface`]).
+    pub captures: Vec<InterfaceCapture>,
     mediums: Vec<Medium>,
     pub cross: Vec<CrossSource>,
     queue: BinaryHeap<Scheduled>,
@@ -237,6 +286,7 @@ impl Network {
             now: Instant::ZERO,
             nodes: Vec::new(),
             ports: Vec::new(),
+            captures: Vec::new(),
             mediums: Vec::new(),
             cross: Vec::new(),
             queue: BinaryHeap::new(),
@@ -320,11 +370,32 @@ impl Network {
             busy: false,
             medium: None,
             stats: PortStats::default(),
-            pcap: None,
+            tx_capture: None,
+            rx_capture: None,
             queue_series: None,
         });
         self.drops.push([0; 4]);
         Ok(self.ports.len() - 1)
+    }
+
+    /// Captures the interface of `tx_port`'s sending node on that link: what it sends on
+    /// `tx_port` and what it receives on `rx_port` (the reverse direction).
+    pub fn capture_interface(
+        &mut self,
+        tx_port: PortId,
+        rx_port: PortId,
+        file: String,
+        writer: PcapWriter<std::io::BufWriter<std::fs::File>>,
+    ) {
+        let c = self.captures.len();
+        self.captures.push(InterfaceCapture {
+            node: self.ports[tx_port].from,
+            tx_port,
+            file,
+            writer,
+        });
+        self.ports[tx_port].tx_capture = Some(c);
+        self.ports[rx_port].rx_capture = Some(c);
     }
 
     /// Makes two ports share one half-duplex medium: only one transmits at a time (data
@@ -446,7 +517,7 @@ impl Network {
             self.now = self.now.max(at);
             self.events_processed += 1;
             match ev {
-                Event::Arrive { node, pkt } => self.arrive(node, pkt),
+                Event::Arrive { port, pkt } => self.arrive(port, pkt),
                 Event::PortIdle { port } => self.port_idle(port),
                 Event::HostWake { node } => {
                     if let Some(h) = self.nodes[node].host.as_mut() {
@@ -473,9 +544,15 @@ impl Network {
 
     fn sample(&mut self) {
         let now = self.now;
-        for p in &mut self.ports {
+        for (p, d) in self.ports.iter_mut().zip(&self.drops) {
             if let Some(s) = p.queue_series.as_mut() {
-                s.push((now, p.qdisc.len_pkts() as u32, p.qdisc.len_bytes() as u32));
+                s.push(PortSample {
+                    at: now,
+                    queue_pkts: p.qdisc.len_pkts() as u32,
+                    queue_bytes: p.qdisc.len_bytes() as u32,
+                    sent_bytes: p.link.stats().ip_bytes,
+                    dropped: d.iter().sum::<u64>() + p.stats.lost_on_wire + p.stats.mtu_drops,
+                });
             }
         }
         if let Some(e) = self.sample_every {
@@ -485,7 +562,11 @@ impl Network {
 
     /// A packet reaches `node`: a host takes it in (through its CPU if modelled), a router
     /// forwards it.
-    fn arrive(&mut self, node: NodeId, pkt: SimPacket) {
+    fn arrive(&mut self, port: PortId, pkt: SimPacket) {
+        let node = self.ports[port].to;
+        if let Some(c) = self.ports[port].rx_capture {
+            let _ = self.captures[c].writer.write_packet(self.now, &pkt.buf);
+        }
         let dst = dst_addr(&pkt.buf);
         let n = &mut self.nodes[node];
         if let Some(h) = n.host.as_mut() {
@@ -575,11 +656,10 @@ impl Network {
             self.mediums[m].busy = true;
             self.mediums[m].last = Some(port);
         }
-        let p = &mut self.ports[port];
-        if let Some(w) = p.pcap.as_mut() {
-            let _ = w.write_packet(now, &pkt.buf);
+        if let Some(c) = self.ports[port].tx_capture {
+            let _ = self.captures[c].writer.write_packet(now, &pkt.buf);
         }
-        let to = p.to;
+        let p = &mut self.ports[port];
         let mut duplicate = false;
         if let Some(imp) = p.impair.as_mut() {
             match imp.apply(now, &mut pkt) {
@@ -604,16 +684,10 @@ impl Network {
         if duplicate {
             self.ports[port].stats.duplicated += 1;
             let copy = self.pool.make(pkt.born, &pkt.buf);
-            self.schedule(
-                arrival,
-                Event::Arrive {
-                    node: to,
-                    pkt: copy,
-                },
-            );
+            self.schedule(arrival, Event::Arrive { port, pkt: copy });
         }
         self.schedule(done, Event::PortIdle { port });
-        self.schedule(arrival, Event::Arrive { node: to, pkt });
+        self.schedule(arrival, Event::Arrive { port, pkt });
     }
 
     fn port_idle(&mut self, port: PortId) {
@@ -836,10 +910,8 @@ impl Network {
                 self.attach_traces(n);
             }
         }
-        for p in &mut self.ports {
-            if let Some(w) = p.pcap.as_mut() {
-                let _ = w.flush();
-            }
+        for c in &mut self.captures {
+            let _ = c.writer.flush();
         }
     }
 }

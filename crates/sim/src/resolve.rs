@@ -48,6 +48,8 @@ pub struct NodeDef {
     pub kind: NodeKind,
     pub addr: Option<Ipv4Addr>,
     pub cpu: Option<CpuSpec>,
+    /// Capture every interface of this node.
+    pub pcap: bool,
     /// Where it was written: `node[3]`, or the shortcut that generated it.
     pub field: String,
 }
@@ -268,6 +270,7 @@ fn host(name: String, field: &str) -> NodeDef {
         kind: NodeKind::Host,
         addr: None,
         cpu: None,
+        pcap: false,
         field: field.to_string(),
     }
 }
@@ -492,6 +495,7 @@ impl Scenario {
                 kind: n.kind,
                 addr,
                 cpu: n.cpu,
+                pcap: n.pcap,
                 field,
             });
         }

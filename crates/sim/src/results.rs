@@ -92,8 +92,8 @@ pub struct RunSummary {
     pub hosts: Vec<HostSummary>,
 }
 
-/// Queue length samples: (time, packets, bytes).
-pub type QueueSeries = Vec<(Instant, u32, u32)>;
+/// Samples of one link direction, in time order ([`crate::net::PortSample`]).
+pub type QueueSeries = Vec<crate::net::PortSample>;
 
 /// The summary plus the series for plots and CSV.
 pub struct RunResult {
@@ -105,6 +105,9 @@ pub struct RunResult {
     pub traces: Vec<Vec<TraceEvent>>,
     /// (port name, samples of (time, packets, bytes)).
     pub queues: Vec<(String, QueueSeries)>,
+    /// The pcap files written, one per captured interface (file names in the output
+    /// directory).
+    pub captures: Vec<String>,
 }
 
 /// Jain's index: (sum x)^2 / (n * sum x^2).
@@ -253,6 +256,7 @@ impl RunResult {
             wall_s: wall.as_secs_f64(),
             traces,
             queues,
+            captures: net.captures.iter().map(|c| c.file.clone()).collect(),
         }
     }
 
@@ -312,28 +316,45 @@ impl RunResult {
         t
     }
 
-    /// Writes summary.json, one CSV per flow and per queue into `dir`.
-    pub fn write_files(&self, dir: &Path) -> std::io::Result<()> {
+    /// Writes summary.json, one CSV per flow and two per link direction (its queue and its
+    /// throughput) into `dir`; returns the CSV files' names.
+    pub fn write_files(&self, dir: &Path) -> std::io::Result<Vec<String>> {
         std::fs::create_dir_all(dir)?;
         std::fs::write(
             dir.join("summary.json"),
             serde_json::to_string_pretty(&self.summary).map_err(std::io::Error::other)?,
         )?;
+        let mut written = Vec::new();
+        let mut write = |name: String, text: String| -> std::io::Result<()> {
+            std::fs::write(dir.join(&name), text)?;
+            written.push(name);
+            Ok(())
+        };
         for (f, events) in self.summary.flows.iter().zip(&self.traces) {
-            std::fs::write(dir.join(format!("flow-{}.csv", f.name)), flow_csv(events))?;
-            std::fs::write(
-                dir.join(format!("throughput-{}.csv", f.name)),
+            write(format!("flow-{}.csv", f.name), flow_csv(events))?;
+            write(
+                format!("throughput-{}.csv", f.name),
                 throughput_csv(events, THROUGHPUT_BIN_S),
             )?;
         }
         for (name, series) in &self.queues {
             let mut out = String::from("time_s,queue_pkts,queue_bytes\n");
-            for (t, p, b) in series {
-                let _ = writeln!(out, "{:.6},{p},{b}", t.as_nanos() as f64 / 1e9);
+            for x in series {
+                let _ = writeln!(
+                    out,
+                    "{:.6},{},{}",
+                    x.at.as_nanos() as f64 / 1e9,
+                    x.queue_pkts,
+                    x.queue_bytes
+                );
             }
-            std::fs::write(dir.join(format!("queue-{name}.csv")), out)?;
+            write(format!("queue-{name}.csv"), out)?;
+            write(
+                format!("link-{name}.csv"),
+                link_csv(series, THROUGHPUT_BIN_S),
+            )?;
         }
-        Ok(())
+        Ok(written)
     }
 }
 
@@ -369,6 +390,40 @@ fn ssthresh_text(v: u32) -> String {
 /// the others. Sequence numbers come absolute and relative to the ISN (`_rel`: the SYN is
 /// 0 and the first data byte 1, as Wireshark shows them). docs/OUTPUTS.md lists the
 /// columns.
+/// A link direction's throughput over time: the samples' running totals differenced over
+/// bins of `bin_s` (cut at the first sample at or after each boundary, so a bin is exact
+/// when the sampling period divides it and `interval_s` says its true width otherwise).
+pub fn link_csv(series: &[crate::net::PortSample], bin_s: f64) -> String {
+    let mut out = String::from("time_s,interval_s,sent_bytes,throughput_mbps,dropped_pkts\n");
+    let Some(first) = series.first() else {
+        return out;
+    };
+    let secs = |t: Instant| t.as_nanos() as f64 / 1e9;
+    let mut from = *first;
+    let mut boundary = secs(first.at) + bin_s;
+    for x in &series[1..] {
+        // 1 ns of slack: sample times are integer nanoseconds, boundaries floats.
+        if secs(x.at) + 1e-9 < boundary {
+            continue;
+        }
+        let dt = secs(x.at) - secs(from.at);
+        let bytes = x.sent_bytes - from.sent_bytes;
+        let _ = writeln!(
+            out,
+            "{:.6},{:.6},{bytes},{:.6},{}",
+            secs(from.at),
+            dt,
+            bytes as f64 * 8.0 / dt / 1e6,
+            x.dropped - from.dropped
+        );
+        from = *x;
+        while boundary <= secs(x.at) + 1e-9 {
+            boundary += bin_s;
+        }
+    }
+    out
+}
+
 pub fn flow_csv(events: &[ackclock_tcp::TraceEvent]) -> String {
     let mut out = String::from(
         "time_s,event,seq,seq_rel,len,ack,ack_rel,dupacks,rtt_ms,state,cwnd_bytes,\

@@ -122,6 +122,10 @@ pub struct NodeSpec {
     /// Host processing costs (seed Jul 1988's budget), optional.
     #[serde(default)]
     pub cpu: Option<CpuSpec>,
+    /// Capture every interface of this node, both directions, one pcap file per interface
+    /// (`<node>-<neighbour>.pcap`), as ns-3's per-device pcaps do.
+    #[serde(default)]
+    pub pcap: bool,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, Default, PartialEq)]
@@ -177,7 +181,8 @@ pub struct LinkParams {
     /// Data and ACKs take turns on one wire (shared half-duplex medium).
     #[serde(default)]
     pub half_duplex: bool,
-    /// Capture both directions to pcap files.
+    /// Capture the interfaces at both ends of this link, each file with both directions
+    /// (`<a>-<b>.pcap` is a's interface, `<b>-<a>.pcap` b's).
     #[serde(default)]
     pub pcap: bool,
 }
@@ -399,7 +404,8 @@ pub struct OutputSpec {
     /// Off, a long run of many links keeps no per-sample memory.
     #[serde(default = "yes")]
     pub queues: bool,
-    /// Write a pcap per link direction for every link (links can also ask with pcap = true).
+    /// Capture every interface of every host (as `ackclock sim --pcap`); routers' interfaces
+    /// are captured when their node or link asks with `pcap = true`.
     #[serde(default)]
     pub pcap_all: bool,
     /// Record every sender TCP event (for time-sequence and cwnd plots).

@@ -148,6 +148,10 @@ fn every_documented_csv_column_is_in_the_files_and_no_other() {
             "### `throughput-<flow>.csv`",
             format!("throughput-{name}.csv"),
         ),
+        (
+            "### `link-<from>-<to>.csv`",
+            queue.replacen("queue-", "link-", 1),
+        ),
         ("### `queue-<from>-<to>.csv`", queue),
     ] {
         assert_eq!(
@@ -157,4 +161,64 @@ fn every_documented_csv_column_is_in_the_files_and_no_other() {
         );
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The per-link throughput series adds up to the bytes the link sent (up to the last
+/// sample) and its drops to the link's drops: it is the link's own counter, cut in bins.
+#[test]
+fn link_throughput_series_adds_up_to_the_links_counters() {
+    let dir = std::env::temp_dir().join(format!("ackclock-linkcsv-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let s = Scenario::from_str_named(SCENARIO, Path::new("csv.toml")).unwrap();
+    let r = build(&s, Some(&dir)).unwrap().run(|_| {});
+    r.write_files(&dir).unwrap();
+    let bottleneck = r
+        .summary
+        .links
+        .iter()
+        .max_by_key(|l| l.queue_drops)
+        .unwrap();
+    assert!(
+        bottleneck.queue_drops > 0,
+        "the scenario should overflow its queue"
+    );
+    let text = std::fs::read_to_string(dir.join(format!("link-{}.csv", bottleneck.name))).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let (h, rows) = self::rows(&text);
+    assert_eq!(
+        h,
+        [
+            "time_s",
+            "interval_s",
+            "sent_bytes",
+            "throughput_mbps",
+            "dropped_pkts"
+        ]
+    );
+    // 5 s in bins of 0.1 s (10 ms samples divide them exactly).
+    assert!(rows.len() >= 49, "{} rows", rows.len());
+    for (i, row) in rows.iter().enumerate() {
+        let t: f64 = row[0].parse().unwrap();
+        let dt: f64 = row[1].parse().unwrap();
+        assert!(
+            (t - i as f64 * 0.1).abs() < 1e-6 && (dt - 0.1).abs() < 1e-6,
+            "{row:?}"
+        );
+        let mbps: f64 = row[3].parse().unwrap();
+        // The bottleneck runs at 2 Mbit/s, and a bin counts the packets whose transmission
+        // started in it: at most one packet (1500 bytes, 0.12 Mbit/s over 0.1 s) more.
+        assert!(mbps <= 2.0 + 0.12 + 1e-9, "{row:?}");
+    }
+    let sent: u64 = rows.iter().map(|r| r[2].parse::<u64>().unwrap()).sum();
+    let dropped: u64 = rows.iter().map(|r| r[4].parse::<u64>().unwrap()).sum();
+    // The series ends at the last sample; the link's counters at the end of the run.
+    assert!(
+        sent <= bottleneck.bytes && bottleneck.bytes - sent <= 2 * 1500 * 10,
+        "{sent} vs {}",
+        bottleneck.bytes
+    );
+    assert!(dropped <= bottleneck.queue_drops && bottleneck.queue_drops - dropped <= 5);
+    // Busy most of the time: a saturated bottleneck's mean rate is close to its capacity.
+    let mean_mbps = sent as f64 * 8.0 / (rows.len() as f64 * 0.1) / 1e6;
+    assert!(mean_mbps > 1.6, "{mean_mbps}");
 }

@@ -143,6 +143,7 @@ pub(super) fn zoom(r: &RunResult, flow: usize, from_s: f64, len_s: f64) -> RunRe
         wall_s: 0.0,
         traces: vec![ev],
         queues: Vec::new(),
+        captures: Vec::new(),
     }
 }
 

@@ -254,6 +254,7 @@ fn cwnd_runs(runs: Vec<RunResult>) -> Result<RunResult> {
             .map(|mut r| r.traces.swap_remove(0))
             .collect(),
         queues: Vec::new(),
+        captures: Vec::new(),
     })
 }
 

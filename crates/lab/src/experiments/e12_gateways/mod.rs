@@ -8,6 +8,7 @@ use crate::stats::{jain, mean};
 use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_gateway::QdiscConfig;
+use ackclock_sim::net::PortSample;
 use ackclock_sim::{RunResult, Scenario};
 use ackclock_tcp::{TraceEvent, TraceKind};
 use ackclock_wire::{Duration, Instant};
@@ -284,12 +285,16 @@ fn window(r: &RunResult, from: f64, len: f64) -> RunResult {
                 (
                     n.clone(),
                     s.iter()
-                        .filter(|x| x.0 >= t0 && x.0 <= t1)
-                        .map(|x| (shift(x.0), x.1, x.2))
+                        .filter(|x| x.at >= t0 && x.at <= t1)
+                        .map(|x| PortSample {
+                            at: shift(x.at),
+                            ..*x
+                        })
                         .collect(),
                 )
             })
             .collect(),
+        captures: Vec::new(),
     }
 }
 
