@@ -185,7 +185,8 @@ pub struct Congested {
 /// One run, reduced; the lossless runs of [`PLOTTED`] keep their whole result.
 pub enum Run {
     Lan(Lan),
-    Lossless(Lossless, Option<RunResult>),
+    /// Boxed: most runs keep no result, and a whole result is large beside the others.
+    Lossless(Lossless, Option<Box<RunResult>>),
     Congested(Congested),
 }
 
@@ -317,7 +318,7 @@ impl Experiment for AckAvoidance {
                 slow_start: slow_start_s(&r),
                 ca_growth: ca_growth(&r),
             },
-            plotted.then_some(r),
+            plotted.then(|| Box::new(r)),
         ))
     }
 
@@ -336,7 +337,7 @@ impl Experiment for AckAvoidance {
                         .iter()
                         .position(|&(abc, i, _)| wan_index(abc, i, false) == index)
                     {
-                        plotted[k] = r;
+                        plotted[k] = r.map(|r| *r);
                     }
                 }
                 Run::Congested(c) => congested[(index - 2 * K) / (2 * K)].push(c),
