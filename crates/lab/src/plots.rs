@@ -55,6 +55,9 @@ pub fn palette(i: usize) -> RGBColor {
 /// The red of retransmissions.
 const REXMIT: RGBColor = RGBColor(214, 39, 40);
 
+/// The receive window's line (tcptrace draws it yellow; olive reads on white).
+const RWND: RGBColor = RGBColor(188, 189, 34);
+
 fn secs(t: ackclock_wire::Instant) -> f64 {
     t.as_nanos() as f64 / 1e9
 }
@@ -900,7 +903,7 @@ fn tseq_data(r: &RunResult, flow: usize, until_s: Option<f64>) -> Option<Tseq> {
                     t.sends.push(p)
                 }
             }
-            TraceKind::Ack { ack } => t.acks.push((at, f64::from(ack.since(base)))),
+            TraceKind::Ack { ack, .. } => t.acks.push((at, f64::from(ack.since(base)))),
             TraceKind::DupAck { .. } => t.dupacks.push((at, f64::from(e.snd_una.since(base)))),
             _ => {}
         }
@@ -920,9 +923,10 @@ fn byte_unit(max_bytes: f64) -> (f64, &'static str) {
 /// A tcptrace-style time-sequence diagram of one flow (what `ackclock sim` writes): each
 /// data segment sent is a vertical bar from its first byte to its last (retransmissions in
 /// red, with a cross), the green step line is the cumulative ACK, the grey one the ACK plus
-/// the congestion window (the most the sender may have sent), and each duplicate ACK is a ring
-/// on the ACK line. The sender's trace records neither the receiver's advertised window nor
-/// SACK blocks, so tcptrace's receive-window line and SACK marks are not drawn.
+/// the congestion window (the most the sender may have sent), the olive one the receive
+/// window's right edge (the ACK plus the window it advertised), each SACK block a purple bar
+/// at the time its ACK arrived, and each duplicate ACK a ring on the ACK line, as tcptrace
+/// draws them.
 pub fn time_sequence(r: &RunResult, flow: usize, path: &Path) -> Result<()> {
     let name = &r.summary.flows[flow].name;
     let ev = &r.traces[flow];
@@ -938,6 +942,8 @@ pub fn time_sequence(r: &RunResult, flow: usize, path: &Path) -> Result<()> {
     let mut acks = Vec::new();
     let mut limit = Vec::new();
     let mut dupacks = Vec::new();
+    let mut rwnd = Vec::new();
+    let mut sacks = Vec::new();
     let mut top: f64 = 1.0;
     for e in ev {
         let at = secs(e.time);
@@ -960,7 +966,15 @@ pub fn time_sequence(r: &RunResult, flow: usize, path: &Path) -> Result<()> {
                 bar.push((at, y0));
                 bar.push((at, y1));
             }
-            TraceKind::Ack { ack } => acks.push((at, f64::from(ack.since(base)))),
+            TraceKind::Ack { ack, window } => {
+                let a = f64::from(ack.since(base));
+                acks.push((at, a));
+                rwnd.push((at, a + f64::from(window)));
+            }
+            TraceKind::Sack { left, right } => {
+                sacks.push((at, f64::from(left.since(base))));
+                sacks.push((at, f64::from(right.since(base))));
+            }
             TraceKind::DupAck { .. } => dupacks.push((at, una)),
             _ => {}
         }
@@ -976,10 +990,14 @@ pub fn time_sequence(r: &RunResult, flow: usize, path: &Path) -> Result<()> {
     // The window line can run far above the data (cwnd grows while the application is
     // idle); the y axis follows the data, and the line is cut at its top.
     let cap = top * 1.1 / div;
-    let limit: Vec<(f64, f64)> = step_path(scale(limit))
-        .into_iter()
-        .map(|p| (p.0, p.1.min(cap)))
-        .collect();
+    let capped = |v: Vec<(f64, f64)>| -> Vec<(f64, f64)> {
+        step_path(scale(v))
+            .into_iter()
+            .map(|p| (p.0, p.1.min(cap)))
+            .collect()
+    };
+    let limit = capped(limit);
+    let rwnd = capped(rwnd);
     Chart {
         title: format!("{name}: time-sequence"),
         x_desc: "time (s)".into(),
@@ -990,6 +1008,7 @@ pub fn time_sequence(r: &RunResult, flow: usize, path: &Path) -> Result<()> {
             name: String::new(),
             series: vec![
                 Series::new("ACK + cwnd", palette(7), Mark::Line, limit),
+                Series::new("receive window", RWND, Mark::Line, rwnd),
                 Series::new(
                     "cumulative ACK",
                     palette(2),
@@ -1005,6 +1024,7 @@ pub fn time_sequence(r: &RunResult, flow: usize, path: &Path) -> Result<()> {
                     scale(rexmit_bars),
                 ),
                 Series::new("", REXMIT, Mark::Crosses, scale(rexmits)),
+                Series::new("SACK block", palette(4), Mark::Bars, scale(sacks)),
             ],
         }],
         ..Chart::default()
@@ -1182,7 +1202,7 @@ pub fn throughput_titled(r: &RunResult, path: &Path, title: &str, labels: &[Stri
         let mut b = vec![0f64; bins];
         let mut last: Option<ackclock_tcp::SeqNum> = None;
         for e in ev {
-            if let TraceKind::Ack { ack } = e.kind {
+            if let TraceKind::Ack { ack, .. } = e.kind {
                 if let Some(l) = last {
                     let i = ((secs(e.time) / bin) as usize).min(bins - 1);
                     b[i] += f64::from(ack.since(l)) * 8.0;

@@ -426,7 +426,7 @@ pub fn link_csv(series: &[crate::net::PortSample], bin_s: f64) -> String {
 
 pub fn flow_csv(events: &[ackclock_tcp::TraceEvent]) -> String {
     let mut out = String::from(
-        "time_s,event,seq,seq_rel,len,ack,ack_rel,dupacks,rtt_ms,state,cwnd_bytes,\
+        "time_s,event,seq,seq_rel,len,ack,ack_rel,window_bytes,dupacks,rtt_ms,state,cwnd_bytes,\
          ssthresh_bytes,srtt_ms,rttvar_ms,rto_ms,flight_bytes,snd_una,snd_una_rel,snd_nxt,\
          snd_nxt_rel\n",
     );
@@ -435,6 +435,7 @@ pub fn flow_csv(events: &[ackclock_tcp::TraceEvent]) -> String {
     let isn = events.first().map_or(0, |e| e.snd_una.get());
     let rel = |v: u32| v.wrapping_sub(isn);
     for e in events {
+        let mut window = None;
         let (name, seq, len, ack, dupacks, rtt, state) = match e.kind {
             TraceKind::Send {
                 seq,
@@ -449,7 +450,20 @@ pub fn flow_csv(events: &[ackclock_tcp::TraceEvent]) -> String {
                 None,
                 None,
             ),
-            TraceKind::Ack { ack } => ("ack", None, None, Some(ack.get()), None, None, None),
+            TraceKind::Ack { ack, window: w } => {
+                window = Some(w);
+                ("ack", None, None, Some(ack.get()), None, None, None)
+            }
+            // A SACK block: its left edge and its length.
+            TraceKind::Sack { left, right } => (
+                "sack",
+                Some(left.get()),
+                Some(right.since(left)),
+                None,
+                None,
+                None,
+                None,
+            ),
             TraceKind::DupAck { count } => ("dupack", None, None, None, Some(count), None, None),
             TraceKind::FastRetransmit => ("fast_retransmit", None, None, None, None, None, None),
             TraceKind::RecoveryEnter => ("recovery_enter", None, None, None, None, None, None),
@@ -466,13 +480,14 @@ pub fn flow_csv(events: &[ackclock_tcp::TraceEvent]) -> String {
         let opt = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
         let _ = writeln!(
             out,
-            "{:.9},{name},{},{},{},{},{},{},{},{},{},{},{:.3},{:.3},{:.3},{},{},{},{},{}",
+            "{:.9},{name},{},{},{},{},{},{},{},{},{},{},{},{:.3},{:.3},{:.3},{},{},{},{},{}",
             e.time.as_nanos() as f64 / 1e9,
             opt(seq),
             opt(seq.map(rel)),
             opt(len),
             opt(ack),
             opt(ack.map(rel)),
+            opt(window),
             opt(dupacks),
             rtt.map(|r| format!("{:.3}", r.as_secs_f64() * 1000.0))
                 .unwrap_or_default(),

@@ -222,3 +222,66 @@ fn link_throughput_series_adds_up_to_the_links_counters() {
     let mean_mbps = sent as f64 * 8.0 / (rows.len() as f64 * 0.1) / 1e6;
     assert!(mean_mbps > 1.6, "{mean_mbps}");
 }
+
+/// RFC 2018's blocks and the advertised window reach the flow CSV (and so the
+/// time-sequence plot): each `sack` row is a block above the cumulative ACK at that moment,
+/// and every `ack` row carries the window its ACK advertised.
+#[test]
+fn sack_rows_are_blocks_above_the_ack_and_ack_rows_carry_the_window() {
+    const LOSSY: &str = r#"
+name = "sack"
+seed = 2
+duration_s = 4
+[[node]]
+name = "a"
+[[node]]
+name = "b"
+[[link]]
+a = "a"
+b = "b"
+rate_bps = 10e6
+delay_ms = 20
+impair_ab = { loss_prob = 0.02 }
+[[flow]]
+from = "a"
+to = "b"
+tcp = "sack"
+tcp_overrides = { recv_buffer_bytes = 65536 }
+app = { kind = "bulk" }
+"#;
+    let s = Scenario::from_str_named(LOSSY, Path::new("sack.toml")).unwrap();
+    let r = build(&s, None).unwrap().run(|_| {});
+    let csv = ackclock_sim::results::flow_csv(&r.traces[0]);
+    let (h, rows) = self::rows(&csv);
+    let col = |n: &str| h.iter().position(|c| c == n).unwrap();
+    let (ev, seq_rel, len, ack_rel, win, una_rel) = (
+        col("event"),
+        col("seq_rel"),
+        col("len"),
+        col("ack_rel"),
+        col("window_bytes"),
+        col("snd_una_rel"),
+    );
+    let num = |r: &Vec<String>, c: usize| r[c].parse::<u64>().unwrap();
+    let mut sacks = 0;
+    for r in &rows {
+        match r[ev].as_str() {
+            "sack" => {
+                sacks += 1;
+                assert!(num(r, len) > 0, "{r:?}");
+                // Above SND.UNA (as it was before this ACK): the receiver holds it out of
+                // order.
+                assert!(num(r, seq_rel) > num(r, una_rel), "{r:?}");
+                assert!(r[win].is_empty());
+            }
+            "ack" => {
+                assert!(num(r, ack_rel) > 0);
+                // The receiver's 64 KiB buffer, less what it holds: never more.
+                let w = num(r, win);
+                assert!(w > 0 && w <= 65536, "{r:?}");
+            }
+            _ => assert!(r[win].is_empty(), "{r:?}"),
+        }
+    }
+    assert!(sacks > 10, "{sacks} SACK blocks with 2% loss");
+}

@@ -1038,6 +1038,12 @@ impl Connection {
         ((now.as_nanos() / 1_000_000) as u32).wrapping_add(self.ts_offset)
     }
 
+    /// Tracing is on (callers skip building several events when it is not).
+    #[inline(always)]
+    fn tracing(&self) -> bool {
+        self.trace.is_some()
+    }
+
     /// Records a trace event if tracing is on. The test is inlined at every call site (on
     /// every segment sent and ACK processed) and the recording kept out of line.
     #[inline(always)]

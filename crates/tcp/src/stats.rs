@@ -148,6 +148,17 @@ pub enum TraceKind {
     Ack {
         /// SEG.ACK: the new SND.UNA.
         ack: SeqNum,
+        /// The window it advertised, in bytes (scaled): the receiver's window ends at
+        /// `ack + window` (tcptrace's receive-window line).
+        window: u32,
+    },
+    /// One SACK block of an arriving ACK (RFC 2018), recorded before the ACK's own event:
+    /// the receiver holds `left..right`.
+    Sack {
+        /// The block's first sequence number.
+        left: SeqNum,
+        /// One past its last.
+        right: SeqNum,
     },
     /// A duplicate ACK arrived (RFC 5681 §2).
     DupAck {

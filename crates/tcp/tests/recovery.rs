@@ -247,7 +247,7 @@ fn outcome(alg: RecoveryAlgorithm, base: TcpConfig, drops: usize) -> Outcome {
     let t0 = r.trace[fr].time;
     let done = r.trace[fr..]
         .iter()
-        .find(|e| matches!(e.kind, TraceKind::Ack { ack } if ack >= point))
+        .find(|e| matches!(e.kind, TraceKind::Ack { ack, .. } if ack >= point))
         .expect("recovered")
         .time;
     let rtts = ((done - t0).as_nanos() as f64 / r.rtt.as_nanos() as f64).round() as u32;

@@ -528,6 +528,12 @@ impl Connection {
             // RFC 6675 Update(), before the duplicate-ACK logic reads IsLost.
             self.rec
                 .on_sack_blocks(ack.max(self.snd_una), self.snd_max, &seg.options.sack);
+            if self.tracing() {
+                for b in seg.options.sack.iter() {
+                    let (left, right) = (SeqNum::new(b.left), SeqNum::new(b.right));
+                    self.emit(now, TraceKind::Sack { left, right });
+                }
+            }
         }
         if ack <= self.snd_una {
             // RFC 5681 §2: a duplicate ACK acknowledges nothing new, carries no data, no
@@ -715,7 +721,13 @@ impl Connection {
         } else if !impatient || !self.timers.is_armed(Timer::Rto) {
             self.timers.set(Timer::Rto, now + self.rtt.rto());
         }
-        self.emit(now, TraceKind::Ack { ack });
+        self.emit(
+            now,
+            TraceKind::Ack {
+                ack,
+                window: u32::from(seg.window) << self.snd_wscale,
+            },
+        );
     }
 
     pub(super) fn take_rtt_sample(&mut self, now: Instant, rtt: Duration) {

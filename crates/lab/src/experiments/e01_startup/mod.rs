@@ -107,7 +107,7 @@ fn acked_by(tr: &[TraceEvent], t: f64) -> f64 {
         if e.time > limit {
             break;
         }
-        if let TraceKind::Ack { ack } = e.kind {
+        if let TraceKind::Ack { ack, .. } = e.kind {
             first.get_or_insert(ack);
             last = Some(ack);
         }

@@ -199,7 +199,7 @@ fn acked_between(r: &RunResult, from_s: f64, to_s: f64) -> f64 {
     for tr in &r.traces {
         let mut last = None;
         for e in tr {
-            if let TraceKind::Ack { ack } = e.kind {
+            if let TraceKind::Ack { ack, .. } = e.kind {
                 if e.time > t0 && e.time <= t1 {
                     if let Some(l) = last {
                         acked += f64::from(ackclock_tcp::SeqNum::since(ack, l));
@@ -233,7 +233,7 @@ fn all_running(r: &RunResult) -> (Vec<f64>, Vec<f64>) {
         for e in tr {
             let inside = e.time > w0 && e.time <= w1;
             match e.kind {
-                TraceKind::Ack { ack } => {
+                TraceKind::Ack { ack, .. } => {
                     if let (true, Some(l)) = (inside, last) {
                         bytes += f64::from(ackclock_tcp::SeqNum::since(ack, l));
                     }

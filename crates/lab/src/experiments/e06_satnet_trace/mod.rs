@@ -198,7 +198,7 @@ fn goodput_after(r: &RunResult, from_s: f64) -> f64 {
     let mut last = None;
     for e in &r.traces[0] {
         let t = e.time.as_nanos() as f64 / 1e9;
-        if let TraceKind::Ack { ack } = e.kind {
+        if let TraceKind::Ack { ack, .. } = e.kind {
             if t >= from_s {
                 first.get_or_insert((t, ack));
                 last = Some((t, ack));

@@ -91,7 +91,7 @@ fn steady_kib_s(r: &RunResult, from_s: f64) -> f64 {
     let mut first = None;
     let mut last = None;
     for e in &r.traces[0] {
-        if let TraceKind::Ack { ack } = e.kind {
+        if let TraceKind::Ack { ack, .. } = e.kind {
             let t = e.time.as_nanos() as f64 / 1e9;
             if t >= from_s {
                 first.get_or_insert((t, ack));

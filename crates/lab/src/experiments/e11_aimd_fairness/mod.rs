@@ -76,7 +76,7 @@ impl Acked {
                 let mut v = Vec::new();
                 let mut first = None;
                 for e in tr {
-                    if let TraceKind::Ack { ack } = e.kind {
+                    if let TraceKind::Ack { ack, .. } = e.kind {
                         let f = *first.get_or_insert(ack);
                         v.push((secs(e), f64::from(ackclock_tcp::SeqNum::since(ack, f))));
                     }

@@ -115,7 +115,7 @@ fn goodput_after(r: &RunResult, i: usize, from: f64) -> f64 {
     let mut first = None;
     let mut last = None;
     for e in &r.traces[i] {
-        if let TraceKind::Ack { ack } = e.kind {
+        if let TraceKind::Ack { ack, .. } = e.kind {
             if secs(e.time) >= from {
                 first.get_or_insert(ack);
                 last = Some(ack);

@@ -175,7 +175,7 @@ fn utilization(r: &RunResult, from_s: f64) -> f64 {
         let mut first = None;
         let mut last = None;
         for e in tr {
-            if let TraceKind::Ack { ack } = e.kind {
+            if let TraceKind::Ack { ack, .. } = e.kind {
                 if e.time.as_nanos() as f64 / 1e9 >= from_s {
                     first.get_or_insert(ack);
                     last = Some(ack);
