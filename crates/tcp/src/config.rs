@@ -274,6 +274,14 @@ pub struct TcpConfig {
     /// reported, as FreeBSD does (RFC 2883 §4 leaves the choice open); a D-SACK block is
     /// sent on one ACK only. Linux and FreeBSD send D-SACK by default.
     pub dsack: bool,
+    /// Explicit Congestion Notification (RFC 3168): ask for it on an active open (a SYN with
+    /// ECE and CWR) and agree when a peer's SYN asks (a SYN,ACK with ECE). Once both ends
+    /// agree, new data goes out ECT(0); a receiver echoes a CE mark with ECE on its ACKs
+    /// until the sender's CWR, and a sender answers ECE as it answers a loss (the controller's
+    /// decrease, cwnd to the new ssthresh) at most once per window of data, without
+    /// retransmitting. Default `false`. A handshake answered with a SYN cookie does not
+    /// negotiate ECN (the cookie has no room for it; the SYN,ACK says no).
+    pub ecn: bool,
     /// Offer/accept RFC 7323 timestamps.
     pub timestamps: bool,
     /// Offer/accept RFC 7323 window scaling.
@@ -368,6 +376,7 @@ impl TcpConfig {
             nagle: true,
             sack: false,
             dsack: false,
+            ecn: false,
             timestamps: false,
             window_scale: false,
             window_scale_shift: None,
@@ -726,6 +735,8 @@ pub struct Overrides {
     pub nagle: Option<bool>,
     /// [`TcpConfig::sack`].
     pub sack: Option<bool>,
+    /// [`TcpConfig::ecn`].
+    pub ecn: Option<bool>,
     /// [`TcpConfig::timestamps`].
     pub timestamps: Option<bool>,
     /// [`TcpConfig::window_scale`].
@@ -944,6 +955,9 @@ impl Overrides {
         }
         if let Some(v) = self.sack {
             c.sack = v;
+        }
+        if let Some(v) = self.ecn {
+            c.ecn = v;
         }
         if let Some(v) = self.timestamps {
             c.timestamps = v;

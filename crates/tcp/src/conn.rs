@@ -33,6 +33,7 @@ use crate::Segment;
 use crate::{
     AcceptError, CloseError, ConnectionError, RecvError, SegmentChecksum, SendError, State,
 };
+use ackclock_wire::ipv4::ECN_CE;
 use ackclock_wire::tcp::Timestamps;
 use ackclock_wire::{
     checksum, packet, Duration, Instant, Ipv4Header, SackBlock, TcpFlags, TcpHeader, TcpOptions,
@@ -194,6 +195,15 @@ pub struct Connection {
     ts_offset: u32,
     last_ack_sent: SeqNum,
     sack_ok: bool,
+    /// ECN agreed in the handshake (RFC 3168 §6.1.1).
+    ecn_ok: bool,
+    /// Receiver: a CE mark arrived and no CWR since; our ACKs carry ECE (§6.1.3).
+    ece_pending: bool,
+    /// Sender: the window was reduced for ECE; the next new data segment carries CWR.
+    cwr_pending: bool,
+    /// Sender: ECE is not answered again until SND.UNA passes this point (SND.MAX at the
+    /// last reduction: one reduction per window of data, §6.1.2); `None` before the first.
+    ecn_recover: Option<SeqNum>,
     /// Left edges of SACK blocks in most-recently-received order (RFC 2018 §4).
     sack_recent: [SeqNum; 4],
     sack_recent_len: usize,
@@ -400,6 +410,10 @@ impl Connection {
             ts_offset: iss.get().rotate_left(13),
             last_ack_sent: SeqNum::new(0),
             sack_ok: false,
+            ecn_ok: false,
+            ece_pending: false,
+            cwr_pending: false,
+            ecn_recover: None,
             sack_recent: [SeqNum::new(0); 4],
             sack_recent_len: 0,
             dsack: None,
@@ -878,6 +892,7 @@ impl Connection {
         s.flight_bytes = self.flight();
         s.in_recovery = self.rec.in_recovery();
         s.sack_enabled = self.sack_ok;
+        s.ecn_enabled = self.ecn_ok;
         s.timestamps_enabled = self.ts_ok;
         s.snd_wscale = self.snd_wscale;
         s.rcv_wscale = self.rcv_wscale;

@@ -130,6 +130,19 @@ pub struct Stats {
     pub rst_in: u64,
     /// RSTs this connection sent (abort, giving up, an unacceptable ACK in the handshake).
     pub rst_out: u64,
+    /// Both ends agreed on ECN in the handshake (RFC 3168 §6.1.1).
+    pub ecn_enabled: bool,
+    /// Data segments sent ECT(0) (new data only: RFC 3168 §6.1.5 keeps retransmissions,
+    /// pure ACKs and window probes Not-ECT).
+    pub ect_segs_out: u64,
+    /// Segments received with the IP ECN field CE: a gateway on the way marked them.
+    pub ce_segs_in: u64,
+    /// ACKs received with ECE (the peer echoing a CE mark).
+    pub ece_in: u64,
+    /// Window reductions in answer to ECE (at most one per window of data, §6.1.2).
+    pub ecn_reductions: u64,
+    /// Segments sent with CWR (the first new data after each reduction).
+    pub cwr_out: u64,
 }
 
 /// Why a trace event was emitted.
@@ -190,6 +203,8 @@ pub enum TraceKind {
     SpuriousRetransmit,
     /// RFC 5681 §4.1: cwnd cut to the restart window after an idle period.
     IdleRestart,
+    /// An ACK with ECE reduced the window (RFC 3168 §6.1.2).
+    EcnReduction,
 }
 
 /// One trace record: the event and the sender's state right after it.

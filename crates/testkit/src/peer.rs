@@ -30,6 +30,8 @@ pub const ACK: TcpFlags = TcpFlags::ACK;
 pub const FIN: TcpFlags = TcpFlags::FIN;
 pub const RST: TcpFlags = TcpFlags::RST;
 pub const PSH: TcpFlags = TcpFlags::PSH;
+pub const ECE: TcpFlags = TcpFlags::ECE;
+pub const CWR: TcpFlags = TcpFlags::CWR;
 
 pub fn ms(v: u64) -> Duration {
     Duration::from_millis(v)
@@ -89,6 +91,8 @@ pub struct Seg {
     pub window: u16,
     pub opts: TcpOptions,
     pub payload: Vec<u8>,
+    /// The IP header's ECN field (RFC 3168 §5).
+    pub ecn: u8,
 }
 
 impl core::fmt::Debug for Seg {
@@ -119,6 +123,9 @@ impl core::fmt::Debug for Seg {
         }
         if !o.sack.is_empty() {
             write!(f, " sack={:?}", self.sack())?;
+        }
+        if self.ecn != 0 {
+            write!(f, " ecn={:02b}", self.ecn)?;
         }
         Ok(())
     }
@@ -165,6 +172,7 @@ pub fn parse(bytes: &[u8]) -> Seg {
         window: t.window(),
         opts: t.options().expect("engine emitted malformed options"),
         payload: t.payload().to_vec(),
+        ecn: p.ip.ecn(),
     }
 }
 
@@ -179,11 +187,13 @@ pub struct Out {
     pub window: u16,
     pub opts: TcpOptions,
     pub payload: Vec<u8>,
+    /// The IP ECN field to send with (0: Not-ECT).
+    pub ecn: u8,
 }
 
 impl Out {
     pub fn bytes(&self) -> Vec<u8> {
-        build(
+        let mut b = build(
             self.src,
             self.dst,
             &TcpHeader {
@@ -201,7 +211,23 @@ impl Out {
                 options: self.opts,
             },
             &self.payload,
-        )
+        );
+        if self.ecn != 0 {
+            if let Some(mut h) = ackclock_wire::Ipv4HeaderMut::new(&mut b) {
+                h.set_ecn(self.ecn);
+            }
+        }
+        b
+    }
+    /// The IP ECN field (e.g. `ackclock_wire::ipv4::ECN_CE` for a packet a gateway marked).
+    pub fn ecn(mut self, v: u8) -> Self {
+        self.ecn = v;
+        self
+    }
+    /// Adds control bits (ECE, CWR, ...).
+    pub fn with(mut self, f: TcpFlags) -> Self {
+        self.flags |= f;
+        self
     }
     pub fn seq(mut self, s: u32) -> Self {
         self.seq = s;
@@ -326,6 +352,7 @@ impl Peer {
             window: self.window,
             opts,
             payload: Vec::new(),
+            ecn: 0,
         }
     }
 
@@ -471,10 +498,23 @@ impl Peer {
     /// Returns the engine's SYN,ACK. The connection is in SYN-RECEIVED afterwards and
     /// `id` points at it.
     pub fn syn_to_listener(&mut self, cfg: TcpConfig, opts: TcpOptions) -> Seg {
+        let synack = self.syn_to_listener_with(cfg, opts, TcpFlags::NONE);
+        assert_eq!(synack.flags, SYN | ACK, "{synack:?}");
+        synack
+    }
+
+    /// [`Peer::syn_to_listener`] with `extra` control bits on the SYN (an ECN-setup SYN has
+    /// ECE and CWR); the SYN,ACK may carry more than SYN and ACK.
+    pub fn syn_to_listener_with(
+        &mut self,
+        cfg: TcpConfig,
+        opts: TcpOptions,
+        extra: TcpFlags,
+    ) -> Seg {
         self.ep
             .listen(SERVER_PORT, cfg, 16)
             .expect("listen on a fresh endpoint");
-        let mut o = self.out(SYN).opts(opts);
+        let mut o = self.out(SYN | extra).opts(opts);
         if let Some(ts) = o.opts.timestamps.as_mut() {
             ts.tsval = self.ts_now();
             ts.tsecr = 0;
@@ -483,7 +523,7 @@ impl Peer {
         self.snd_nxt = PEER_ISS.wrapping_add(1);
         assert_eq!(out.len(), 1, "one SYN,ACK expected, got {out:?}");
         let synack = out[0].clone();
-        assert_eq!(synack.flags, SYN | ACK, "{synack:?}");
+        assert!(synack.has(SYN | ACK), "{synack:?}");
         self.rcv_nxt = synack.seq.wrapping_add(1);
         self.ts = opts.timestamps.is_some() && synack.opts.timestamps.is_some();
         self.id = self
@@ -531,7 +571,11 @@ impl Peer {
         let out = p.drain();
         assert_eq!(out.len(), 1, "one SYN expected: {out:?}");
         let syn = out[0].clone();
-        assert_eq!(syn.flags, SYN, "{syn:?}");
+        // A SYN, which may ask for ECN (ECE and CWR, RFC 3168 §6.1.1).
+        assert!(
+            syn.has(SYN) && !syn.flags.intersects(ACK | FIN | RST | PSH),
+            "{syn:?}"
+        );
         p.rcv_nxt = syn.seq.wrapping_add(1);
         (p, syn)
     }

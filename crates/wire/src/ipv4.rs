@@ -8,6 +8,15 @@ use core::net::Ipv4Addr;
 /// Length of an IPv4 header without options.
 pub const HEADER_LEN: usize = 20;
 
+/// The IP ECN field's code points (RFC 3168 §5): Not-ECT, ECT(1), ECT(0), CE.
+pub const ECN_NOT_ECT: u8 = 0b00;
+/// ECT(1).
+pub const ECN_ECT1: u8 = 0b01;
+/// ECT(0): what an ECN-capable sender sets.
+pub const ECN_ECT0: u8 = 0b10;
+/// Congestion Experienced: what a gateway sets instead of dropping.
+pub const ECN_CE: u8 = 0b11;
+
 /// Flag bits in the 16-bit flags/fragment-offset word.
 const FLAG_DF: u16 = 0x4000;
 const FLAG_MF: u16 = 0x2000;
@@ -433,6 +442,14 @@ impl<'a> Ipv4HeaderMut<'a> {
         }
         self.set_word(8, u16::from_be_bytes([ttl - 1, self.hdr[9]]));
         true
+    }
+
+    /// Sets the ECN field (the low two bits of the TOS byte, RFC 3168 §5) to `ecn`: a
+    /// sender marking its packet ECT(0) ([`ECN_ECT0`]).
+    #[inline]
+    pub fn set_ecn(&mut self, ecn: u8) {
+        let tos = (self.hdr[1] & !0x03) | (ecn & 0x03);
+        self.set_word(0, u16::from_be_bytes([self.hdr[0], tos]));
     }
 
     /// RFC 3168 §5: the ECN field says ECT(0), ECT(1) or CE (not Not-ECT).

@@ -84,15 +84,22 @@ impl Connection {
     /// window it advertises (scaled). The caller has tested `hp_ready`.
     #[inline(always)]
     pub(super) fn header_prediction(&self, seg: &Segment<'_>) -> Prediction {
+        // ECE and CWR (RFC 3168) take the general path too: the ECN reactions live there.
         const CHECKED: TcpFlags = TcpFlags::SYN
             .union(TcpFlags::FIN)
             .union(TcpFlags::RST)
             .union(TcpFlags::URG)
-            .union(TcpFlags::ACK);
+            .union(TcpFlags::ACK)
+            .union(TcpFlags::ECE)
+            .union(TcpFlags::CWR);
         // `hp_ready` (tested by the caller) covers ESTABLISHED, SND.NXT = SND.MAX, no probe
         // due, no duplicate ACKs counted and no recovery episode; `only_timestamps` that the
         // segment carries no MSS, window scale, SACK-permitted or SACK option.
-        if seg.flags & CHECKED != TcpFlags::ACK || seg.seq != self.rcv_nxt || !seg.only_timestamps()
+        // A CE-marked segment (ECN field 11) too: its mark must be echoed.
+        if seg.flags & CHECKED != TcpFlags::ACK
+            || seg.seq != self.rcv_nxt
+            || !seg.only_timestamps()
+            || seg.ecn == ECN_CE
         {
             return Prediction::Miss;
         }
@@ -307,6 +314,15 @@ impl Connection {
         let peer_mss = o.mss.map(u32::from).unwrap_or(DEFAULT_MSS);
         self.ts_ok = self.cfg.timestamps && o.timestamps.is_some();
         self.sack_ok = self.cfg.sack && o.sack_permitted;
+        // RFC 3168 §6.1.1: a SYN asks for ECN with ECE and CWR, a SYN,ACK agrees with ECE
+        // alone (ECE and CWR together on a SYN,ACK is a reflected SYN, not an agreement).
+        let f = seg.flags;
+        self.ecn_ok = self.cfg.ecn
+            && if f.contains(TcpFlags::ACK) {
+                f.contains(TcpFlags::ECE) && !f.contains(TcpFlags::CWR)
+            } else {
+                f.contains(TcpFlags::ECE.union(TcpFlags::CWR))
+            };
         if !self.sack_ok && self.cfg.recovery == RecoveryAlgorithm::Sack {
             // RFC 6675 needs the receiver's SACK blocks; without them the sender recovers
             // as RFC 6582 says (NewReno), as FreeBSD and Linux do with a peer that does
@@ -455,6 +471,17 @@ impl Connection {
         // Timestamps: remember the peer's clock for the echo (RFC 7323 §4.3).
         self.update_ts_recent(now, seg);
 
+        // ECN at the receiver (RFC 3168 §6.1.3): CWR ends the echo, a CE mark (re)starts it.
+        if self.ecn_ok {
+            if f.contains(TcpFlags::CWR) {
+                self.ece_pending = false;
+            }
+            if seg.ecn == ECN_CE {
+                self.stats.ce_segs_in += 1;
+                self.ece_pending = true;
+            }
+        }
+
         // Seventh: the segment text.
         if !seg.payload.is_empty() {
             match self.state {
@@ -553,6 +580,9 @@ impl Connection {
             self.process_new_ack(now, seg);
         }
         self.update_send_window(seg.seq, ack, wnd);
+        if self.ecn_ok && seg.flags.contains(TcpFlags::ECE) {
+            self.on_ece(now);
+        }
         // State changes on our FIN being acknowledged.
         let fin_acked = self.fin_queued && self.snd_una > self.fin_seq();
         match self.state {
@@ -581,6 +611,25 @@ impl Connection {
             self.snd_wl1 = seq;
             self.snd_wl2 = ack;
         }
+    }
+
+    /// An ACK echoed a CE mark (RFC 3168 §6.1.2): the controller's decrease, as for a loss
+    /// but with nothing to retransmit, at most once per window of data (until SND.UNA
+    /// passes SND.MAX as it was at the last reduction) and not inside a loss recovery, which
+    /// has already reduced. The next new data segment carries CWR.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn on_ece(&mut self, now: Instant) {
+        self.stats.ece_in += 1;
+        if self.rec.in_recovery() || self.ecn_recover.is_some_and(|p| self.snd_una <= p) {
+            return;
+        }
+        let ev = self.congestion_event(now);
+        self.cc.on_congestion(&ev);
+        self.cwr_pending = true;
+        self.ecn_recover = Some(self.snd_max);
+        self.stats.ecn_reductions += 1;
+        self.emit(now, TraceKind::EcnReduction);
     }
 
     pub(super) fn on_dupack(&mut self, now: Instant, seg: &Segment<'_>) {

@@ -289,6 +289,13 @@ impl Connection {
         let mut flags = TcpFlags::SYN;
         if self.state == State::SynReceived {
             flags |= TcpFlags::ACK;
+            // RFC 3168 §6.1.1: agree to the ECN the SYN asked for.
+            if self.ecn_ok {
+                flags |= TcpFlags::ECE;
+            }
+        } else if self.cfg.ecn {
+            // An ECN-setup SYN.
+            flags |= TcpFlags::ECE.union(TcpFlags::CWR);
         }
         let t = self.write_segment(now, buf, self.iss, 0, flags, self.snd_max > self.iss)?;
         self.syn_pending = false;
@@ -314,6 +321,18 @@ impl Connection {
         flags: TcpFlags,
         retransmit: bool,
     ) -> Option<Transmit> {
+        let mut flags = flags;
+        // RFC 3168 §6.1.5: new data goes out ECT(0); retransmissions and, §6.1.6, window
+        // probes (data into a zero window) do not, nor do pure ACKs (§6.1.4).
+        let ect = self.ecn_ok && len > 0 && !retransmit && self.snd_wnd != 0;
+        if self.ecn_ok && !flags.contains(TcpFlags::SYN) {
+            if self.ece_pending && flags.contains(TcpFlags::ACK) {
+                flags |= TcpFlags::ECE;
+            }
+            if self.cwr_pending && ect {
+                flags |= TcpFlags::CWR;
+            }
+        }
         let has_ack = flags.contains(TcpFlags::ACK);
         let n = if flags.contains(TcpFlags::SYN)
             || (self.sack_ok
@@ -338,6 +357,9 @@ impl Connection {
                 .write(buf, seq.get(), ack, flags, window, ts, self.ip_id, data)
                 .ok()?
         };
+        if ect {
+            self.mark_ect(buf, flags);
+        }
         self.ip_id = self.ip_id.wrapping_add(1);
         self.stats.segs_out += 1;
         if len > 0 {
@@ -373,6 +395,21 @@ impl Connection {
             flags,
             retransmit,
         })
+    }
+
+    /// Sets the IP ECN field of the segment just written to ECT(0), and counts it and its
+    /// CWR.
+    #[cold]
+    #[inline(never)]
+    fn mark_ect(&mut self, buf: &mut [u8], flags: TcpFlags) {
+        if let Some(mut h) = ackclock_wire::Ipv4HeaderMut::new(buf) {
+            h.set_ecn(ackclock_wire::ipv4::ECN_ECT0);
+        }
+        self.stats.ect_segs_out += 1;
+        if flags.contains(TcpFlags::CWR) {
+            self.cwr_pending = false;
+            self.stats.cwr_out += 1;
+        }
     }
 
     /// The headers of a SYN, or of an ACK with SACK blocks (or a D-SACK block), built field
