@@ -445,6 +445,44 @@ fn zero_window_from_a_slow_ackclock_reader() {
     assert!(json["window_updates_out"].as_u64().unwrap() >= 1, "{json}");
 }
 
+/// `--pcap` stamps each packet with the time it crossed the device, not the time of the
+/// loop turn that handled it: over a bulk transfer of thousands of packets the times never
+/// go back and nearly all differ.
+#[test]
+fn live_pcap_times_are_per_packet() {
+    if !can_run("live_pcap_times_are_per_packet", &["socat"]) {
+        return;
+    }
+    let d = TmpDir::new("pcapts");
+    let pcap = d.path("stream.pcap");
+    let ns = Ns::new("ackpts");
+    let srv = ns.spawn_sh("socat -u TCP-LISTEN:5001,reuseaddr OPEN:/dev/null");
+    std::thread::sleep(Duration::from_millis(200));
+    let ack = ns.spawn_ackclock(&[
+        "stream",
+        "--connect",
+        "198.18.0.1:5001",
+        "--bytes",
+        "8MiB",
+        "--pcap",
+        pcap.to_str().unwrap(),
+    ]);
+    let (code, out, err) = ack.finish(SECS);
+    ok(code, &out, &err);
+    let _ = srv.finish(Duration::from_secs(10));
+    let times = pcap_times(&pcap);
+    let share = assert_exact_times(&times, "stream --pcap");
+    // Both directions are there: our data and Linux's ACKs.
+    let segs = read_pcap(&pcap);
+    assert!(segs.iter().filter(|s| s.sport == 5001).count() > 100);
+    assert!(segs.iter().filter(|s| s.dport == 5001 && s.len > 0).count() > 5000);
+    println!(
+        "{} packets, {:.1}% distinct timestamps",
+        times.len(),
+        share * 100.0
+    );
+}
+
 /// discard, chargen and echo answer nc and socat; SIGTERM stops a server cleanly.
 #[test]
 fn classic_services_talk_to_nc_and_socat() {
