@@ -142,13 +142,13 @@ pub fn run(a: StreamArgs) -> Result<()> {
     let end = host.run(&mut app)?;
     host.finish()?;
     let cpu = host.cpu_time().saturating_sub(cpu0);
-    let r = &app.report;
+    let r = app.report();
     print_report(test, &a.tcp.preset, r, cpu, end);
     print_device(&host);
     if a.json {
         println!("{}", json_report(test, &a.tcp.preset, r, cpu));
     }
-    if let Some(e) = &app.file_error {
+    if let Some(e) = app.file_error() {
         bail!("{e}");
     }
     if let Some(e) = r.error {
