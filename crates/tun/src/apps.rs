@@ -538,6 +538,9 @@ impl Stream {
     }
 }
 
+/// What [`StreamApp::on_interval`] calls with each interval report.
+pub type OnInterval = Box<dyn FnMut(&Interval<'_>)>;
+
 /// A netperf-style bulk transfer over one connection, or iperf3-style over several at
 /// once (`parallel`), with interval reports.
 pub struct StreamApp {
@@ -550,7 +553,7 @@ pub struct StreamApp {
     last_now: Instant,
     /// Called with each interval report as it ends (printing is the caller's: the app
     /// formats nothing). Once per interval, never per packet.
-    pub on_interval: Option<Box<dyn FnMut(&Interval<'_>)>>,
+    pub on_interval: Option<OnInterval>,
     /// Every interval report, when [`StreamOptions::keep_intervals`] is set.
     pub intervals: Vec<IntervalRecord>,
 }
@@ -1021,10 +1024,11 @@ mod tests {
 
     /// Small buffers keep the packet count of a zero-delay exchange small.
     fn tcp() -> TcpConfig {
-        let mut c = TcpConfig::default();
-        c.send_buffer_bytes = 8 * 1024;
-        c.recv_buffer_bytes = 8 * 1024;
-        c
+        TcpConfig {
+            send_buffer_bytes: 8 * 1024,
+            recv_buffer_bytes: 8 * 1024,
+            ..TcpConfig::default()
+        }
     }
 
     /// Two endpoints joined by a lossless zero-delay wire, each driven by an app as a host

@@ -294,7 +294,7 @@ mod tests {
             let mut taken = 0;
             let looks = 1 + rnd(300);
             for look in 0..looks {
-                now = now + Duration::from_micros(rnd(3 * every.as_nanos() / 1000 + 1));
+                now += Duration::from_micros(rnd(3 * every.as_nanos() / 1000 + 1));
                 for t in totals.iter_mut() {
                     t.bytes += rnd(100_000);
                     t.retransmits += rnd(3);
