@@ -129,12 +129,13 @@ rate_bps=1.5e6, delay_ms=25).")]
         budget: sim_cmd::BudgetArgs,
     },
     /// Live (root): a netperf-style bulk test between ackclock on a TUN device and the
-    /// Linux kernel's TCP (--mode send: TCP_STREAM, recv: TCP_MAERTS); prints goodput,
+    /// Linux kernel's TCP (--mode send: TCP_STREAM, recv: TCP_MAERTS), over one connection
+    /// or -P N at once, with iperf3-style -i interval reports; prints goodput,
     /// retransmissions, srtt, cwnd and CPU service demand.
     #[command(after_help = concat!("\
 Examples (ackclock is 198.18.0.2, the Linux side of its TUN device 198.18.0.1):
-  nc -lk 5001 >/dev/null &                      # a Linux sink, then:
-  sudo ackclock stream --connect 198.18.0.1:5001 --time 10s --preset cubic
+  socat -u TCP-LISTEN:5001,fork,reuseaddr OPEN:/dev/null &   # a Linux sink, then:
+  sudo ackclock stream --connect 198.18.0.1:5001 --time 10s -i 1 -P 4 --preset cubic
   sudo ackclock stream --connect 198.18.0.1:5001 --bytes 100MiB --rto-min-ms 200 --sndbuf 1M
   sudo ackclock stream --listen 198.18.0.2:5001 --mode recv --out received.bin
 

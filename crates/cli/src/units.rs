@@ -3,7 +3,7 @@
 //!
 //! | kind | forms (unit names are case-insensitive) | bare number |
 //! |---|---|---|
-//! | time | `200ns`, `200us` (`µs`), `25ms`, `1.5s`, `2min`, `1h`; tc's `usec`, `msec`, `sec` (and plurals) too | only where the flag names its unit: `--rto-min-ms 200` is 200 ms, `--tolerance-usecs 25000` is 25 ms; elsewhere an error that says what to type |
+//! | time | `200ns`, `200us` (`µs`), `25ms`, `1.5s`, `2min`, `1h`; tc's `usec`, `msec`, `sec` (and plurals) too | only where the flag names its unit: `--rto-min-ms 200` is 200 ms, `--tolerance-usecs 25000` is 25 ms, `--interval-secs 1` (`stream -i 1`) is 1 s; elsewhere an error that says what to type |
 //! | rate | `9600bit`, `64kbit`, `10mbit`, `1.5gbit`, `1tbit` (bits per second, as tc writes them; `/s` may follow: `10mbit/s`) | error |
 //! | size | `1500` or `1500b` (bytes), `64k` = `64KiB` = 65536, `1m` = `1MiB`, `1g` = `1GiB`, `1t` = `1TiB` (binary), `64KB` = 64000, `1MB`, `1GB`, `1TB` (decimal) | bytes |
 //! | probability | `1%`, `0.01` | a fraction |
@@ -27,7 +27,8 @@ macro_rules! units_help {
     () => {
         "\
 Units: a time takes one (25ms, 1.5s, 200us, 2min); a flag ending in -ms also takes a bare
-number of milliseconds (--rto-min-ms 200 = 200ms). Rates are bits per second (64kbit,
+number of milliseconds (--rto-min-ms 200 = 200ms), one ending in -secs a bare number of
+seconds (--interval-secs 1 = 1s). Rates are bits per second (64kbit,
 10mbit, 1.5gbit). Sizes are bytes: 1500, 64K = 64KiB = 65536, 1M = 1MiB (binary);
 64KB = 64000 (decimal)."
     };
@@ -485,6 +486,13 @@ pub fn millis() -> Units<f64> {
 /// A `-ms` flag's value in milliseconds.
 pub fn parse_ms(s: &str) -> Result<f64, String> {
     parse_time(s, Bare::Is(TimeUnit::Ms)).map(|d| d.as_nanos() as f64 / 1e6)
+}
+
+/// A `-secs` flag: seconds, bare or with any time unit (`1`, `0.5`, `500ms`).
+pub fn secs() -> Units<Duration> {
+    Units {
+        parse: |s| parse_time(s, Bare::Is(TimeUnit::S)),
+    }
 }
 
 /// A `-usecs` flag: whole microseconds, bare or with any time unit (`25000`, `25ms`).

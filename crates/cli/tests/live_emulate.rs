@@ -132,7 +132,10 @@ fn lossy_path_is_byte_exact_with_sack() {
     let (b_in, b_out) = (d.path("b_in"), d.path("b_out"));
     write_random_file(&a_in, size, 11);
     write_random_file(&b_in, size, 12);
+    let emu_pcap = d.path("emu.pcap");
     let (emu, _names, left, right) = emulate(&[
+        "--pcap",
+        emu_pcap.to_str().unwrap(),
         "--rate",
         "20mbit",
         "--delay",
@@ -246,4 +249,12 @@ fn lossy_path_is_byte_exact_with_sack() {
         .filter(|s| s.sport == 5001 && !s.options.sack.is_empty())
         .count();
     assert!(sacks > 0, "no SACK blocks from Linux in {}", pcap.display());
+    // The emulator's own capture stamps each packet with the time it read or wrote it.
+    let share = assert_exact_times(&pcap_times(&emu_pcap), "emulate --pcap");
+    let host = assert_exact_times(&pcap_times(&pcap), "stream --pcap behind the emulator");
+    println!(
+        "distinct timestamps: {:.1}% (emulator), {:.1}% (ackclock host)",
+        share * 100.0,
+        host * 100.0
+    );
 }

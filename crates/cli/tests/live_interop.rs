@@ -445,6 +445,229 @@ fn zero_window_from_a_slow_ackclock_reader() {
     assert!(json["window_updates_out"].as_u64().unwrap() >= 1, "{json}");
 }
 
+/// The `--json` document of a `stream -i ... -P N` run, checked for what iperf3's would
+/// promise: N streams in every interval and at the end, each stream's interval bytes adding
+/// up to its final bytes, every [SUM] the sum of its streams, the top level the final sum.
+/// Returns the document.
+fn check_parallel_json(out: &str, n: usize, min_intervals: usize) -> serde_json::Value {
+    let j: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(j["start"]["parallel"], n as u64, "{j}");
+    let ends = j["end"]["streams"].as_array().unwrap();
+    let intervals = j["intervals"].as_array().unwrap();
+    assert_eq!(ends.len(), n);
+    assert!(
+        intervals.len() >= min_intervals,
+        "{} interval reports",
+        intervals.len()
+    );
+    let mut per_stream = vec![0u64; n];
+    let mut t = 0.0;
+    for i in intervals {
+        let streams = i["streams"].as_array().unwrap();
+        assert_eq!(streams.len(), n, "{i}");
+        let mut sum = 0;
+        let mut retr = 0;
+        for (k, s) in streams.iter().enumerate() {
+            assert_eq!(s["id"], k as u64 + 1);
+            assert_eq!(s["start"], i["sum"]["start"]);
+            per_stream[k] += s["bytes"].as_u64().unwrap();
+            sum += s["bytes"].as_u64().unwrap();
+            retr += s["retransmits"].as_u64().unwrap();
+        }
+        assert_eq!(i["sum"]["bytes"], sum, "{i}");
+        assert_eq!(i["sum"]["retransmits"], retr, "{i}");
+        assert_eq!(
+            i["sum"]["start"].as_f64().unwrap(),
+            t,
+            "intervals tile the test"
+        );
+        t = i["sum"]["end"].as_f64().unwrap();
+    }
+    let mut total = 0;
+    for (k, e) in ends.iter().enumerate() {
+        let b = e["bytes"].as_u64().unwrap();
+        assert!(b > 0, "stream {} delivered nothing: {e}", k + 1);
+        assert_eq!(per_stream[k], b, "stream {}: intervals vs end", k + 1);
+        assert_eq!(e["completed"], true, "{e}");
+        total += b;
+    }
+    assert_eq!(j["end"]["sum"]["bytes"], total);
+    assert_eq!(j["bytes"], total, "the top level is the final sum");
+    assert!((j["end"]["sum"]["elapsed_s"].as_f64().unwrap() - t).abs() < 1e-9);
+    // The text says the same: a [SUM] line per interval and one at the end.
+    let sums = out.lines().filter(|l| l.starts_with("[SUM]")).count();
+    assert_eq!(sums, intervals.len() + 1, "{out}");
+    j
+}
+
+/// `stream -i 1 -P 4` against Linux: four connections from four local ports into a socat
+/// that forks a byte counter per connection; what Linux counted is what our streams
+/// report, and the interval reports add up.
+#[test]
+fn four_parallel_streams_with_interval_reports_to_linux() {
+    if !can_run(
+        "four_parallel_streams_with_interval_reports_to_linux",
+        &["socat", "wc"],
+    ) {
+        return;
+    }
+    let d = TmpDir::new("par");
+    let counts = d.path("counts");
+    let ns = Ns::new("ackpar");
+    let srv = ns.spawn_sh(&format!(
+        "socat -u TCP-LISTEN:5001,reuseaddr,fork SYSTEM:'wc -c >>{}'",
+        counts.display()
+    ));
+    std::thread::sleep(Duration::from_millis(200));
+    let ack = ns.spawn_ackclock(&[
+        "stream",
+        "--connect",
+        "198.18.0.1:5001",
+        "-i",
+        "1",
+        "-P",
+        "4",
+        "--time",
+        "3s",
+        "--json",
+    ]);
+    let (code, out, err) = ack.finish(SECS);
+    ok(code, &out, &err);
+    let j = check_parallel_json(&out, 4, 3);
+    // Whole 1 s intervals first, then the data acknowledged after the 3 s.
+    for i in &j["intervals"].as_array().unwrap()[..3] {
+        let s = i["sum"]["seconds"].as_f64().unwrap();
+        assert!((0.9..1.1).contains(&s), "{i}");
+    }
+    let mut ports: Vec<&str> = j["end"]["streams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["local"].as_str().unwrap())
+        .collect();
+    ports.sort_unstable();
+    ports.dedup();
+    assert_eq!(ports.len(), 4, "four local ports");
+    // Linux's side: one count per connection (each written when its wc sees EOF).
+    let mut ours: Vec<u64> = j["end"]["streams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["bytes"].as_u64().unwrap())
+        .collect();
+    ours.sort_unstable();
+    let end = std::time::Instant::now() + Duration::from_secs(10);
+    let mut theirs: Vec<u64> = Vec::new();
+    while std::time::Instant::now() < end {
+        theirs = std::fs::read_to_string(&counts)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| l.trim().parse().unwrap())
+            .collect();
+        if theirs.len() >= 4 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    theirs.sort_unstable();
+    assert_eq!(theirs, ours, "bytes Linux received per connection");
+    drop(srv);
+    println!("{}", out.lines().rfind(|l| l.starts_with("[SUM]")).unwrap());
+}
+
+/// `stream --listen -P 4 -i 0.5` receiving from four Linux senders of different sizes:
+/// each stream gets one sender's bytes, in full, and the reports add up.
+#[test]
+fn parallel_listener_receives_from_four_linux_senders() {
+    if !can_run(
+        "parallel_listener_receives_from_four_linux_senders",
+        &["socat"],
+    ) {
+        return;
+    }
+    let d = TmpDir::new("parl");
+    let sizes = [3usize << 20, 5 << 20, 7 << 20, 9 << 20];
+    for (k, &n) in sizes.iter().enumerate() {
+        write_random_file(&d.path(&format!("in{k}")), n, 20 + k as u64);
+    }
+    let ns = Ns::new("ackparl");
+    let mut ack = ns.spawn_ackclock(&[
+        "stream",
+        "--listen",
+        "198.18.0.2:5001",
+        "-P",
+        "4",
+        "-i",
+        "0.5",
+        "--json",
+    ]);
+    assert!(ack
+        .wait_line("listening", Duration::from_secs(10))
+        .is_some());
+    let senders: Vec<Proc> = (0..4)
+        .map(|k| {
+            ns.spawn_sh(&format!(
+                "socat -u OPEN:{} TCP:198.18.0.2:5001",
+                d.path(&format!("in{k}")).display()
+            ))
+        })
+        .collect();
+    for s in senders {
+        let (c, _, e) = s.finish(SECS);
+        assert_eq!(c, Some(0), "socat: {e}");
+    }
+    let (code, out, err) = ack.finish(Duration::from_secs(20));
+    ok(code, &out, &err);
+    let j = check_parallel_json(&out, 4, 1);
+    assert_eq!(j["start"]["test"], "TCP_MAERTS");
+    let mut got: Vec<u64> = j["end"]["streams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["bytes"].as_u64().unwrap())
+        .collect();
+    got.sort_unstable();
+    assert_eq!(got, sizes.map(|n| n as u64).to_vec());
+}
+
+/// `--pcap` stamps each packet with the time it crossed the device, not the time of the
+/// loop turn that handled it: over a bulk transfer of thousands of packets the times never
+/// go back and nearly all differ.
+#[test]
+fn live_pcap_times_are_per_packet() {
+    if !can_run("live_pcap_times_are_per_packet", &["socat"]) {
+        return;
+    }
+    let d = TmpDir::new("pcapts");
+    let pcap = d.path("stream.pcap");
+    let ns = Ns::new("ackpts");
+    let srv = ns.spawn_sh("socat -u TCP-LISTEN:5001,reuseaddr OPEN:/dev/null");
+    std::thread::sleep(Duration::from_millis(200));
+    let ack = ns.spawn_ackclock(&[
+        "stream",
+        "--connect",
+        "198.18.0.1:5001",
+        "--bytes",
+        "8MiB",
+        "--pcap",
+        pcap.to_str().unwrap(),
+    ]);
+    let (code, out, err) = ack.finish(SECS);
+    ok(code, &out, &err);
+    let _ = srv.finish(Duration::from_secs(10));
+    let times = pcap_times(&pcap);
+    let share = assert_exact_times(&times, "stream --pcap");
+    // Both directions are there: our data and Linux's ACKs.
+    let segs = read_pcap(&pcap);
+    assert!(segs.iter().filter(|s| s.sport == 5001).count() > 100);
+    assert!(segs.iter().filter(|s| s.dport == 5001 && s.len > 0).count() > 5000);
+    println!(
+        "{} packets, {:.1}% distinct timestamps",
+        times.len(),
+        share * 100.0
+    );
+}
+
 /// discard, chargen and echo answer nc and socat; SIGTERM stops a server cleanly.
 #[test]
 fn classic_services_talk_to_nc_and_socat() {

@@ -75,6 +75,8 @@ pub struct Topology {
     /// Name of the interface in each namespace.
     pub ifname: String,
     pub mtu: u32,
+    /// Capture each side's device (both directions), every packet stamped with the time it
+    /// was read from or written to that device.
     pub pcap_left: Option<PathBuf>,
     pub pcap_right: Option<PathBuf>,
 }
@@ -572,7 +574,7 @@ impl Emulator {
             let ok = out.send(&due.pkt.buf).unwrap_or(false);
             let write_time = now.max(due.at);
             if let Some(c) = self.cap[1 - i].as_mut() {
-                c.write(write_time, &due.pkt.buf);
+                c.write(&due.pkt.buf);
             }
             let s = &mut d.stats;
             if ok {
@@ -608,7 +610,7 @@ impl Emulator {
             n += 1;
             let pkt = &self.scratch[..len];
             if let Some(c) = self.cap[i].as_mut() {
-                c.write(now, pkt);
+                c.write(pkt);
             }
             let d = &mut self.dirs[i];
             if d.is_passthrough() {
@@ -620,7 +622,7 @@ impl Emulator {
                     d.stats.delivered_pkts += 1;
                     d.stats.delivered_bytes += len as u64;
                     if let Some(c) = self.cap[1 - i].as_mut() {
-                        c.write(now, pkt);
+                        c.write(pkt);
                     }
                 } else {
                     d.stats.write_failures += 1;

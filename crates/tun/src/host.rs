@@ -6,7 +6,11 @@
 //! due timers, let the application move data, drain `poll_transmit` into the device again, and sleep in `epoll_wait` until the device is
 //! readable, a signal arrives, or the earliest of the endpoint's and the application's
 //! deadlines (a timerfd, so deadlines are kept to the nanosecond rather than rounded to
-//! milliseconds). The clock is read once per turn, here and nowhere else.
+//! milliseconds). The engine's clock is read once per turn: every packet of a turn is
+//! handled at that turn's `now` (the turn takes microseconds, far below any timer or RTT
+//! the engine measures, and one reading per turn keeps the uncaptured loop free of clock
+//! calls per packet). A capture, when one is open, reads the clock again for each packet
+//! it writes, so a pcap carries the time each packet really crossed the device.
 
 use crate::clock::Clock;
 use crate::netcfg::{self, IfConfig};
@@ -155,9 +159,12 @@ impl Device {
     }
 }
 
-/// A pcap file being written, timestamps in Unix time.
+/// A pcap file being written, timestamps in Unix time. Each packet is stamped with the
+/// clock read as it is written: the moment it was read from or is about to be written to
+/// the device, not the start of the loop turn that handled it.
 pub struct Capture {
     w: PcapWriter<BufWriter<File>>,
+    clock: Clock,
     path: PathBuf,
     failed: bool,
 }
@@ -171,14 +178,20 @@ impl Capture {
         w.set_epoch_offset_ns(clock.epoch_unix_ns());
         Ok(Capture {
             w,
+            clock: *clock,
             path: path.to_path_buf(),
             failed: false,
         })
     }
 
+    /// Writes `pkt`, stamped now (one vDSO clock read, paid only while capturing).
     #[inline]
-    pub fn write(&mut self, now: Instant, pkt: &[u8]) {
-        if !self.failed && self.w.write_packet(now, pkt).is_err() {
+    pub fn write(&mut self, pkt: &[u8]) {
+        if self.failed {
+            return;
+        }
+        let now = self.clock.now();
+        if self.w.write_packet(now, pkt).is_err() {
             eprintln!(
                 "warning: writing {} failed; capture stopped",
                 self.path.display()
@@ -280,7 +293,7 @@ impl Host {
             };
             let pkt = &self.tx[..t.len];
             if let Some(c) = self.capture.as_mut() {
-                c.write(now, pkt);
+                c.write(pkt);
             }
             let ok = self
                 .device
@@ -310,7 +323,7 @@ impl Host {
                     Ok(Some(len)) => {
                         let pkt = &self.rx[..len];
                         if let Some(c) = self.capture.as_mut() {
-                            c.write(now, pkt);
+                            c.write(pkt);
                         }
                         self.counters.packets_in += 1;
                         self.counters.bytes_in += len as u64;

@@ -8,6 +8,7 @@
 //! - [`clock`]: the wall clock, which enters only here; the engine sees only `now`.
 //! - [`host`]: a live host: device + [`ackclock_tcp::Endpoint`] + the poll loop.
 //! - [`apps`]: the bulk test (`ackclock stream`) and discard/chargen/echo.
+//! - [`interval`]: the accounting of the bulk test's interval reports (iperf3's `-i`).
 //! - [`emulator`]: two namespaces joined through the gateway models in real time
 //!   (`ackclock emulate`).
 //!
@@ -17,17 +18,19 @@ pub mod apps;
 pub mod clock;
 pub mod emulator;
 pub mod host;
+pub mod interval;
 pub mod netcfg;
 pub mod signals;
 pub mod sys;
 
 pub use apps::{
     Limit, Service, ServiceOptions, ServicesApp, StreamApp, StreamDirection, StreamOptions,
-    StreamReport, StreamRole,
+    StreamReport, StreamRole, MAX_PARALLEL,
 };
 pub use clock::Clock;
 pub use emulator::{Emulator, EmulatorConfig, EmulatorReport, PathConfig, Topology};
 pub use host::{App, Control, Device, DeviceConfig, Host, RunEnd};
+pub use interval::{Interval, IntervalRecord, IntervalStream};
 
 /// What can go wrong in live mode; every message says what to do about it.
 #[derive(Debug, thiserror::Error)]

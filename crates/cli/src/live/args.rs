@@ -307,7 +307,8 @@ pub struct DevArgs {
     /// Only create the device; addresses and routes are set up by hand.
     #[arg(long)]
     pub no_configure: bool,
-    /// Write every packet that crosses the device to this pcap file (tcpdump -r reads it).
+    /// Write every packet that crosses the device to this pcap file (tcpdump -r reads it),
+    /// each stamped with the time it was read from or written to the device.
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
     /// Accept addresses and prefixes outside 198.18.0.0/15, the benchmarking range (RFC

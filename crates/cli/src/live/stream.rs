@@ -1,10 +1,13 @@
 //! `ackclock stream`: a netperf-style bulk test between ackclock and the Linux host on the
-//! other side of the TUN device.
+//! other side of the TUN device, over one connection or several at once (`-P`), with
+//! iperf3-style interval reports (`-i`) and a JSON document in iperf3 -J's shape (`--json`).
 
 use super::args::{DevArgs, TcpArgs};
 use crate::units;
+use ackclock_tcp::Stats;
 use ackclock_tun::{
-    Host, Limit, RunEnd, StreamApp, StreamDirection, StreamOptions, StreamReport, StreamRole,
+    Host, Interval, IntervalRecord, Limit, RunEnd, StreamApp, StreamDirection, StreamOptions,
+    StreamReport, StreamRole, MAX_PARALLEL,
 };
 use ackclock_wire::Duration;
 use anyhow::{bail, Context, Result};
@@ -59,7 +62,19 @@ pub struct StreamArgs {
     /// Give up an active open after this long.
     #[arg(long, value_parser = units::time_hint_s(), default_value = "10s", value_name = "TIME")]
     pub connect_timeout: std::time::Duration,
-    /// Also print the result as one JSON object (last line of stdout).
+    /// Print a report every SECONDS, per stream (with a [SUM] line when -P > 1), as
+    /// iperf3 -i does. The flag's name carries its unit, so a bare number is seconds (-i 1,
+    /// as iperf3 users type it); any time unit works too (-i 500ms). At least 10ms; 0:
+    /// none.
+    #[arg(short = 'i', long = "interval-secs", value_name = "SECONDS", value_parser = units::secs())]
+    pub interval: Option<std::time::Duration>,
+    /// Run N connections at once, 1 to 128 (iperf3 -P): connecting, from N local ports to
+    /// the one server; listening, the first N connections that arrive. --bytes is then
+    /// the total of all streams, --time the same for each.
+    #[arg(short = 'P', long, value_name = "N", default_value_t = 1, value_parser = parse_parallel)]
+    pub parallel: usize,
+    /// Also print the result as one JSON document (last line of stdout): the test, every
+    /// interval report and the final result per stream and in sum (docs/OUTPUTS.md).
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -87,6 +102,30 @@ impl StreamArgs {
     }
 }
 
+/// `-P`: 1 to [`MAX_PARALLEL`] streams.
+fn parse_parallel(s: &str) -> std::result::Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX_PARALLEL).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "expected 1 to {MAX_PARALLEL} parallel streams (iperf3's limit too)"
+        )),
+    }
+}
+
+/// The shortest interval: each report is a line per stream, and below this the printing
+/// rather than the transfer would be measured.
+const MIN_INTERVAL: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// What a run's reports are about, for the text and JSON writers.
+struct Test<'a> {
+    name: &'static str,
+    preset: &'a str,
+    direction: StreamDirection,
+    parallel: usize,
+    interval: Option<Duration>,
+    limit: Limit,
+}
+
 pub fn run(a: StreamArgs) -> Result<()> {
     a.check_addresses()?;
     let tcp = a.tcp.config()?;
@@ -106,6 +145,20 @@ pub fn run(a: StreamArgs) -> Result<()> {
     if a.file.is_some() && direction == StreamDirection::Recv {
         bail!("--file is what a sender sends; with --mode recv use --out to keep what arrives");
     }
+    if a.parallel > 1 && (a.file.is_some() || a.out.is_some()) {
+        bail!(
+            "--file and --out are for one stream; with -P {} each stream sends the chargen pattern or discards what arrives",
+            a.parallel
+        );
+    }
+    let interval = match a.interval {
+        Some(i) if i.is_zero() => None,
+        Some(i) if i < MIN_INTERVAL => bail!(
+            "--interval-secs {}: at least 10ms (or 0 for no interval reports)",
+            units::format_time(i)
+        ),
+        i => i.map(dur),
+    };
     let limit = match (a.bytes, a.time) {
         (Some(b), _) => Limit::Bytes(b),
         (None, Some(t)) => Limit::Time(dur(t)),
@@ -121,20 +174,41 @@ pub fn run(a: StreamArgs) -> Result<()> {
     opts.sink_file = a.out.clone();
     opts.recv_stall = a.recv_stall.map(dur).unwrap_or(Duration::ZERO);
     opts.connect_timeout = dur(a.connect_timeout);
+    opts.parallel = a.parallel;
+    opts.interval = interval;
+    opts.keep_intervals = a.json;
     let mut app = StreamApp::new(opts).context("opening --file/--out")?;
+    let test = Test {
+        name: match direction {
+            StreamDirection::Send => "TCP_STREAM",
+            StreamDirection::Recv => "TCP_MAERTS",
+        },
+        preset: &a.tcp.preset,
+        direction,
+        parallel: a.parallel,
+        interval,
+        limit,
+    };
+    if interval.is_some() {
+        let (parallel, send) = (a.parallel, direction == StreamDirection::Send);
+        app.on_interval = Some(Box::new(move |i: &Interval<'_>| {
+            print!("{}", interval_text(i, parallel, send));
+        }));
+    }
     let mut host = Host::new(&dev)?;
-    let test = match direction {
-        StreamDirection::Send => "TCP_STREAM",
-        StreamDirection::Recv => "TCP_MAERTS",
+    let streams = if a.parallel > 1 {
+        format!(", {} parallel streams", a.parallel)
+    } else {
+        String::new()
     };
     match role {
         StreamRole::Listen(p) => println!(
-            "ackclock stream: {test}: listening on {}:{p} on {} (kernel side {})",
-            dev.our_addr, host.device.name, dev.kernel_addr
+            "ackclock stream: {}: listening on {}:{p} on {} (kernel side {}){streams}",
+            test.name, dev.our_addr, host.device.name, dev.kernel_addr
         ),
         StreamRole::Connect(c) => println!(
-            "ackclock stream: {test}: {} -> {c} on {} (kernel side {})",
-            dev.our_addr, host.device.name, dev.kernel_addr
+            "ackclock stream: {}: {} -> {c} on {} (kernel side {}){streams}",
+            test.name, dev.our_addr, host.device.name, dev.kernel_addr
         ),
     }
     let _ = std::io::stdout().flush();
@@ -142,26 +216,60 @@ pub fn run(a: StreamArgs) -> Result<()> {
     let end = host.run(&mut app)?;
     host.finish()?;
     let cpu = host.cpu_time().saturating_sub(cpu0);
-    let r = &app.report;
-    print_report(test, &a.tcp.preset, r, cpu, end);
+    let reports: Vec<&StreamReport> = app.reports().collect();
+    if interval.is_some() || a.parallel > 1 {
+        print!("{}", summary_text(&test, &reports, app.total()));
+    }
+    if a.parallel == 1 {
+        print_report(test.name, test.preset, reports[0], cpu, end);
+    } else {
+        print!(
+            "{}",
+            parallel_report(&test, &reports, app.total(), cpu, end)
+        );
+    }
     print_device(&host);
     if a.json {
-        println!("{}", json_report(test, &a.tcp.preset, r, cpu));
+        println!(
+            "{}",
+            json_document(&test, &reports, app.total(), &app.intervals, cpu)
+        );
     }
-    if let Some(e) = &app.file_error {
+    if let Some(e) = app.file_error() {
         bail!("{e}");
     }
-    if let Some(e) = r.error {
-        bail!(
-            "the connection ended with an error: {e} ({})",
-            hint_for(e, &dev)
-        );
+    let n = reports.len();
+    for (k, r) in reports.iter().enumerate() {
+        if let Some(e) = r.error {
+            if n == 1 {
+                bail!(
+                    "the connection ended with an error: {e} ({})",
+                    hint_for(e, &dev)
+                );
+            }
+            bail!(
+                "stream {} of {n} ended with an error: {e} ({})",
+                k + 1,
+                hint_for(e, &dev)
+            );
+        }
     }
     if end == RunEnd::Interrupted {
         bail!("interrupted");
     }
-    if !r.completed {
+    let incomplete: Vec<String> = (1..=n)
+        .filter(|k| !reports[k - 1].completed)
+        .map(|k| k.to_string())
+        .collect();
+    if n == 1 && !incomplete.is_empty() {
         bail!("the transfer did not complete cleanly");
+    }
+    if !incomplete.is_empty() {
+        bail!(
+            "stream{} {} of {n} did not complete cleanly",
+            if incomplete.len() > 1 { "s" } else { "" },
+            incomplete.join(", ")
+        );
     }
     Ok(())
 }
@@ -294,11 +402,354 @@ fn print_report(test: &str, preset: &str, r: &StreamReport, cpu: Duration, end: 
     );
 }
 
-fn json_report(test: &str, preset: &str, r: &StreamReport, cpu: Duration) -> String {
+/// A quantity as iperf3 prints it (its `unit_snprintf`): three significant digits and the
+/// largest unit the value reaches; bytes in powers of 1024 (KBytes, MBytes...), bits in
+/// powers of 1000 (Kbits/sec, Mbits/sec...).
+fn iperf_unit(v: f64, step: f64, units: [&str; 5]) -> String {
+    let mut v = v;
+    let mut u = 0;
+    while u + 1 < units.len() && v >= step {
+        v /= step;
+        u += 1;
+    }
+    let digits = if v < 9.995 {
+        2
+    } else if v < 99.95 {
+        1
+    } else {
+        0
+    };
+    format!("{v:4.digits$} {}", units[u])
+}
+
+fn iperf_bytes(b: u64) -> String {
+    iperf_unit(
+        b as f64,
+        1024.0,
+        ["Bytes", "KBytes", "MBytes", "GBytes", "TBytes"],
+    )
+}
+
+fn iperf_rate(bps: f64) -> String {
+    iperf_unit(
+        bps,
+        1000.0,
+        [
+            "bits/sec",
+            "Kbits/sec",
+            "Mbits/sec",
+            "Gbits/sec",
+            "Tbits/sec",
+        ],
+    )
+}
+
+/// iperf3's separator between groups of lines.
+const SEPARATOR: &str = "- - - - - - - - - - - - - - - - - - - - - - - - -\n";
+
+/// The column header of the interval lines (Retr and Cwnd only for a sender: they are our
+/// sender's counters).
+fn header(send: bool, cwnd: bool) -> String {
+    format!(
+        "[ ID] Interval           Transfer     Bitrate{}\n",
+        match (send, cwnd) {
+            (true, true) => "         Retr  Cwnd",
+            (true, false) => "         Retr",
+            _ => "",
+        }
+    )
+}
+
+/// One line: `[  1]   0.00-1.00   sec   112 MBytes   941 Mbits/sec    0    407 KBytes`.
+fn line(
+    id: &str,
+    start: f64,
+    end: f64,
+    bytes: u64,
+    bps: f64,
+    retr: Option<u64>,
+    tail: &str,
+) -> String {
+    let mut l = format!(
+        "[{id:>3}] {start:6.2}-{end:<6.2} sec  {:>11}  {:>14}",
+        iperf_bytes(bytes),
+        iperf_rate(bps)
+    );
+    if let Some(r) = retr {
+        l.push_str(&format!("  {r:>3}"));
+    }
+    l.push_str(tail);
+    l.push('\n');
+    l
+}
+
+/// The lines of one interval report: the header before the first, a line per stream, a
+/// [SUM] line when there are several, a separator between groups (as iperf3 prints them).
+fn interval_text(i: &Interval<'_>, parallel: usize, send: bool) -> String {
+    let mut out = String::new();
+    if i.index == 0 {
+        out.push_str(&header(send, true));
+    } else if parallel > 1 {
+        out.push_str(SEPARATOR);
+    }
+    let (start, end) = (i.start.as_secs_f64(), i.end.as_secs_f64());
+    for (k, s) in i.streams.iter().enumerate() {
+        let cwnd = if send {
+            format!("   {:>11}", iperf_bytes(u64::from(s.cwnd_bytes)))
+        } else {
+            String::new()
+        };
+        out.push_str(&line(
+            &(k + 1).to_string(),
+            start,
+            end,
+            s.bytes,
+            i.rate_bps(s.bytes),
+            send.then_some(s.retransmits),
+            &cwnd,
+        ));
+    }
+    if parallel > 1 {
+        let b = i.bytes();
+        out.push_str(&line(
+            "SUM",
+            start,
+            end,
+            b,
+            i.rate_bps(b),
+            send.then_some(i.retransmits()),
+            "",
+        ));
+    }
+    out
+}
+
+/// The final lines in iperf3's manner: each stream from its start to its data end, and the
+/// sum over the whole test.
+fn summary_text(test: &Test<'_>, reports: &[&StreamReport], total: (u64, Duration)) -> String {
+    let send = test.direction == StreamDirection::Send;
+    let role = if send { "  sender" } else { "  receiver" };
+    let mut out = String::from(SEPARATOR);
+    out.push_str(&header(send, false));
+    let mut retr_sum = 0;
+    for (k, r) in reports.iter().enumerate() {
+        let retr = r.stats.as_ref().map_or(0, |s| s.retransmitted_segs);
+        retr_sum += retr;
+        match (r.start, r.end()) {
+            (Some(s), Some(e)) => out.push_str(&line(
+                &(k + 1).to_string(),
+                s.as_secs_f64(),
+                e.as_secs_f64(),
+                r.bytes,
+                r.goodput_bps(),
+                send.then_some(retr),
+                role,
+            )),
+            _ => out.push_str(&format!(
+                "[{:>3}] no connection ({})\n",
+                k + 1,
+                r.error
+                    .map(|e| e.to_string())
+                    .unwrap_or_else(|| "none arrived".into())
+            )),
+        }
+    }
+    if reports.len() > 1 {
+        let (bytes, elapsed) = total;
+        out.push_str(&line(
+            "SUM",
+            0.0,
+            elapsed.as_secs_f64(),
+            bytes,
+            rate(bytes, elapsed),
+            send.then_some(retr_sum),
+            role,
+        ));
+    }
+    out
+}
+
+fn rate(bytes: u64, d: Duration) -> f64 {
+    let s = d.as_secs_f64();
+    if s > 0.0 {
+        bytes as f64 * 8.0 / s
+    } else {
+        0.0
+    }
+}
+
+/// The netperf-style report of a test with several streams: a row per stream and one for
+/// the sum, then the totals.
+fn parallel_report(
+    test: &Test<'_>,
+    reports: &[&StreamReport],
+    total: (u64, Duration),
+    cpu: Duration,
+    end: RunEnd,
+) -> String {
+    let mut out = String::new();
+    let row = |out: &mut String, id: &str, bytes: u64, secs: f64, bps: f64, s: &Stats| {
+        out.push_str(&format!(
+            "{id:>6} {bytes:>12} {secs:>9.3} {:>10} {:>9} {:>7} {:>8} {:>8.3} {:>10}\n",
+            format!("{:.2}M", bps / 1e6),
+            s.retransmitted_segs,
+            s.fast_retransmits,
+            s.timeouts,
+            s.srtt.as_nanos() as f64 / 1e6,
+            s.cwnd_bytes,
+        ));
+    };
+    out.push_str(&format!(
+        "\n{:>6} {:>12} {:>9} {:>10} {:>9} {:>7} {:>8} {:>8} {:>10}\n",
+        "stream",
+        "bytes",
+        "elapsed_s",
+        "goodput",
+        "retrans",
+        "fast_rx",
+        "timeouts",
+        "srtt_ms",
+        "cwnd"
+    ));
+    for (k, r) in reports.iter().enumerate() {
+        let s = r.stats.clone().unwrap_or_default();
+        row(
+            &mut out,
+            &(k + 1).to_string(),
+            r.bytes,
+            r.elapsed.as_secs_f64(),
+            r.goodput_bps(),
+            &s,
+        );
+    }
+    let sum = sum_stats(reports);
+    let (bytes, elapsed) = total;
+    row(
+        &mut out,
+        "sum",
+        bytes,
+        elapsed.as_secs_f64(),
+        rate(bytes, elapsed),
+        &sum,
+    );
+    out.push('\n');
+    out.push_str(&format!(
+        "test               {} (preset {}), {} parallel streams\n",
+        test.name, test.preset, test.parallel
+    ));
+    for (k, r) in reports.iter().enumerate() {
+        if let (Some(l), Some(p)) = (r.local, r.remote) {
+            out.push_str(&format!(
+                "connection {:<7} {l} -> {p}: {}\n",
+                k + 1,
+                end_text(r, end)
+            ));
+        } else {
+            out.push_str(&format!(
+                "connection {:<7} none: {}\n",
+                k + 1,
+                end_text(r, end)
+            ));
+        }
+    }
+    out.push_str(&format!(
+        "goodput            {:.3} Mbit/s ({bytes} bytes in {:.3} s, all streams)\n",
+        rate(bytes, elapsed) / 1e6,
+        elapsed.as_secs_f64()
+    ));
+    out.push_str(&format!(
+        "retransmissions    {} segments, {} bytes; {} fast retransmits, {} timeouts, {} recoveries (all streams)\n",
+        sum.retransmitted_segs, sum.bytes_retransmitted, sum.fast_retransmits, sum.timeouts, sum.recoveries
+    ));
+    out.push_str(&format!(
+        "cpu                {:.3} s, service demand {:.3} us/KB\n",
+        cpu.as_secs_f64(),
+        service_demand_us_per_kb(cpu, bytes)
+    ));
+    let done = reports.iter().filter(|r| r.completed).count();
+    out.push_str(&format!(
+        "end                {done} of {} streams completed{}\n",
+        reports.len(),
+        if end == RunEnd::Interrupted {
+            ", interrupted"
+        } else {
+            ""
+        }
+    ));
+    out
+}
+
+/// How a stream ended: its state and why.
+fn end_text(r: &StreamReport, end: RunEnd) -> String {
+    format!(
+        "{} ({}{})",
+        r.final_state.map(|s| s.name()).unwrap_or("-"),
+        match r.error {
+            Some(e) => e.to_string(),
+            None if r.completed => "completed".into(),
+            None => "incomplete".into(),
+        },
+        if end == RunEnd::Interrupted || r.interrupted {
+            ", interrupted"
+        } else {
+            ""
+        }
+    )
+}
+
+/// The counters of all streams added up (a `Stats` so the same writers show it): sums of
+/// the counts and of the congestion windows (the test's aggregate window), the mean
+/// smoothed RTT of the streams that measured one.
+fn sum_stats(reports: &[&StreamReport]) -> Stats {
+    let mut t = Stats::default();
+    let mut rtts = 0u64;
+    let mut srtt_ns = 0u64;
+    for s in reports.iter().filter_map(|r| r.stats.as_ref()) {
+        t.retransmitted_segs += s.retransmitted_segs;
+        t.bytes_retransmitted += s.bytes_retransmitted;
+        t.fast_retransmits += s.fast_retransmits;
+        t.timeouts += s.timeouts;
+        t.recoveries += s.recoveries;
+        t.window_probes += s.window_probes;
+        t.window_updates_out += s.window_updates_out;
+        t.cwnd_bytes = t.cwnd_bytes.saturating_add(s.cwnd_bytes);
+        if s.srtt > Duration::ZERO {
+            rtts += 1;
+            srtt_ns += s.srtt.as_nanos();
+        }
+    }
+    if let Some(mean) = srtt_ns.checked_div(rtts) {
+        t.srtt = Duration::from_nanos(mean);
+    }
+    t
+}
+
+/// The value every stream agrees on, or JSON null.
+fn common<T: PartialEq + Into<serde_json::Value>>(
+    reports: &[&StreamReport],
+    f: impl Fn(&StreamReport) -> Option<T>,
+) -> serde_json::Value {
+    let mut it = reports.iter().map(|r| f(r));
+    match it.next().flatten() {
+        Some(first) if it.all(|v| v.as_ref() == Some(&first)) => first.into(),
+        _ => serde_json::Value::Null,
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_nanos() as f64 / 1e6
+}
+
+/// The final result of one stream (`end.streams[]`); docs/OUTPUTS.md lists the fields.
+fn json_stream(id: usize, r: &StreamReport) -> serde_json::Value {
     let s = r.stats.clone().unwrap_or_default();
     serde_json::json!({
-        "test": test,
-        "preset": preset,
+        "id": id,
+        "local": r.local.map(|a| a.to_string()),
+        "remote": r.remote.map(|a| a.to_string()),
+        "start_s": r.start.map(|d| d.as_secs_f64()),
+        "end_s": r.end().map(|d| d.as_secs_f64()),
+        "connect_ms": r.connect_time.map(ms),
         "bytes": r.bytes,
         "elapsed_s": r.elapsed.as_secs_f64(),
         "goodput_bps": r.goodput_bps(),
@@ -307,7 +758,7 @@ fn json_report(test: &str, preset: &str, r: &StreamReport, cpu: Duration) -> Str
         "fast_retransmits": s.fast_retransmits,
         "timeouts": s.timeouts,
         "recoveries": s.recoveries,
-        "srtt_ms": s.srtt.as_nanos() as f64 / 1e6,
+        "srtt_ms": ms(s.srtt),
         "cwnd_bytes": s.cwnd_bytes,
         "snd_mss": s.snd_mss,
         "sack": s.sack_enabled,
@@ -316,13 +767,144 @@ fn json_report(test: &str, preset: &str, r: &StreamReport, cpu: Duration) -> Str
         "rcv_wscale": s.rcv_wscale,
         "window_probes": s.window_probes,
         "window_updates_out": s.window_updates_out,
-        "cpu_s": cpu.as_secs_f64(),
-        "service_demand_us_per_kb": service_demand_us_per_kb(cpu, r.bytes),
         "completed": r.completed,
         "error": r.error.map(|e| e.to_string()),
         "final_state": r.final_state.map(|s| s.name()),
     })
-    .to_string()
+}
+
+/// The final result of the whole test (`end.sum`, and the top-level fields a single-stream
+/// run has always printed): for one stream, exactly that stream's values.
+fn json_sum(
+    test: &Test<'_>,
+    reports: &[&StreamReport],
+    total: (u64, Duration),
+    cpu: Duration,
+) -> serde_json::Map<String, serde_json::Value> {
+    let (bytes, elapsed) = total;
+    let t = sum_stats(reports);
+    let stat = |f: fn(&Stats) -> serde_json::Value| common(reports, |r| r.stats.as_ref().map(f));
+    let v = serde_json::json!({
+        "test": test.name,
+        "preset": test.preset,
+        "num_streams": reports.len(),
+        "bytes": bytes,
+        "elapsed_s": elapsed.as_secs_f64(),
+        "goodput_bps": rate(bytes, elapsed),
+        "retransmitted_segs": t.retransmitted_segs,
+        "bytes_retransmitted": t.bytes_retransmitted,
+        "fast_retransmits": t.fast_retransmits,
+        "timeouts": t.timeouts,
+        "recoveries": t.recoveries,
+        "srtt_ms": ms(t.srtt),
+        "cwnd_bytes": t.cwnd_bytes,
+        "snd_mss": stat(|s| s.snd_mss.into()),
+        "sack": stat(|s| s.sack_enabled.into()),
+        "timestamps": stat(|s| s.timestamps_enabled.into()),
+        "snd_wscale": stat(|s| s.snd_wscale.into()),
+        "rcv_wscale": stat(|s| s.rcv_wscale.into()),
+        "window_probes": t.window_probes,
+        "window_updates_out": t.window_updates_out,
+        "cpu_s": cpu.as_secs_f64(),
+        "service_demand_us_per_kb": service_demand_us_per_kb(cpu, bytes),
+        "completed": reports.iter().all(|r| r.completed),
+        "error": reports.iter().find_map(|r| r.error).map(|e| e.to_string()),
+        "final_state": common(reports, |r| r.final_state.map(|s| s.name())),
+    });
+    match v {
+        serde_json::Value::Object(m) => m,
+        _ => unreachable!("json! of an object"),
+    }
+}
+
+/// One interval report as JSON (`intervals[]`).
+fn json_interval(i: &Interval<'_>) -> serde_json::Value {
+    let (start, end) = (i.start.as_secs_f64(), i.end.as_secs_f64());
+    let streams: Vec<serde_json::Value> = i
+        .streams
+        .iter()
+        .enumerate()
+        .map(|(k, s)| {
+            serde_json::json!({
+                "id": k + 1,
+                "start": start,
+                "end": end,
+                "seconds": i.seconds(),
+                "bytes": s.bytes,
+                "bits_per_second": i.rate_bps(s.bytes),
+                "retransmits": s.retransmits,
+                "cwnd_bytes": s.cwnd_bytes,
+                "srtt_ms": ms(s.srtt),
+            })
+        })
+        .collect();
+    let b = i.bytes();
+    serde_json::json!({
+        "streams": streams,
+        "sum": {
+            "start": start,
+            "end": end,
+            "seconds": i.seconds(),
+            "bytes": b,
+            "bits_per_second": i.rate_bps(b),
+            "retransmits": i.retransmits(),
+        },
+    })
+}
+
+/// The `--json` document, in the shape of iperf3 -J: `start` (the test), `intervals`
+/// (every interval report), `end` (the final result per stream and in sum); and, at the
+/// top level, the fields of `end.sum`, which are what a single-stream run has always
+/// printed there. docs/OUTPUTS.md documents every field.
+fn json_document(
+    test: &Test<'_>,
+    reports: &[&StreamReport],
+    total: (u64, Duration),
+    intervals: &[IntervalRecord],
+    cpu: Duration,
+) -> String {
+    let sum = json_sum(test, reports, total, cpu);
+    let mut doc = sum.clone();
+    let (limit_bytes, limit_s) = match test.limit {
+        Limit::Bytes(b) => (Some(b), None),
+        Limit::Time(d) => (None, Some(d.as_secs_f64())),
+        Limit::Unlimited => (None, None),
+    };
+    doc.insert(
+        "start".into(),
+        serde_json::json!({
+            "test": test.name,
+            "preset": test.preset,
+            "direction": match test.direction {
+                StreamDirection::Send => "send",
+                StreamDirection::Recv => "recv",
+            },
+            "parallel": test.parallel,
+            "interval_s": test.interval.map(|d| d.as_secs_f64()),
+            "limit_bytes": limit_bytes,
+            "limit_s": limit_s,
+        }),
+    );
+    doc.insert(
+        "intervals".into(),
+        intervals
+            .iter()
+            .map(|i| json_interval(&i.as_interval()))
+            .collect::<Vec<_>>()
+            .into(),
+    );
+    doc.insert(
+        "end".into(),
+        serde_json::json!({
+            "streams": reports
+                .iter()
+                .enumerate()
+                .map(|(k, r)| json_stream(k + 1, r))
+                .collect::<Vec<_>>(),
+            "sum": sum,
+        }),
+    );
+    serde_json::Value::Object(doc).to_string()
 }
 
 pub fn print_device(host: &Host) {
@@ -380,6 +962,325 @@ mod tests {
             allowed.push("--allow-any-address");
             assert!(check(&allowed).is_ok(), "{allowed:?}");
         }
+    }
+
+    use ackclock_tun::IntervalStream;
+    use serde_json::Value;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn interval_and_parallel_flags() {
+        let t = T::parse_from(["x", "--connect", "198.18.0.1:1", "-i", "1", "-P", "4"]);
+        assert_eq!(t.s.interval, Some(std::time::Duration::from_secs(1)));
+        assert_eq!(t.s.parallel, 4);
+        // The flag's name carries the unit: a bare number is seconds, any unit works.
+        let t = T::parse_from(["x", "--connect", "198.18.0.1:1", "--interval-secs", "0.5"]);
+        assert_eq!(t.s.interval, Some(std::time::Duration::from_millis(500)));
+        let t = T::parse_from(["x", "--connect", "198.18.0.1:1", "-i", "250ms"]);
+        assert_eq!(t.s.interval, Some(std::time::Duration::from_millis(250)));
+        let t = T::parse_from(["x", "--connect", "198.18.0.1:1"]);
+        assert_eq!((t.s.interval, t.s.parallel), (None, 1));
+        assert_eq!(
+            T::parse_from(["x", "--connect", "1.1.1.1:1", "-P", "128"])
+                .s
+                .parallel,
+            128
+        );
+        for bad in ["0", "129", "-1", "4x", ""] {
+            let e = T::try_parse_from(["x", "--connect", "198.18.0.1:1", "-P", bad])
+                .err()
+                .unwrap_or_else(|| panic!("-P {bad} accepted"))
+                .to_string();
+            assert!(
+                bad == "-1" || e.contains("expected 1 to 128 parallel streams"),
+                "-P {bad}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn quantities_print_as_iperf3_prints_them() {
+        assert_eq!(iperf_bytes(117_440_512), " 112 MBytes");
+        assert_eq!(iperf_bytes(34_924_332), "33.3 MBytes");
+        assert_eq!(iperf_bytes(2592), "2.53 KBytes");
+        assert_eq!(iperf_bytes(0), "0.00 Bytes");
+        assert_eq!(iperf_rate(941e6), " 941 Mbits/sec");
+        assert_eq!(iperf_rate(1.176e9), "1.18 Gbits/sec");
+        assert_eq!(iperf_rate(21.46e6), "21.5 Mbits/sec");
+    }
+
+    fn stats(mss: u32, retr: u64, srtt_ms: u64) -> Stats {
+        Stats {
+            snd_mss: mss,
+            retransmitted_segs: retr,
+            bytes_retransmitted: retr * u64::from(mss),
+            srtt: Duration::from_millis(srtt_ms),
+            cwnd_bytes: 10 * mss,
+            sack_enabled: true,
+            ..Stats::default()
+        }
+    }
+
+    fn report(port: u16, bytes: u64, start_ms: u64, elapsed_ms: u64, s: Stats) -> StreamReport {
+        StreamReport {
+            local: Some(SocketAddrV4::new([198, 18, 0, 2].into(), port)),
+            remote: Some(SocketAddrV4::new([198, 18, 0, 1].into(), 5001)),
+            bytes,
+            start: Some(Duration::from_millis(start_ms)),
+            elapsed: Duration::from_millis(elapsed_ms),
+            connect_time: Some(Duration::from_micros(150)),
+            stats: Some(s),
+            completed: true,
+            final_state: Some(ackclock_tcp::State::TimeWait),
+            ..StreamReport::default()
+        }
+    }
+
+    fn test_of(parallel: usize) -> Test<'static> {
+        Test {
+            name: "TCP_STREAM",
+            preset: "newreno",
+            direction: StreamDirection::Send,
+            parallel,
+            interval: Some(Duration::from_secs(1)),
+            limit: Limit::Time(Duration::from_secs(2)),
+        }
+    }
+
+    fn interval(
+        index: usize,
+        start_ms: u64,
+        end_ms: u64,
+        bytes: &[u64],
+        last: bool,
+    ) -> IntervalRecord {
+        IntervalRecord {
+            index,
+            start: Duration::from_millis(start_ms),
+            end: Duration::from_millis(end_ms),
+            streams: bytes
+                .iter()
+                .map(|&b| IntervalStream {
+                    bytes: b,
+                    retransmits: 1,
+                    cwnd_bytes: 14_600,
+                    srtt: Duration::from_millis(2),
+                })
+                .collect(),
+            last,
+        }
+    }
+
+    /// The rows of the `## ackclock stream --json` table of docs/OUTPUTS.md.
+    fn documented() -> BTreeMap<String, String> {
+        const DOC: &str = include_str!("../../../../docs/OUTPUTS.md");
+        let start = DOC
+            .find("\n## ackclock stream --json\n")
+            .expect("the section");
+        let body = &DOC[start + 1..];
+        let body = &body[..body[3..].find("\n## ").map_or(body.len(), |e| e + 3)];
+        let mut out = BTreeMap::new();
+        for line in body.lines() {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            if cells.len() >= 4 && cells[1].starts_with('`') {
+                let path = cells[1].trim_matches('`').to_string();
+                assert!(
+                    out.insert(path.clone(), cells[2].to_string()).is_none(),
+                    "{path} twice"
+                );
+            }
+        }
+        out
+    }
+
+    fn has_type(v: &Value, ty: &str) -> bool {
+        if let Some(t) = ty.strip_suffix(" or null") {
+            return v.is_null() || has_type(v, t);
+        }
+        match ty {
+            "string" => v.is_string(),
+            "number" => v.is_number(),
+            "integer" => v.is_u64(),
+            "boolean" => v.is_boolean(),
+            "object" => v.is_object(),
+            "array" => v.is_array(),
+            other => panic!("unknown type {other:?}"),
+        }
+    }
+
+    /// Every path in `v` (`a.b[].c`) with its value.
+    fn paths(v: &Value, path: &str, out: &mut Vec<(String, Value)>) {
+        if !path.is_empty() {
+            out.push((path.to_string(), v.clone()));
+        }
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    let p = if path.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{path}.{k}")
+                    };
+                    paths(x, &p, out);
+                }
+            }
+            Value::Array(a) => {
+                for x in a {
+                    paths(x, &format!("{path}[]"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The document of two streams (one that never connected) against docs/OUTPUTS.md:
+    /// every field listed, typed as listed; every listed field there; the top level a
+    /// copy of end.sum; sums that are the sums of the streams.
+    #[test]
+    fn the_json_document_is_as_docs_outputs_md_says() {
+        let a = report(49152, 3000, 0, 2003, stats(1460, 2, 2));
+        let b = StreamReport {
+            error: Some(ackclock_tcp::ConnectionError::Refused.into()),
+            ..StreamReport::default()
+        };
+        let reports = [&a, &b];
+        let intervals = [
+            interval(0, 0, 1001, &[1000, 0], false),
+            interval(1, 1001, 2000, &[1500, 0], false),
+            interval(2, 2000, 2003, &[500, 0], true),
+        ];
+        let text = json_document(
+            &test_of(2),
+            &reports,
+            (3000, Duration::from_millis(2003)),
+            &intervals,
+            Duration::from_millis(30),
+        );
+        let doc: Value = serde_json::from_str(&text).unwrap();
+        let listed = documented();
+        let mut all = Vec::new();
+        paths(&doc, "", &mut all);
+        let mut seen = std::collections::BTreeSet::new();
+        for (path, v) in &all {
+            let root = path.split(['.', '[']).next().unwrap();
+            if !["start", "intervals", "end"].contains(&root) {
+                // The top level repeats end.sum.
+                assert_eq!(&doc["end"]["sum"][path], v, "top-level {path}");
+                continue;
+            }
+            if path.ends_with("[]") && v.is_object() {
+                // An array's object elements: their fields are listed.
+                continue;
+            }
+            let ty = listed
+                .get(path)
+                .unwrap_or_else(|| panic!("{path} is not in docs/OUTPUTS.md"));
+            assert!(has_type(v, ty), "{path} is {v}, not {ty}");
+            seen.insert(path.clone());
+        }
+        for path in listed.keys() {
+            assert!(seen.contains(path), "{path} is documented but not written");
+        }
+        assert_eq!(
+            doc.as_object().unwrap().len(),
+            3 + doc["end"]["sum"].as_object().unwrap().len()
+        );
+        for i in doc["intervals"].as_array().unwrap() {
+            let s: u64 = i["streams"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s["bytes"].as_u64().unwrap())
+                .sum();
+            assert_eq!(i["sum"]["bytes"], s);
+            assert_eq!(i["sum"]["retransmits"], 2);
+        }
+        let sum = &doc["end"]["sum"];
+        assert_eq!(sum["bytes"], 3000);
+        assert_eq!(sum["num_streams"], 2);
+        assert_eq!(sum["completed"], false);
+        assert_eq!(
+            sum["error"],
+            "connection refused: nothing listens on that port"
+        );
+        // Stream 2 has no counters: the options are not common to both.
+        assert_eq!(sum["snd_mss"], Value::Null);
+        assert_eq!(doc["end"]["streams"][1]["local"], Value::Null);
+        assert_eq!(doc["start"]["limit_s"], 2.0);
+        assert_eq!(doc["start"]["limit_bytes"], Value::Null);
+    }
+
+    /// With one stream, the top level has exactly the fields and values a single-stream
+    /// run printed before parallel streams existed.
+    #[test]
+    fn one_stream_keeps_the_fields_it_always_had() {
+        let a = report(49152, 123_456, 0, 1000, stats(1448, 3, 4));
+        let text = json_document(
+            &test_of(1),
+            &[&a],
+            (123_456, Duration::from_secs(1)),
+            &[],
+            Duration::from_millis(10),
+        );
+        let doc: Value = serde_json::from_str(&text).unwrap();
+        let one = &doc["end"]["streams"][0];
+        for k in [
+            "bytes",
+            "elapsed_s",
+            "goodput_bps",
+            "retransmitted_segs",
+            "bytes_retransmitted",
+            "fast_retransmits",
+            "timeouts",
+            "recoveries",
+            "srtt_ms",
+            "cwnd_bytes",
+            "snd_mss",
+            "sack",
+            "timestamps",
+            "snd_wscale",
+            "rcv_wscale",
+            "window_probes",
+            "window_updates_out",
+            "completed",
+            "error",
+            "final_state",
+        ] {
+            assert_eq!(doc[k], one[k], "{k}");
+            assert!(!doc[k].is_null() || k == "error", "{k}");
+        }
+        assert_eq!(doc["goodput_bps"], 123_456.0 * 8.0);
+        for k in ["test", "preset", "cpu_s", "service_demand_us_per_kb"] {
+            assert!(!doc[k].is_null(), "{k}");
+        }
+        assert_eq!(doc["test"], "TCP_STREAM");
+    }
+
+    #[test]
+    fn interval_lines_have_a_sum_when_there_are_several_streams() {
+        let i = interval(0, 0, 1000, &[1 << 20, 3 << 20], false);
+        let t = interval_text(&i.as_interval(), 2, true);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 4, "{t}");
+        assert!(lines[0].starts_with("[ ID] Interval") && lines[0].ends_with("Retr  Cwnd"));
+        assert!(
+            lines[1].starts_with("[  1]   0.00-1.00   sec  1.00 MBytes  8.39 Mbits/sec    1"),
+            "{t}"
+        );
+        assert!(
+            lines[3].starts_with("[SUM]   0.00-1.00   sec  4.00 MBytes  33.6 Mbits/sec    2"),
+            "{t}"
+        );
+        // The next interval starts with iperf3's separator; a receiver has no Retr or Cwnd.
+        let i = interval(1, 1000, 2000, &[10], false);
+        let t = interval_text(&i.as_interval(), 1, false);
+        assert_eq!(t, "[  1]   1.00-2.00   sec   10.0 Bytes   80.0 bits/sec\n");
+        let t = interval_text(
+            &interval(1, 1000, 2000, &[10, 20], true).as_interval(),
+            2,
+            false,
+        );
+        assert!(t.starts_with(SEPARATOR) && t.contains("[SUM]"), "{t}");
     }
 
     #[test]

@@ -378,3 +378,37 @@ pub fn unique_bytes<'a>(segs: impl IntoIterator<Item = &'a Seg>) -> usize {
     }
     total as usize
 }
+
+/// The capture time of every record of a pcap file, in nanoseconds, in file order.
+pub fn pcap_times(path: &Path) -> Vec<u64> {
+    let f = std::fs::File::open(path).expect("pcap exists");
+    let mut r = ackclock_wire::pcap::PcapReader::new(std::io::BufReader::new(f)).unwrap();
+    let mut v = Vec::new();
+    while let Some(rec) = r.next_record() {
+        v.push(rec.unwrap().ts.as_nanos());
+    }
+    v
+}
+
+/// A live capture stamps each packet with its own time: the times never go back, and
+/// nearly all differ (a capture stamped once per loop turn had 24 distinct times for 1158
+/// packets). Returns the share of distinct times.
+pub fn assert_exact_times(times: &[u64], what: &str) -> f64 {
+    assert!(times.len() >= 1000, "{what}: only {} packets", times.len());
+    if let Some(i) = times.windows(2).position(|w| w[1] < w[0]) {
+        panic!(
+            "{what}: packet {} is stamped {} ns before packet {i}",
+            i + 1,
+            times[i] - times[i + 1]
+        );
+    }
+    // Sorted, so equal times are neighbours.
+    let distinct = 1 + times.windows(2).filter(|w| w[1] != w[0]).count();
+    let share = distinct as f64 / times.len() as f64;
+    assert!(
+        share > 0.9,
+        "{what}: {distinct} distinct timestamps for {} packets",
+        times.len()
+    );
+    share
+}
