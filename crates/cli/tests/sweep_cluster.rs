@@ -587,6 +587,17 @@ fn the_kubernetes_job_is_an_indexed_job_over_every_run_with_the_image_and_the_pl
     }
     let mount = &c["volumeMounts"][0];
     assert_eq!(mount["mountPath"].as_str(), Some("/sweep"));
+    // The repository's Dockerfile puts that `ackclock` on the image's PATH.
+    let dockerfile =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Dockerfile"))
+            .unwrap();
+    let last_stage = dockerfile.rsplit("\nFROM ").next().unwrap();
+    assert!(
+        last_stage
+            .lines()
+            .any(|l| l.starts_with("COPY --from=build ") && l.ends_with(" /usr/local/bin/ackclock")),
+        "{dockerfile}"
+    );
     let volume = &pod["volumes"][0];
     assert_eq!(volume["name"].as_str(), mount["name"].as_str());
     assert!(!volume["persistentVolumeClaim"]["claimName"]
