@@ -55,10 +55,10 @@ pub struct Options {
 /// The time and memory one task needs, from the predicted cost of its runs (run one after
 /// another): seconds and MiB.
 pub fn task_limits(runs: &[&Entry]) -> (u64, u64) {
-    let events: f64 = runs.iter().map(|e| e.predicted_events).sum();
+    let events: f64 = runs.iter().map(|e| e.predicted_events as f64).sum();
     let memory = runs
         .iter()
-        .map(|e| e.predicted_memory_bytes)
+        .map(|e| e.predicted_memory_bytes as f64)
         .fold(0.0, f64::max);
     let secs = (events / EVENTS_PER_SECOND * TIME_MARGIN).max(MIN_TIME_S);
     let mib = (memory * MEMORY_MARGIN + BASE_MEMORY) / (1024.0 * 1024.0);

@@ -200,8 +200,8 @@ pub struct PlannedRun {
     pub overrides: Vec<Override>,
     pub seed: u64,
     pub scenario: Scenario,
-    pub predicted_events: f64,
-    pub predicted_memory_bytes: f64,
+    pub predicted_events: u64,
+    pub predicted_memory_bytes: u64,
 }
 
 /// The scenario at `path` over the cross product of `params`, `seeds` seeds each: runs in
@@ -261,8 +261,8 @@ pub fn expand(
                 overrides: c.clone(),
                 seed,
                 scenario: s,
-                predicted_events: cost.event_count(),
-                predicted_memory_bytes: cost.memory_bytes(),
+                predicted_events: cost.event_count().ceil() as u64,
+                predicted_memory_bytes: cost.memory_bytes().ceil() as u64,
             });
         }
     }
@@ -303,8 +303,9 @@ pub struct Entry {
     pub id: String,
     pub seed: u64,
     pub overrides: Vec<Override>,
-    pub predicted_events: f64,
-    pub predicted_memory_bytes: f64,
+    /// The cost prediction (`ackclock_sim::cost`), for the schedulers' time and memory.
+    pub predicted_events: u64,
+    pub predicted_memory_bytes: u64,
 }
 
 pub const PLAN_FORMAT: &str = "ackclock-sweep-plan/1";
