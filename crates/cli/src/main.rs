@@ -9,6 +9,7 @@ mod live;
 mod packetdrill_cmd;
 mod repro;
 mod sim_cmd;
+mod sweep;
 mod units;
 
 /// ackclock: the 4BSD TCP of Jacobson and Karels, and a laboratory to measure it.
@@ -104,30 +105,8 @@ Sizes are bytes: 512M = 512MiB, 2G = 2GiB (binary); 2GB = 2*10^9 (decimal).")]
         budget: sim_cmd::BudgetArgs,
     },
     /// Run a scenario over the cross product of parameter values, in parallel on all cores,
-    /// one CSV row per run.
-    #[command(after_help = "\
-Examples:
-  ackclock sweep scenarios/red_vs_droptail.toml --param topology.bottleneck.queue.kind=drop_tail,red --seeds 3
-  ackclock sweep scenarios/dumbbell.toml --param topology.bottleneck.queue.limit_pkts=8,16,32 --param topology.pairs=2,8
-
-Values are written as the scenario file writes them (its fields carry their units, e.g.
-rate_bps=1.5e6, delay_ms=25).")]
-    Sweep {
-        /// Scenario file (TOML).
-        scenario: PathBuf,
-        /// PATH=V1,V2,... where PATH is a dotted path into the scenario (array entries by
-        /// index), e.g. --param link.0.queue.limit_pkts=8,16,32. Repeat for a cross product.
-        #[arg(long = "param", required = true)]
-        params: Vec<sim_cmd::Param>,
-        /// Runs per combination, with seeds seed, seed+1, ...
-        #[arg(long, default_value_t = 1, value_parser = sim_cmd::parse_count)]
-        seeds: u64,
-        /// Output directory (default: out/sweep/<scenario name>).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        #[command(flatten)]
-        budget: sim_cmd::BudgetArgs,
-    },
+    /// one CSV row per run; or plan, run and collect such a sweep on other machines.
+    Sweep(sweep::SweepArgs),
     /// Live (root): a netperf-style bulk test between ackclock on a TUN device and the
     /// Linux kernel's TCP (--mode send: TCP_STREAM, recv: TCP_MAERTS), over one connection
     /// or -P N at once, with iperf3-style -i interval reports; prints goodput,
@@ -267,13 +246,7 @@ fn run() -> Result<std::process::ExitCode> {
             pcap,
             budget,
         } => sim_cmd::sim(&scenario, out, seed, !no_plots, pcap, &budget.budget()),
-        Command::Sweep {
-            scenario,
-            params,
-            seeds,
-            out,
-            budget,
-        } => sim_cmd::sweep(&scenario, &params, seeds, out, &budget.budget()),
+        Command::Sweep(a) => sweep::run(a),
         Command::Stream(a) => live::stream::run(a),
         Command::Discard(a) => live::services::run(ackclock_tun::Service::Discard, a),
         Command::Chargen(a) => live::services::run(ackclock_tun::Service::Chargen, a),

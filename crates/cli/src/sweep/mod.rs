@@ -1,0 +1,289 @@
+//! `ackclock sweep`: a scenario over the cross product of parameter values and seeds, on
+//! this machine's cores (`sweep SCENARIO --param ...`), or planned into a directory whose runs
+//! any machine can run (`sweep plan`, `sweep run`, `sweep collect`, with files for Slurm,
+//! GNU parallel and Kubernetes from `plan --emit`). Both ways give the same sweep.csv,
+//! byte for byte: the simulator is deterministic and both format rows with the same code.
+//!
+//! `plan.rs` makes the runs and the plan directory, `run.rs` runs them, `collect.rs` writes
+//! the table, `emit.rs` writes the schedulers' files.
+
+pub mod collect;
+pub mod emit;
+pub mod plan;
+pub mod run;
+
+use crate::sim_cmd::{parse_count, run_scenario, BudgetArgs};
+use ackclock_sim::cost::Budget;
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use plan::Param;
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// `ackclock sweep`: the local sweep's arguments, or a subcommand.
+#[derive(clap::Args, Debug)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    after_help = "\
+Examples:
+  ackclock sweep scenarios/red_vs_droptail.toml --param topology.bottleneck.queue.kind=drop_tail,red --seeds 3
+  ackclock sweep scenarios/dumbbell.toml --param topology.bottleneck.queue.limit_pkts=8,16,32 --param topology.pairs=2,8
+  ackclock sweep plan scenarios/dumbbell.toml --param topology.pairs=2,8 --seeds 10 --out sw --emit slurm
+
+Values are written as the scenario file writes them (its fields carry their units, e.g.
+rate_bps=1.5e6, delay_ms=25). To run a sweep on other machines (Slurm, GNU parallel,
+Kubernetes): `sweep plan` writes the runs into a directory, `sweep run` runs them there and
+`sweep collect` writes the same sweep.csv; see each one's --help. (A scenario file named
+plan, run or collect must be written ./plan.)"
+)]
+pub struct SweepArgs {
+    #[command(subcommand)]
+    pub command: Option<SweepCommand>,
+    /// Scenario file (TOML).
+    #[arg(required = true)]
+    pub scenario: Option<PathBuf>,
+    /// PATH=V1,V2,... where PATH is a dotted path into the scenario (array entries by
+    /// index), e.g. --param link.0.queue.limit_pkts=8,16,32. Repeat for a cross product.
+    #[arg(long = "param", required = true)]
+    pub params: Vec<Param>,
+    /// Runs per combination, with seeds seed, seed+1, ...
+    #[arg(long, default_value_t = 1, value_parser = parse_count)]
+    pub seeds: u64,
+    /// Output directory (default: out/sweep/<scenario name>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum SweepCommand {
+    /// Write a sweep's runs into a directory that `sweep run` runs anywhere (--emit: the
+    /// files that submit it to Slurm, GNU parallel or Kubernetes).
+    ///
+    /// The directory holds manifest.jsonl (one line per run: its index, content-hash id,
+    /// overrides, seed and predicted cost), scenario.toml (the scenario file as given) and
+    /// plan.json; results/ and logs/ are filled by the runs.
+    #[command(after_help = "\
+Examples:
+  ackclock sweep plan scenarios/dumbbell.toml --param topology.pairs=2,8 --seeds 10 --out sw
+  ackclock sweep plan scenarios/red_vs_droptail.toml --param topology.bottleneck.queue.kind=drop_tail,red --seeds 50 --out sw --emit slurm,parallel,k8s --max-parallel 20
+
+The plan directory is self-contained: copy it to the cluster, run `sweep run` on each index
+there (the emitted files do), copy it back or collect there. Slurm's --time and --mem per
+task come from the predicted cost of its runs: the events at 1 million per second, doubled,
+at least 5 minutes; 1.5 times the memory plus 64 MiB.")]
+    Plan(PlanArgs),
+    /// Run one run, a shard or all runs of a plan directory, skipping those already done.
+    ///
+    /// One run is chosen by --index, or by the index Slurm or a Kubernetes Indexed Job sets.
+    /// Results are written whole or not at all (a temporary file, then a rename), so running
+    /// again after a failure or a kill resumes the sweep without redoing finished runs.
+    #[command(after_help = "\
+Examples:
+  ackclock sweep run sw --index 0                 # run 0 of the manifest (indexes from 0)
+  ackclock sweep run sw --shard 1/4 --jobs 2      # runs 1, 5, 9, ... two at a time
+  ackclock sweep run sw --all                     # everything not yet done, on all cores
+
+Without --index, --shard or --all the index is read from SLURM_ARRAY_TASK_ID (Slurm job
+arrays, --array=0-(N-1)), then JOB_COMPLETION_INDEX (Kubernetes Indexed Jobs, from 0).
+Each run writes results/<id>.json (or results/<id>.failed.json).")]
+    Run(RunArgs),
+    /// Merge a plan's results into sweep.csv, the same bytes a local `ackclock sweep` writes.
+    ///
+    /// If any run has no result, sweep.csv is not written: each such run is named by index
+    /// and id, and the exit status is 1.
+    #[command(after_help = "\
+Examples:
+  ackclock sweep collect sw                       # writes sw/sweep.csv")]
+    Collect(CollectArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct PlanArgs {
+    /// Scenario file (TOML).
+    pub scenario: PathBuf,
+    /// PATH=V1,V2,... as for `ackclock sweep`; repeat for a cross product.
+    #[arg(long = "param", required = true)]
+    pub params: Vec<Param>,
+    /// Runs per combination, with seeds seed, seed+1, ...
+    #[arg(long, default_value_t = 1, value_parser = parse_count)]
+    pub seeds: u64,
+    /// The plan directory (default: out/sweep/<scenario name>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Also write the files that run the plan: slurm (slurm.sbatch), parallel (parallel.sh),
+    /// k8s (k8s-job.yaml); comma separated.
+    #[arg(long, value_delimiter = ',', value_enum)]
+    pub emit: Vec<emit::Backend>,
+    /// Runs at once: Slurm's array throttle %M and Kubernetes' parallelism (default 50),
+    /// GNU parallel's --jobs (default one per core).
+    #[arg(long, value_name = "M", value_parser = parse_small_count)]
+    pub max_parallel: Option<usize>,
+    /// Runs per Slurm array task, one after another (for sweeps of more than 1000 runs,
+    /// the largest array Slurm takes by default).
+    #[arg(long, value_name = "R", default_value_t = 1, value_parser = parse_small_count)]
+    pub runs_per_task: usize,
+    /// Container image of the Kubernetes job (built by the repository's Dockerfile).
+    #[arg(long, default_value = concat!("ackclock:", env!("CARGO_PKG_VERSION")))]
+    pub image: String,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// The plan directory (written by `ackclock sweep plan`).
+    pub dir: PathBuf,
+    /// Run this run of the manifest (from 0).
+    #[arg(long, value_name = "I", conflicts_with_all = ["shard", "all"])]
+    pub index: Option<usize>,
+    /// Run shard K of N (K from 0): the runs whose index is K modulo N.
+    #[arg(long, value_name = "K/N", value_parser = run::parse_shard, conflicts_with = "all")]
+    pub shard: Option<(usize, usize)>,
+    /// Run every run not yet done.
+    #[arg(long)]
+    pub all: bool,
+    /// Runs at once (default: the cores this process may use).
+    #[arg(long, value_name = "N", value_parser = parse_small_count)]
+    pub jobs: Option<usize>,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct CollectArgs {
+    /// The plan directory (written by `ackclock sweep plan`).
+    pub dir: PathBuf,
+}
+
+/// A count of at least 1 that fits a usize.
+fn parse_small_count(s: &str) -> std::result::Result<usize, String> {
+    let n = parse_count(s)?;
+    usize::try_from(n).map_err(|_| format!("{s:?}: too large"))
+}
+
+pub fn run(args: SweepArgs) -> Result<()> {
+    match args.command {
+        None => {
+            let scenario = args
+                .scenario
+                .expect("clap requires SCENARIO without a subcommand");
+            local(
+                &scenario,
+                &args.params,
+                args.seeds,
+                args.out,
+                &args.budget.budget(),
+            )
+        }
+        Some(SweepCommand::Plan(a)) => plan_cmd(a),
+        Some(SweepCommand::Run(a)) => {
+            let (selection, source) =
+                run::select(a.index, a.shard, a.all, |v| std::env::var(v).ok())?;
+            let jobs = a
+                .jobs
+                .unwrap_or_else(|| rayon::current_num_threads().max(1));
+            run::run(&a.dir, selection, &source, jobs, &a.budget.budget())
+        }
+        Some(SweepCommand::Collect(a)) => collect::collect(&a.dir),
+    }
+}
+
+fn default_out(path: &Path) -> PathBuf {
+    let stem = path
+        .file_stem()
+        .map(|x| x.to_string_lossy().to_string())
+        .unwrap_or_else(|| "sweep".into());
+    PathBuf::from("out/sweep").join(stem)
+}
+
+fn plan_cmd(a: PlanArgs) -> Result<()> {
+    let (text, runs) = plan::expand(&a.scenario, &a.params, a.seeds, &a.budget.budget())?;
+    let dir = a.out.unwrap_or_else(|| default_out(&a.scenario));
+    let p = plan::Plan::write(&dir, &a.scenario, &text, &a.params, a.seeds, &runs)?;
+    let files = emit::emit(
+        &p,
+        &a.emit,
+        &emit::Options {
+            max_parallel: a.max_parallel,
+            runs_per_task: a.runs_per_task,
+            image: a.image,
+        },
+    )?;
+    let n = runs.len();
+    println!(
+        "{n} runs planned in {} (indexes 0 to {}; manifest.jsonl, scenario.toml, plan.json)",
+        dir.display(),
+        n - 1
+    );
+    for f in files {
+        println!("wrote {}", f.display());
+    }
+    println!(
+        "next: ackclock sweep run {} --index I (or --all), then ackclock sweep collect {}",
+        dir.display(),
+        dir.display()
+    );
+    Ok(())
+}
+
+/// `ackclock sweep SCENARIO --param P=V,... [--seeds N] [--out DIR]`: the cross product in
+/// parallel on this machine, one CSV row per run.
+pub fn local(
+    path: &Path,
+    params: &[Param],
+    seeds: u64,
+    out: Option<PathBuf>,
+    budget: &Budget,
+) -> Result<()> {
+    // Runs go in parallel, one per core: each gets its share of the memory budget.
+    let threads = rayon::current_num_threads().max(1);
+    let budget = &Budget {
+        max_memory_bytes: budget.max_memory_bytes / threads as u64,
+        memory_source: format!(
+            "{}, shared by {threads} parallel runs",
+            budget.memory_source
+        )
+        .into(),
+        ..budget.clone()
+    };
+    let (_, runs) = plan::expand(path, params, seeds, budget)?;
+    let n = runs.len() as u64;
+    let done = AtomicU64::new(0);
+    let bar = ProgressBar::new(n);
+    bar.set_style(
+        ProgressStyle::with_template("sweep [{bar:40}] {pos}/{len} runs ({elapsed}, ~{eta} left)")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    let rows: Vec<Result<String>> = runs
+        .into_par_iter()
+        .map(|r| {
+            let result = run_scenario(&r.scenario, None, None)?;
+            let k = done.fetch_add(1, Ordering::Relaxed);
+            bar.set_position(k + 1);
+            let values: Vec<String> = r.overrides.iter().map(|o| o.value.clone()).collect();
+            Ok(collect::row(
+                &values,
+                r.seed,
+                &collect::metric_cells(&result.summary),
+            ))
+        })
+        .collect();
+    bar.finish_and_clear();
+    let paths: Vec<String> = params.iter().map(|p| p.path.clone()).collect();
+    let mut csv = collect::header(&paths);
+    for r in rows {
+        csv.push_str(&r?);
+    }
+    let out = out.unwrap_or_else(|| default_out(path));
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    let file = out.join("sweep.csv");
+    std::fs::write(&file, &csv).with_context(|| format!("cannot write {}", file.display()))?;
+    print!("{csv}");
+    println!("\n{n} runs; table in {}", file.display());
+    Ok(())
+}

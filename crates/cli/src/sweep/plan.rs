@@ -1,0 +1,529 @@
+//! The runs of a sweep: the cross product of `--param` values and seeds, each run's scenario
+//! text (the file edited in place), its content-hash id and predicted cost; and the plan
+//! directory (`plan.json`, `manifest.jsonl`, `scenario.toml`) that carries them to other
+//! machines.
+
+use ackclock_gateway::QdiscConfig;
+use ackclock_sim::cost::Budget;
+use ackclock_sim::Scenario;
+use anyhow::{anyhow, bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use toml_edit::{DocumentMut, Item, TableLike};
+
+/// One `--param PATH=V1,V2,...`.
+#[derive(Clone, Debug)]
+pub struct Param {
+    pub path: String,
+    /// The values as typed (trimmed): the manifest keeps these, so a run is rebuilt from
+    /// the same words the user wrote.
+    pub texts: Vec<String>,
+}
+
+impl std::str::FromStr for Param {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let (path, vals) = s.split_once('=').ok_or_else(|| {
+            format!("--param {s:?}: expected PATH=V1,V2,... e.g. --param link.0.queue.limit_pkts=8,16,32")
+        })?;
+        if path.is_empty() || vals.is_empty() {
+            return Err(format!(
+                "--param {s:?}: both the path and at least one value are needed"
+            ));
+        }
+        Ok(Param {
+            path: path.to_string(),
+            texts: vals.split(',').map(|v| v.trim().to_string()).collect(),
+        })
+    }
+}
+
+/// A value as typed on the command line: a number, a boolean, else a string.
+pub fn parse_value(v: &str) -> toml::Value {
+    let v = v.trim();
+    if let Ok(i) = v.parse::<i64>() {
+        toml::Value::Integer(i)
+    } else if let Ok(f) = v.parse::<f64>() {
+        toml::Value::Float(f)
+    } else if let Ok(b) = v.parse::<bool>() {
+        toml::Value::Boolean(b)
+    } else {
+        toml::Value::String(v.to_string())
+    }
+}
+
+/// A value as a CSV cell and in messages (strings without their quotes).
+pub fn value_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// A `--param` value as the TOML value it stands for (a number, a boolean, else a string).
+fn edit_value(v: &toml::Value) -> toml_edit::Value {
+    match v {
+        toml::Value::Integer(i) => (*i).into(),
+        toml::Value::Float(f) => (*f).into(),
+        toml::Value::Boolean(b) => (*b).into(),
+        other => value_text(other).into(),
+    }
+}
+
+/// Sets `path` (dot separated; numbers index arrays) in a TOML document, editing it in place
+/// so that every other line keeps its number (errors then point at the user's own file).
+/// Setting a queue's `kind` to another kind starts that queue from the new kind's defaults:
+/// fields both kinds share (its limits) are kept, the others dropped.
+pub fn set_path(doc: &mut DocumentMut, path: &str, value: &toml::Value) -> Result<()> {
+    let parts: Vec<&str> = path.split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        bail!("--param {path}: empty name between dots");
+    }
+    set_in(doc.as_table_mut(), path, &parts, value)
+}
+
+fn set_in(t: &mut dyn TableLike, path: &str, parts: &[&str], value: &toml::Value) -> Result<()> {
+    let (key, rest) = (parts[0], &parts[1..]);
+    if rest.is_empty() {
+        let kind_switch = key == "kind"
+            && t.get("kind").and_then(|k| k.as_str()).is_some_and(|old| {
+                QdiscConfig::KINDS.contains(&old) && Some(old) != value.as_str()
+            });
+        t.insert(key, Item::Value(edit_value(value)));
+        if kind_switch {
+            let keep = value.as_str().and_then(QdiscConfig::fields).unwrap_or(&[]);
+            let drop: Vec<String> = t
+                .iter()
+                .map(|(k, _)| k.to_string())
+                .filter(|k| k != "kind" && !keep.contains(&k.as_str()))
+                .collect();
+            for k in drop {
+                t.remove(&k);
+            }
+        }
+        return Ok(());
+    }
+    if t.get(key).is_none() {
+        if rest[0].parse::<usize>().is_ok() {
+            bail!("--param {path}: the scenario has no `{key}` entries to index");
+        }
+        // A table the file leaves to its defaults (a link's `queue`): start it.
+        t.insert(key, Item::Value(toml_edit::InlineTable::new().into()));
+    }
+    let item = t.get_mut(key).expect("present");
+    set_item(item, path, key, rest, value)
+}
+
+fn set_item(
+    item: &mut Item,
+    path: &str,
+    key: &str,
+    rest: &[&str],
+    value: &toml::Value,
+) -> Result<()> {
+    if let Some(t) = item.as_table_like_mut() {
+        return set_in(t, path, rest, value);
+    }
+    let index = |part: &str, len: usize| -> Result<usize> {
+        let i: usize = part.parse().map_err(|_| {
+            anyhow!(
+                "--param {path}: `{key}` is an array: `{part}` must be an index (0 to {})",
+                len.saturating_sub(1)
+            )
+        })?;
+        if i >= len {
+            bail!("--param {path}: index {i} past the {len} entries of `{key}`");
+        }
+        Ok(i)
+    };
+    match item {
+        Item::ArrayOfTables(a) => {
+            let i = index(rest[0], a.len())?;
+            let t = a.get_mut(i).expect("in range");
+            if rest.len() == 1 {
+                bail!("--param {path}: `{key}.{i}` is a whole table; name a field inside it");
+            }
+            set_in(t, path, &rest[1..], value)
+        }
+        Item::Value(toml_edit::Value::Array(a)) => {
+            let i = index(rest[0], a.len())?;
+            let v = a.get_mut(i).expect("in range");
+            if rest.len() == 1 {
+                *v = edit_value(value);
+                return Ok(());
+            }
+            match v {
+                toml_edit::Value::InlineTable(t) => set_in(t, path, &rest[1..], value),
+                _ => bail!("--param {path}: `{key}.{i}` is not a table"),
+            }
+        }
+        _ => bail!("--param {path}: `{key}` is a value, not a table or array"),
+    }
+}
+
+/// One `--param` setting of a run: the path and the value as typed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Override {
+    pub path: String,
+    pub value: String,
+}
+
+/// The scenario text of one combination: the base document with the overrides applied.
+pub fn apply(base: &DocumentMut, overrides: &[Override]) -> Result<String> {
+    let mut doc = base.clone();
+    for o in overrides {
+        set_path(&mut doc, &o.path, &parse_value(&o.value))?;
+    }
+    Ok(doc.to_string())
+}
+
+/// A run's id: the first 64 bits of the SHA-256 of its scenario text and seed, in hex. Runs
+/// that would compute the same thing share an id (and a result file); a run whose scenario
+/// changed gets another.
+pub fn run_id(text: &str, seed: u64) -> String {
+    let mut h = Sha256::new();
+    h.update(b"ackclock sweep run\nseed = ");
+    h.update(seed.to_string().as_bytes());
+    h.update(b"\n");
+    h.update(text.as_bytes());
+    h.finalize()[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// One run of a sweep, ready to run here or to be written to a manifest.
+#[derive(Clone, Debug)]
+pub struct PlannedRun {
+    pub id: String,
+    pub overrides: Vec<Override>,
+    pub seed: u64,
+    pub scenario: Scenario,
+    pub predicted_events: u64,
+    pub predicted_memory_bytes: u64,
+}
+
+/// The scenario at `path` over the cross product of `params`, `seeds` seeds each: runs in
+/// the order of the local sweep's rows (the first `--param` varies slowest, the seed
+/// fastest). Every combination is checked (and its cost held to `budget`) before any runs.
+pub fn expand(
+    path: &Path,
+    params: &[Param],
+    seeds: u64,
+    budget: &Budget,
+) -> Result<(String, Vec<PlannedRun>)> {
+    if params.is_empty() {
+        bail!("sweep needs at least one --param PATH=V1,V2,... (e.g. --param link.0.rate_bps=1e6,2e6)");
+    }
+    // The file itself must be a valid scenario before any value is swept.
+    let base_seed = Scenario::load(path).map_err(|e| anyhow!("{e}"))?.seed;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let base: DocumentMut = text
+        .parse()
+        .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let mut combos: Vec<Vec<Override>> = vec![vec![]];
+    for p in params {
+        combos = combos
+            .into_iter()
+            .flat_map(|c| {
+                p.texts.iter().map(move |v| {
+                    let mut c = c.clone();
+                    c.push(Override {
+                        path: p.path.clone(),
+                        value: v.clone(),
+                    });
+                    c
+                })
+            })
+            .collect();
+    }
+    let mut runs = Vec::new();
+    for c in combos {
+        let resolved = apply(&base, &c)?;
+        // Errors name the file and the values that made it: the document was edited in
+        // place, so line numbers are the file's own.
+        let s = Scenario::from_str_within(&resolved, path, budget).map_err(|mut e| {
+            e.message = format!("{} (with {})", e.message, describe(&c));
+            anyhow!("{e}")
+        })?;
+        let cost = s
+            .resolve()
+            .map(|r| s.predict_cost(&r))
+            .map_err(|e| anyhow!("{}: {}", path.display(), e.message))?;
+        for k in 0..seeds.max(1) {
+            let seed = base_seed + k;
+            let mut s = s.clone();
+            s.seed = seed;
+            runs.push(PlannedRun {
+                id: run_id(&resolved, seed),
+                overrides: c.clone(),
+                seed,
+                scenario: s,
+                predicted_events: cost.event_count().ceil() as u64,
+                predicted_memory_bytes: cost.memory_bytes().ceil() as u64,
+            });
+        }
+    }
+    Ok((text, runs))
+}
+
+/// `--param a=1 --param b=x`, for messages.
+pub fn describe(overrides: &[Override]) -> String {
+    overrides
+        .iter()
+        .map(|o| format!("--param {}={}", o.path, value_text(&parse_value(&o.value))))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// What `plan.json` says of a whole sweep.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Header {
+    /// `ackclock-sweep-plan/1`.
+    pub format: String,
+    /// The ackclock that planned it; `sweep run` refuses to run another version's plan,
+    /// whose results could differ.
+    pub ackclock_version: String,
+    /// The scenario file as given to `plan` (for people; runs read `scenario.toml`).
+    pub source: String,
+    /// The `--param` paths, in order: the first columns of sweep.csv.
+    pub params: Vec<String>,
+    pub seeds: u64,
+    pub runs: usize,
+}
+
+/// One line of `manifest.jsonl`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    pub index: usize,
+    pub id: String,
+    pub seed: u64,
+    pub overrides: Vec<Override>,
+    /// The cost prediction (`ackclock_sim::cost`), for the schedulers' time and memory.
+    pub predicted_events: u64,
+    pub predicted_memory_bytes: u64,
+}
+
+pub const PLAN_FORMAT: &str = "ackclock-sweep-plan/1";
+pub const PLAN_FILE: &str = "plan.json";
+pub const MANIFEST_FILE: &str = "manifest.jsonl";
+pub const SCENARIO_FILE: &str = "scenario.toml";
+pub const RESULTS_DIR: &str = "results";
+pub const LOGS_DIR: &str = "logs";
+
+/// A plan directory, read back.
+pub struct Plan {
+    pub dir: PathBuf,
+    pub header: Header,
+    pub entries: Vec<Entry>,
+    /// `scenario.toml`, parsed for editing.
+    pub base: DocumentMut,
+}
+
+impl Plan {
+    /// Writes the plan of `runs` into `dir`. A directory that already holds a different
+    /// plan is refused: its runs may be going on elsewhere.
+    pub fn write(
+        dir: &Path,
+        source: &Path,
+        text: &str,
+        params: &[Param],
+        seeds: u64,
+        runs: &[PlannedRun],
+    ) -> Result<Plan> {
+        let header = Header {
+            format: PLAN_FORMAT.into(),
+            ackclock_version: env!("CARGO_PKG_VERSION").into(),
+            source: source.display().to_string(),
+            params: params.iter().map(|p| p.path.clone()).collect(),
+            seeds,
+            runs: runs.len(),
+        };
+        let entries: Vec<Entry> = runs
+            .iter()
+            .enumerate()
+            .map(|(index, r)| Entry {
+                index,
+                id: r.id.clone(),
+                seed: r.seed,
+                overrides: r.overrides.clone(),
+                predicted_events: r.predicted_events,
+                predicted_memory_bytes: r.predicted_memory_bytes,
+            })
+            .collect();
+        let mut manifest = String::new();
+        for e in &entries {
+            manifest.push_str(&serde_json::to_string(e)?);
+            manifest.push('\n');
+        }
+        let plan_json = serde_json::to_string_pretty(&header)? + "\n";
+        if dir.join(MANIFEST_FILE).exists() {
+            let same = std::fs::read_to_string(dir.join(MANIFEST_FILE)).ok()
+                == Some(manifest.clone())
+                && std::fs::read_to_string(dir.join(SCENARIO_FILE))
+                    .ok()
+                    .as_deref()
+                    == Some(text);
+            if !same {
+                bail!(
+                    "{} already holds another sweep plan (its runs may be going on elsewhere); choose another --out, or delete that directory first",
+                    dir.display()
+                );
+            }
+        }
+        for d in [dir.to_path_buf(), dir.join(RESULTS_DIR), dir.join(LOGS_DIR)] {
+            std::fs::create_dir_all(&d)
+                .with_context(|| format!("cannot create {}", d.display()))?;
+        }
+        for (name, body) in [
+            (SCENARIO_FILE, text),
+            (PLAN_FILE, plan_json.as_str()),
+            (MANIFEST_FILE, manifest.as_str()),
+        ] {
+            let f = dir.join(name);
+            std::fs::write(&f, body).with_context(|| format!("cannot write {}", f.display()))?;
+        }
+        let base = text
+            .parse()
+            .map_err(|e| anyhow!("{}: {e}", source.display()))?;
+        Ok(Plan {
+            dir: dir.to_path_buf(),
+            header,
+            entries,
+            base,
+        })
+    }
+
+    /// Reads the plan in `dir`, with errors that say what to type when it is not one.
+    pub fn load(dir: &Path) -> Result<Plan> {
+        if !dir.is_dir() {
+            bail!(
+                "{}: no such directory; make a sweep plan with `ackclock sweep plan SCENARIO --param PATH=V1,V2 --out {}`",
+                dir.display(),
+                dir.display()
+            );
+        }
+        let read = |name: &str| -> Result<String> {
+            let f = dir.join(name);
+            std::fs::read_to_string(&f).map_err(|e| {
+                anyhow!(
+                    "{}: cannot read: {}; is {} a sweep plan (made by `ackclock sweep plan ... --out {}`)?",
+                    f.display(),
+                    ackclock_sim::scenario::io_reason(&e),
+                    dir.display(),
+                    dir.display()
+                )
+            })
+        };
+        let header_text = read(PLAN_FILE)?;
+        let header: Header = serde_json::from_str(&header_text)
+            .map_err(|e| anyhow!("{}: not a sweep plan: {e}", dir.join(PLAN_FILE).display()))?;
+        if header.format != PLAN_FORMAT {
+            bail!(
+                "{}: format {:?}, this ackclock reads {PLAN_FORMAT:?}",
+                dir.join(PLAN_FILE).display(),
+                header.format
+            );
+        }
+        let version = env!("CARGO_PKG_VERSION");
+        if header.ackclock_version != version {
+            bail!(
+                "{}: planned by ackclock {}, this is ackclock {version}; results of another version may differ, so run this plan with that version or plan the sweep again",
+                dir.display(),
+                header.ackclock_version
+            );
+        }
+        let manifest = read(MANIFEST_FILE)?;
+        let mut entries = Vec::new();
+        for (n, line) in manifest.lines().enumerate() {
+            let e: Entry = serde_json::from_str(line)
+                .map_err(|e| anyhow!("{}:{}: {e}", dir.join(MANIFEST_FILE).display(), n + 1))?;
+            if e.index != n {
+                bail!(
+                    "{}:{}: index {} on line {} (lines must be in index order from 0)",
+                    dir.join(MANIFEST_FILE).display(),
+                    n + 1,
+                    e.index,
+                    n + 1
+                );
+            }
+            entries.push(e);
+        }
+        if entries.len() != header.runs {
+            bail!(
+                "{}: {} runs, but {} says {}; the plan is incomplete: plan the sweep again",
+                dir.join(MANIFEST_FILE).display(),
+                entries.len(),
+                PLAN_FILE,
+                header.runs
+            );
+        }
+        let base = read(SCENARIO_FILE)?
+            .parse()
+            .map_err(|e| anyhow!("{}: {e}", dir.join(SCENARIO_FILE).display()))?;
+        Ok(Plan {
+            dir: dir.to_path_buf(),
+            header,
+            entries,
+            base,
+        })
+    }
+
+    /// The scenario of run `e`, rebuilt from `scenario.toml` and its overrides, checked
+    /// against its id (so an edited plan cannot pass results off as another's).
+    pub fn scenario(&self, e: &Entry, budget: &Budget) -> Result<Scenario> {
+        let text = apply(&self.base, &e.overrides)?;
+        let id = run_id(&text, e.seed);
+        if id != e.id {
+            bail!(
+                "run {} (id {}): its scenario now hashes to {id}: {} or {} was changed after planning; plan the sweep again",
+                e.index,
+                e.id,
+                SCENARIO_FILE,
+                MANIFEST_FILE
+            );
+        }
+        let file = self.dir.join(SCENARIO_FILE);
+        let mut s = Scenario::from_str_within(&text, &file, budget).map_err(|mut err| {
+            err.message = format!("{} (with {})", err.message, describe(&e.overrides));
+            anyhow!("{err}")
+        })?;
+        s.seed = e.seed;
+        Ok(s)
+    }
+
+    /// A run's result file, and the file that says it failed.
+    pub fn result_path(&self, id: &str) -> PathBuf {
+        self.dir.join(RESULTS_DIR).join(format!("{id}.json"))
+    }
+    pub fn failure_path(&self, id: &str) -> PathBuf {
+        self.dir.join(RESULTS_DIR).join(format!("{id}.failed.json"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_id_changes_with_the_seed_and_the_text_and_only_with_them() {
+        let a = run_id("x = 1\n", 1);
+        assert_eq!(a, run_id("x = 1\n", 1));
+        assert_eq!(a.len(), 16);
+        assert_ne!(a, run_id("x = 1\n", 2));
+        assert_ne!(a, run_id("x = 2\n", 1));
+    }
+
+    #[test]
+    fn values_typed_on_the_command_line_come_back_as_the_same_cell() {
+        for v in ["8", "1e6", "1.5", "drop_tail", "true", "-3", "inf"] {
+            let once = value_text(&parse_value(v));
+            assert_eq!(value_text(&parse_value(&once)), once, "{v}");
+        }
+        assert_eq!(value_text(&parse_value("1e6")), "1000000.0");
+    }
+}
