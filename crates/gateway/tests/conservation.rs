@@ -47,6 +47,7 @@ fn configs() -> Vec<(QdiscConfig, Option<usize>, Option<usize>)> {
         ),
         (
             QdiscConfig::DropTail(DropTailConfig {
+                mark_threshold_pkts: None,
                 limit_pkts: Some(10),
                 limit_bytes: Some(9000),
             }),

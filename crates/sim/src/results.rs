@@ -44,6 +44,12 @@ pub struct FlowSummary {
     pub final_cwnd_bytes: u32,
     pub hp_hits: u64,
     pub hp_misses: u64,
+    /// Both ends agreed on ECN (RFC 3168).
+    pub ecn: bool,
+    /// Window reductions the sender made for the receiver's ECE (marks echoed).
+    pub ecn_reductions: u64,
+    /// Data segments the receiver got marked CE.
+    pub ce_marks_received: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -198,6 +204,9 @@ impl RunResult {
                 final_cwnd_bytes: s.cwnd_bytes,
                 hp_hits: s.hp_ack_hits + s.hp_data_hits + r.hp_ack_hits + r.hp_data_hits,
                 hp_misses: s.hp_misses + r.hp_misses,
+                ecn: s.ecn_enabled,
+                ecn_reductions: s.ecn_reductions,
+                ce_marks_received: r.ce_segs_in,
             });
             traces.push(events);
         }

@@ -520,6 +520,7 @@ mod tests {
         assert_eq!(
             parse_queue("droptail:64").unwrap(),
             QdiscConfig::DropTail(ackclock_gateway::DropTailConfig {
+                mark_threshold_pkts: None,
                 limit_pkts: Some(64),
                 limit_bytes: None
             })

@@ -137,6 +137,7 @@ pub enum QdiscConfig {
 
 /// The queue a link gets when the scenario names none: drop-tail, 100 packets.
 pub const DEFAULT_DROP_TAIL: QdiscConfig = QdiscConfig::DropTail(DropTailConfig {
+    mark_threshold_pkts: None,
     limit_pkts: Some(100),
     limit_bytes: None,
 });
@@ -192,7 +193,7 @@ impl QdiscConfig {
     /// the ones the new kind does not know; a test keeps the lists equal to serde's.
     pub fn fields(kind: &str) -> Option<&'static [&'static str]> {
         Some(match kind {
-            "drop_tail" => &["limit_pkts", "limit_bytes"],
+            "drop_tail" => &["limit_pkts", "limit_bytes", "mark_threshold_pkts"],
             "random_drop" => &[
                 "limit_pkts",
                 "limit_bytes",

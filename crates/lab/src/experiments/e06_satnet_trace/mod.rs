@@ -166,6 +166,7 @@ fn ds3(base: &Scenario, vanilla: bool, x: f64, seed: u64, rtts: f64) -> Scenario
         delay_ms: (DS3_RTT - pkt_s - ack_s) / 2.0 * 1e3,
         mtu_bytes: DS3_PKT,
         queue: Some(QdiscConfig::DropTail(DropTailConfig {
+            mark_threshold_pkts: None,
             limit_pkts: Some(if vanilla { 2 * w } else { w }),
             limit_bytes: None,
         })),

@@ -72,6 +72,7 @@ fn variant(base: &Scenario, w: u32, p: f64, alg: &str, e1: bool, seed: u64) -> S
     l.rate_bps = rate;
     l.delay_ms = (RTT_S - tau - 40.0 * 8.0 / rate) / 2.0 * 1e3;
     l.queue = Some(QdiscConfig::DropTail(DropTailConfig {
+        mark_threshold_pkts: None,
         limit_pkts: Some(w as usize),
         limit_bytes: None,
     }));

@@ -127,6 +127,7 @@ fn variant(base: &Scenario, n: usize, b: usize, tcp: &str, seed: u64, dur: f64) 
     let proto_r = base.link[2].clone();
     let mut bottleneck: LinkSpec = base.link[1].clone();
     bottleneck.queue = Some(QdiscConfig::DropTail(DropTailConfig {
+        mark_threshold_pkts: None,
         limit_pkts: Some(b),
         limit_bytes: None,
     }));
