@@ -258,3 +258,180 @@ fn lossy_path_is_byte_exact_with_sack() {
         host * 100.0
     );
 }
+
+/// ECN with Linux both ways (RFC 3168) through the emulator's step marker: Linux
+/// (net.ipv4.tcp_ecn=1 in its namespace) receives from one ackclock host and sends to
+/// another; the emulator marks instead of dropping. Each receiver echoes the marks with ECE,
+/// each sender answers with a reduction and CWR, and both transfers are byte-exact. tshark
+/// reads the flags from the captures.
+#[test]
+fn ecn_with_linux_both_ways_through_a_marking_emulator() {
+    if !can_run(
+        "ecn_with_linux_both_ways_through_a_marking_emulator",
+        &["socat", "tshark", "sysctl"],
+    ) {
+        return;
+    }
+    let d = TmpDir::new("ecn");
+    let size = 4 << 20;
+    let (a_in, a_out) = (d.path("a_in"), d.path("a_out"));
+    let (b_in, b_out) = (d.path("b_in"), d.path("b_out"));
+    write_random_file(&a_in, size, 21);
+    write_random_file(&b_in, size, 22);
+    // 20 Mbit/s, 10 ms each way: a 25-packet pipe; CE from 8 queued packets, drops only
+    // beyond 200.
+    let (emu, _names, left, right) = emulate(&[
+        "--rate",
+        "20mbit",
+        "--delay",
+        "10ms",
+        "--queue",
+        "droptail:limit_pkts=200,mark_threshold_pkts=8",
+    ]);
+    // tcp_ecn is per network namespace: 1 asks for ECN on Linux's active opens and agrees
+    // on passive ones.
+    sh_in(&right, "sysctl -qw net.ipv4.tcp_ecn=1");
+    assert_eq!(sh_in(&right, "sysctl -n net.ipv4.tcp_ecn").trim(), "1");
+    let recv_srv = spawn_in(
+        &right,
+        "socat",
+        &[
+            "-u",
+            "TCP-LISTEN:5001,reuseaddr",
+            &format!("CREATE:{}", a_out.display()),
+        ],
+    );
+    let send_srv = spawn_in(
+        &right,
+        "socat",
+        &[
+            "-u",
+            &format!("OPEN:{}", b_in.display()),
+            "TCP-LISTEN:5002,reuseaddr",
+        ],
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let (send_pcap, recv_pcap) = (d.path("send.pcap"), d.path("recv.pcap"));
+    let sender = spawn_in(
+        &left,
+        bin(),
+        &[
+            "stream",
+            "--connect",
+            "198.18.2.1:5001",
+            "--file",
+            a_in.to_str().unwrap(),
+            "--preset",
+            "sack",
+            "--ecn",
+            "--json",
+            "--pcap",
+            send_pcap.to_str().unwrap(),
+        ],
+    );
+    let receiver = spawn_in(
+        &left,
+        bin(),
+        &[
+            "stream",
+            "--connect",
+            "198.18.2.1:5002",
+            "--mode",
+            "recv",
+            "--out",
+            b_out.to_str().unwrap(),
+            "--preset",
+            "sack",
+            "--ecn",
+            "--json",
+            "--pcap",
+            recv_pcap.to_str().unwrap(),
+            "--addr",
+            "198.18.0.6",
+            "--tun-addr",
+            "198.18.0.5",
+        ],
+    );
+    let (c1, o1, e1) = sender.finish(Duration::from_secs(120));
+    let (c2, o2, e2) = receiver.finish(Duration::from_secs(120));
+    assert_eq!(c1, Some(0), "{o1}\n{e1}");
+    assert_eq!(c2, Some(0), "{o2}\n{e2}");
+    let _ = recv_srv.finish(Duration::from_secs(10));
+    let _ = send_srv.finish(Duration::from_secs(10));
+    let j = stop(emu);
+    same_file(&a_in, &a_out).unwrap();
+    same_file(&b_in, &b_out).unwrap();
+    let marks = j["left_to_right"]["queue_marks"].as_u64().unwrap()
+        + j["right_to_left"]["queue_marks"].as_u64().unwrap();
+    println!("emulator: {j}");
+    assert!(marks > 0, "the emulator marked nothing: {j}");
+    let json =
+        |o: &str| -> serde_json::Value { serde_json::from_str(o.lines().last().unwrap()).unwrap() };
+    let (js, jr) = (json(&o1), json(&o2));
+    // Our sender: Linux echoed the marks, we reduced and said CWR.
+    assert_eq!(js["ecn"], true, "{o1}");
+    assert!(js["ece_in"].as_u64().unwrap() > 0, "{o1}");
+    assert!(js["ecn_reductions"].as_u64().unwrap() > 0, "{o1}");
+    assert!(js["cwr_out"].as_u64().unwrap() > 0, "{o1}");
+    // Our receiver: Linux's data came marked, we echoed.
+    assert_eq!(jr["ecn"], true, "{o2}");
+    assert!(jr["ce_segs_in"].as_u64().unwrap() > 0, "{o2}");
+    // tshark on the captures: flags as the wire carried them.
+    let count = |pcap: &std::path::Path, filter: &str| -> usize {
+        let out = std::process::Command::new("tshark")
+            .args(["-n", "-r"])
+            .arg(pcap)
+            .args(["-Y", filter])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).lines().count()
+    };
+    let linux = "ip.src == 198.18.2.1";
+    let ours = "ip.dst == 198.18.2.1";
+    // Handshakes: our ECN-setup SYN, Linux's SYN,ACK with ECE alone.
+    assert!(
+        count(
+            &send_pcap,
+            &format!("{ours} && tcp.flags.syn == 1 && tcp.flags.ece == 1 && tcp.flags.cwr == 1")
+        ) >= 1
+    );
+    assert!(count(&send_pcap, &format!("{linux} && tcp.flags.syn == 1 && tcp.flags.ack == 1 && tcp.flags.ece == 1 && tcp.flags.cwr == 0")) >= 1);
+    // Linux -> us, our data: ECE from Linux, our CWR, our data ECT(0) (ip.dsfield.ecn 2).
+    let ece_from_linux = count(
+        &send_pcap,
+        &format!("{linux} && tcp.flags.ece == 1 && tcp.flags.syn == 0"),
+    );
+    let cwr_from_us = count(
+        &send_pcap,
+        &format!("{ours} && tcp.flags.cwr == 1 && tcp.flags.syn == 0"),
+    );
+    let ect_from_us = count(
+        &send_pcap,
+        &format!("{ours} && tcp.len > 0 && ip.dsfield.ecn == 2"),
+    );
+    // Our receiver: CE-marked data from Linux (the emulator marked it), our ECE, Linux's
+    // CWR: Linux reduced on our echo.
+    let ce_to_us = count(
+        &recv_pcap,
+        &format!("{linux} && tcp.len > 0 && ip.dsfield.ecn == 3"),
+    );
+    let ece_from_us = count(
+        &recv_pcap,
+        &format!("{ours} && tcp.flags.ece == 1 && tcp.flags.syn == 0"),
+    );
+    let cwr_from_linux = count(
+        &recv_pcap,
+        &format!("{linux} && tcp.flags.cwr == 1 && tcp.flags.syn == 0"),
+    );
+    println!(
+        "ECE from Linux {ece_from_linux}, CWR from us {cwr_from_us}, ECT data from us {ect_from_us}; \
+         CE to us {ce_to_us}, ECE from us {ece_from_us}, CWR from Linux {cwr_from_linux}"
+    );
+    assert!(ece_from_linux > 0 && cwr_from_us > 0 && ect_from_us > 1000);
+    assert!(ce_to_us > 0 && ece_from_us > 0 && cwr_from_linux > 0);
+}

@@ -85,6 +85,10 @@ pub struct TcpArgs {
     /// Offer/accept SACK (RFC 2018).
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     pub sack: Option<bool>,
+    /// Ask for/accept ECN (RFC 3168): ECT(0) data, echo CE marks with ECE, answer ECE with a
+    /// window reduction (Linux: sysctl net.ipv4.tcp_ecn=1 on its side).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub ecn: Option<bool>,
     /// Offer/accept timestamps (RFC 7323).
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     pub timestamps: Option<bool>,
@@ -225,6 +229,7 @@ impl TcpArgs {
             delayed_ack_clock: self.delack_clock,
             nagle: self.nagle,
             sack: self.sack,
+            ecn: self.ecn,
             timestamps: self.timestamps,
             window_scale: self.wscale,
             recovery: self.recovery,

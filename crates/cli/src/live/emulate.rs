@@ -406,6 +406,7 @@ pub fn run(a: EmulateArgs) -> Result<()> {
                 "delivered_pkts": s.delivered_pkts,
                 "delivered_bytes": s.delivered_bytes,
                 "queue_drops": s.queue.dropped(),
+                "queue_marks": s.queue.marked,
                 "loss_drops": s.impair.dropped_random + s.impair.dropped_gilbert + s.impair.dropped_scripted,
                 "corrupted": s.impair.corrupted,
                 "too_big": s.too_big,
@@ -467,6 +468,12 @@ fn print_direction(
         s.impair.duplicated,
         s.impair.reordered
     );
+    if s.queue.marked > 0 {
+        println!(
+            "  marks      {} packets marked CE instead of dropped (RFC 3168)",
+            s.queue.marked
+        );
+    }
     if let Some(l) = p.link.as_ref().filter(|l| l.rate_bps < 1 << 62) {
         let util = if elapsed.as_nanos() > 0 {
             s.busy_ns as f64 / elapsed.as_nanos() as f64

@@ -377,6 +377,12 @@ fn print_report(test: &str, preset: &str, r: &StreamReport, cpu: Duration, end: 
         "window events      {} zero-window probes sent, {} window updates sent",
         s.window_probes, s.window_updates_out
     );
+    if s.ecn_enabled {
+        println!(
+            "ecn                on: {} reductions for {} ECE received, {} CWR sent; {} CE marks received",
+            s.ecn_reductions, s.ece_in, s.cwr_out, s.ce_segs_in
+        );
+    }
     println!(
         "header prediction  {} ACK hits, {} data hits, {} misses",
         s.hp_ack_hits, s.hp_data_hits, s.hp_misses
@@ -712,6 +718,10 @@ fn sum_stats(reports: &[&StreamReport]) -> Stats {
         t.recoveries += s.recoveries;
         t.window_probes += s.window_probes;
         t.window_updates_out += s.window_updates_out;
+        t.ecn_reductions += s.ecn_reductions;
+        t.ece_in += s.ece_in;
+        t.ce_segs_in += s.ce_segs_in;
+        t.cwr_out += s.cwr_out;
         t.cwnd_bytes = t.cwnd_bytes.saturating_add(s.cwnd_bytes);
         if s.srtt > Duration::ZERO {
             rtts += 1;
@@ -767,6 +777,11 @@ fn json_stream(id: usize, r: &StreamReport) -> serde_json::Value {
         "rcv_wscale": s.rcv_wscale,
         "window_probes": s.window_probes,
         "window_updates_out": s.window_updates_out,
+        "ecn": s.ecn_enabled,
+        "ecn_reductions": s.ecn_reductions,
+        "ece_in": s.ece_in,
+        "ce_segs_in": s.ce_segs_in,
+        "cwr_out": s.cwr_out,
         "completed": r.completed,
         "error": r.error.map(|e| e.to_string()),
         "final_state": r.final_state.map(|s| s.name()),
@@ -805,6 +820,11 @@ fn json_sum(
         "rcv_wscale": stat(|s| s.rcv_wscale.into()),
         "window_probes": t.window_probes,
         "window_updates_out": t.window_updates_out,
+        "ecn": stat(|s| s.ecn_enabled.into()),
+        "ecn_reductions": t.ecn_reductions,
+        "ece_in": t.ece_in,
+        "ce_segs_in": t.ce_segs_in,
+        "cwr_out": t.cwr_out,
         "cpu_s": cpu.as_secs_f64(),
         "service_demand_us_per_kb": service_demand_us_per_kb(cpu, bytes),
         "completed": reports.iter().all(|r| r.completed),
@@ -1242,6 +1262,11 @@ mod tests {
             "rcv_wscale",
             "window_probes",
             "window_updates_out",
+            "ecn",
+            "ecn_reductions",
+            "ece_in",
+            "ce_segs_in",
+            "cwr_out",
             "completed",
             "error",
             "final_state",
