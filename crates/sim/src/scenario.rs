@@ -32,7 +32,7 @@ use crate::locate::{line_of, line_of_field};
 use crate::resolve::Invalid;
 use ackclock_gateway::{ImpairmentConfig, QdiscConfig};
 use ackclock_tcp::cc::SsthreshBase;
-use ackclock_tcp::config::{CongestionName, Overrides, RttEstimatorName};
+use ackclock_tcp::config::{CongestionName, EcnEcho, Overrides, RttEstimatorName};
 use ackclock_tcp::RecoveryAlgorithm;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -619,6 +619,7 @@ fn override_name_message(path: &str, written: &str) -> Option<String> {
         "recovery" => (RecoveryAlgorithm::NAMES, RecoveryAlgorithm::ALIASES),
         "cc" => (CongestionName::NAMES, CongestionName::ALIASES),
         "ssthresh_base" => (SsthreshBase::NAMES, SsthreshBase::ALIASES),
+        "ecn_echo" => (EcnEcho::NAMES, EcnEcho::ALIASES),
         _ => return None,
     };
     let listed: Vec<String> = names
@@ -739,6 +740,7 @@ mod tests {
             SsthreshBase::ALIASES,
             |o| o.ssthresh_base,
         );
+        check("ecn_echo", EcnEcho::NAMES, EcnEcho::ALIASES, |o| o.ecn_echo);
         let o: Overrides = toml::from_str("cc = \"reno\"").unwrap();
         assert_eq!(o.cc, Some(CongestionName::Aimd));
     }
@@ -753,7 +755,7 @@ mod tests {
         };
         assert_eq!(
             err("[flow.receiver_overrides]\nack_every = 1\ncc = \"cubbic\"\n"),
-            "x.toml:15: field `flow[0].receiver_overrides.cc`: cc = \"cubbic\": expected one of none, fixed, aimd (alias reno), cubic (did you mean \"cubic\"?)"
+            "x.toml:15: field `flow[0].receiver_overrides.cc`: cc = \"cubbic\": expected one of none, fixed, aimd (alias reno), cubic, dctcp, dec_bit (did you mean \"cubic\"?)"
         );
         assert_eq!(
             err("tcp_overrides = { rtt_estimator = 'Jacobson' }\n"),

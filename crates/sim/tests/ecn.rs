@@ -100,3 +100,99 @@ fn rfc3168_without_ecn_the_same_gateways_drop() {
         }
     }
 }
+
+/// Two flows through a 100 Mbit/s bottleneck of about 1.2 ms round trip (a 10-packet pipe)
+/// and drop-tail's step marker at `k` packets (RFC 8257 §3.1), with `overrides`.
+fn run_dc(overrides: &str, k: usize) -> RunResult {
+    let text = format!(
+        r#"
+name = "dctcp"
+seed = 3
+duration_s = 5
+[topology]
+kind = "dumbbell"
+pairs = 2
+access = {{ rate_bps = 1e9, delay_ms = 0.05 }}
+bottleneck = {{ rate_bps = 100e6, delay_ms = 0.5, queue = {{ kind = "drop_tail", limit_pkts = 300, mark_threshold_pkts = {k} }} }}
+[topology.flows]
+tcp = "newreno"
+tcp_overrides = {{ window_scale = true, recv_buffer_bytes = 4194304, send_buffer_bytes = 4194304, {overrides} }}
+app = {{ kind = "bulk" }}
+"#
+    );
+    let s = Scenario::from_str_named(&text, Path::new("dctcp.toml")).unwrap();
+    build(&s, None).unwrap().run(|_| {})
+}
+
+/// DCTCP's claim (Alizadeh et al. 2010; RFC 8257 §1): with the step marker far below the
+/// bandwidth-delay product it still fills the pipe, because a few marks cut the window a
+/// little; Reno answering each window of marks by halving (RFC 3168) leaves the link idle
+/// at the same threshold. The pipe here holds about 10 packets.
+#[test]
+fn rfc8257_dctcp_fills_the_pipe_with_a_marker_far_below_the_bdp_where_halving_does_not() {
+    for k in [2, 5] {
+        let dc = run_dc(r#"cc = "dctcp""#, k);
+        let reno = run_dc("ecn = true", k);
+        let (bd, br) = (bottleneck(&dc), bottleneck(&reno));
+        assert!(bd.utilization > 0.98, "DCTCP, K = {k}: {}", bd.utilization);
+        assert!(
+            br.utilization < 0.9,
+            "Reno with ECN, K = {k}: {}",
+            br.utilization
+        );
+        // The queue stays near K: at most twice it and a packet.
+        assert!(
+            bd.max_queue_pkts <= 2 * k as u64 + 1,
+            "K = {k}: {}",
+            bd.max_queue_pkts
+        );
+        for r in [&dc, &reno] {
+            assert_eq!(bottleneck(r).queue_drops, 0);
+            assert!(r
+                .summary
+                .flows
+                .iter()
+                .all(|f| f.ecn && f.retransmitted_segments == 0));
+        }
+        // DCTCP cuts often and little: more reductions than Reno's halvings.
+        let cuts = |r: &RunResult| {
+            r.summary
+                .flows
+                .iter()
+                .map(|f| f.ecn_reductions)
+                .sum::<u64>()
+        };
+        assert!(
+            cuts(&dc) > 2 * cuts(&reno),
+            "{} vs {}",
+            cuts(&dc),
+            cuts(&reno)
+        );
+    }
+}
+
+/// The DEC-bit sender (Ramakrishnan and Jain 1988) holds its window near the pipe on the
+/// bits alone: without a marker the same sender's window grows one packet per two windows
+/// without bound (here until the 4 MiB buffers stop it).
+#[test]
+fn dec_bit_sender_is_held_near_the_pipe_by_the_bits() {
+    let marked = run_dc(r#"cc = "dec_bit""#, 2);
+    let b = bottleneck(&marked);
+    assert!(
+        b.queue_marks > 1000 && b.queue_drops == 0,
+        "{} marks",
+        b.queue_marks
+    );
+    assert!(b.utilization > 0.9, "{}", b.utilization);
+    for f in &marked.summary.flows {
+        assert!(f.ecn && f.ce_marks_received > 0);
+        // Decided per window in the controller, never by the ECE-once-per-window rule.
+        assert_eq!(f.ecn_reductions, 0);
+        assert!(f.final_cwnd_bytes < 20 * 1460, "{}", f.final_cwnd_bytes);
+    }
+    // The marker off (a threshold at the limit's edge marks only when 299 are queued).
+    let unmarked = run_dc(r#"cc = "dec_bit""#, 299);
+    for f in &unmarked.summary.flows {
+        assert!(f.final_cwnd_bytes > 100 * 1460, "{}", f.final_cwnd_bytes);
+    }
+}

@@ -30,6 +30,14 @@ pub struct AckEvent {
     pub min_rtt: Option<Duration>,
     /// True while a loss recovery episode is in progress (most controllers hold still).
     pub in_recovery: bool,
+    /// The ACK carried ECE (ECN in use): the receiver echoes a CE mark (RFC 3168; with the
+    /// per-packet echo of RFC 8257 §3.2, a mark on the data this ACK acknowledges).
+    pub ece: bool,
+    /// SND.UNA after this ACK.
+    pub snd_una: crate::seq::SeqNum,
+    /// SND.MAX: one past the highest sequence number sent (where a window that starts now
+    /// ends, for controllers that count per window).
+    pub snd_max: crate::seq::SeqNum,
 }
 
 /// A congestion signal: loss detected by duplicate ACKs, or a timeout.
@@ -77,6 +85,14 @@ pub trait CongestionControl: fmt::Debug + Send {
     fn on_recovery_exit(&mut self, _now: Instant) {}
     /// Replaces cwnd, e.g. RFC 5681 §4.1's restart window after an idle period.
     fn set_cwnd(&mut self, cwnd: u32);
+    /// An ACK echoed a CE mark (ECE), at most once per window of data and not during a loss
+    /// recovery (the connection keeps RFC 3168 §6.1.2's rule). Returns whether the window
+    /// was reduced (the connection then sends CWR). By default a mark is answered as a loss
+    /// is (RFC 3168 §6.1.2): `on_congestion`.
+    fn on_ece(&mut self, ev: &CongestionEvent) -> bool {
+        self.on_congestion(ev);
+        true
+    }
 }
 
 /// What a controller is built from when a connection is created (and again when the
@@ -265,6 +281,14 @@ impl CongestionControl for Aimd {
     }
 }
 
+impl Aimd {
+    /// Replaces ssthresh (DCTCP's cut sets both windows).
+    pub(crate) fn set_ssthresh(&mut self, ssthresh: u32) {
+        self.ssthresh = ssthresh.max(1);
+        self.bytes_acked = 0;
+    }
+}
+
 /// No congestion control: the pre-1988 4.3BSD TCP sends whatever the receiver's window
 /// allows, and after a timeout resends from SND.UNA with the same window.
 #[derive(Clone, Debug, Default)]
@@ -338,6 +362,9 @@ mod tests {
             srtt: Duration::ZERO,
             min_rtt: None,
             in_recovery: false,
+            ece: false,
+            snd_una: crate::seq::SeqNum::new(0),
+            snd_max: crate::seq::SeqNum::new(0),
         }
     }
     fn loss(flight: u32, wnd: u32) -> CongestionEvent {

@@ -66,6 +66,13 @@ pub enum CongestionAlgorithm {
     Aimd(AimdConfig),
     /// RFC 9438 CUBIC.
     Cubic(CubicConfig),
+    /// RFC 8257 DCTCP: cut by the smoothed fraction of marked bytes (needs `ecn` and the
+    /// per-packet echo at both ends).
+    Dctcp(crate::ecn_cc::DctcpConfig),
+    /// Jain and Ramakrishnan's DEC-bit window (1988): 7/8 when half the last window's bits
+    /// were set, one packet more otherwise (needs `ecn`, the per-packet echo and a gateway
+    /// that sets the bit).
+    DecBit(crate::ecn_cc::DecBitConfig),
     /// A controller from outside the engine, built per connection by the factory.
     Custom(Arc<dyn CongestionControlFactory>),
 }
@@ -78,6 +85,8 @@ impl PartialEq for CongestionAlgorithm {
             (C::None, C::None) | (C::Fixed, C::Fixed) => true,
             (C::Aimd(a), C::Aimd(b)) => a == b,
             (C::Cubic(a), C::Cubic(b)) => a == b,
+            (C::Dctcp(a), C::Dctcp(b)) => a == b,
+            (C::DecBit(a), C::DecBit(b)) => a == b,
             (C::Custom(a), C::Custom(b)) => Arc::ptr_eq(a, b),
             _ => false,
         }
@@ -113,6 +122,11 @@ pub enum CongestionName {
     Aimd,
     /// `"cubic"`: [`CongestionAlgorithm::Cubic`].
     Cubic,
+    /// `"dctcp"`: [`CongestionAlgorithm::Dctcp`] (turns on `ecn` with the per-packet echo).
+    Dctcp,
+    /// `"dec_bit"`: [`CongestionAlgorithm::DecBit`] (turns on `ecn` with the per-packet
+    /// echo).
+    DecBit,
 }
 
 /// The names of a field-less enum as scenario files and command-line flags spell them:
@@ -188,13 +202,41 @@ names! {
 names! {
     CongestionName,
     "cc",
-    [None = "none", Fixed = "fixed", Aimd = "aimd", Cubic = "cubic"],
+    [
+        None = "none",
+        Fixed = "fixed",
+        Aimd = "aimd",
+        Cubic = "cubic",
+        Dctcp = "dctcp",
+        DecBit = "dec_bit",
+    ],
     aliases ["reno" = "aimd"],
 }
 names! {
     SsthreshBase,
     "ssthresh_base",
     [Window = "window", FlightSize = "flight"],
+    aliases [],
+}
+
+/// How a receiver echoes the CE marks of the data it receives (with [`TcpConfig::ecn`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize, serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum EcnEcho {
+    /// `"latched"`: RFC 3168 §6.1.3, ECE on every ACK from a CE mark until the sender's CWR.
+    #[default]
+    Latched,
+    /// `"per_packet"`: RFC 8257 §3.2 (DCTCP), ECE says whether the data the ACK
+    /// acknowledges was marked; a change of state first acknowledges the data before it with
+    /// the old state. What DCTCP and the DEC-bit sender count.
+    PerPacket,
+}
+
+names! {
+    EcnEcho,
+    "ecn_echo",
+    [Latched = "latched", PerPacket = "per_packet"],
     aliases [],
 }
 
@@ -282,6 +324,8 @@ pub struct TcpConfig {
     /// retransmitting. Default `false`. A handshake answered with a SYN cookie does not
     /// negotiate ECN (the cookie has no room for it; the SYN,ACK says no).
     pub ecn: bool,
+    /// How CE marks are echoed (RFC 3168's latch, or RFC 8257's per packet).
+    pub ecn_echo: EcnEcho,
     /// Offer/accept RFC 7323 timestamps.
     pub timestamps: bool,
     /// Offer/accept RFC 7323 window scaling.
@@ -377,6 +421,7 @@ impl TcpConfig {
             sack: false,
             dsack: false,
             ecn: false,
+            ecn_echo: EcnEcho::Latched,
             timestamps: false,
             window_scale: false,
             window_scale_shift: None,
@@ -737,6 +782,8 @@ pub struct Overrides {
     pub sack: Option<bool>,
     /// [`TcpConfig::ecn`].
     pub ecn: Option<bool>,
+    /// [`TcpConfig::ecn_echo`]: "latched" or "per_packet".
+    pub ecn_echo: Option<EcnEcho>,
     /// [`TcpConfig::timestamps`].
     pub timestamps: Option<bool>,
     /// [`TcpConfig::window_scale`].
@@ -959,6 +1006,9 @@ impl Overrides {
         if let Some(v) = self.ecn {
             c.ecn = v;
         }
+        if let Some(v) = self.ecn_echo {
+            c.ecn_echo = v;
+        }
         if let Some(v) = self.timestamps {
             c.timestamps = v;
         }
@@ -982,6 +1032,18 @@ impl Overrides {
             }
             Some(CongestionName::Cubic) => {
                 c.congestion = CongestionAlgorithm::Cubic(CubicConfig::default())
+            }
+            // RFC 8257 §3: DCTCP needs ECN and the per-packet echo at both ends; so does
+            // the DEC-bit sender. An explicit `ecn` or `ecn_echo` in the same overrides
+            // still wins (applied below).
+            Some(n @ (CongestionName::Dctcp | CongestionName::DecBit)) => {
+                c.congestion = if n == CongestionName::Dctcp {
+                    CongestionAlgorithm::Dctcp(Default::default())
+                } else {
+                    CongestionAlgorithm::DecBit(Default::default())
+                };
+                c.ecn = self.ecn.unwrap_or(true);
+                c.ecn_echo = self.ecn_echo.unwrap_or(EcnEcho::PerPacket);
             }
         }
         let aimd_field = [

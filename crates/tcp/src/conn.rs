@@ -20,8 +20,9 @@
 use crate::cc::{
     AckEvent, Aimd, CcInit, CongestionControl, CongestionEvent, FixedWindow, NoCongestionControl,
 };
-use crate::config::{CongestionAlgorithm, TcpConfig};
+use crate::config::{CongestionAlgorithm, EcnEcho, TcpConfig};
 use crate::cubic::Cubic;
+use crate::ecn_cc::{Dctcp, DecBit};
 use crate::recovery::{DupAckOutcome, NewAckOutcome, Recovery};
 use crate::recv_buf::RecvBuffer;
 use crate::rtt::RttEstimator;
@@ -201,6 +202,9 @@ pub struct Connection {
     ece_pending: bool,
     /// Sender: the window was reduced for ECE; the next new data segment carries CWR.
     cwr_pending: bool,
+    /// Receiver, per-packet echo (RFC 8257 §3.2): an ACK of (RCV.NXT, ECE) as they were
+    /// before a segment whose mark changed the state, to be sent before anything else.
+    ecn_pre_ack: Option<(SeqNum, bool)>,
     /// Sender: ECE is not answered again until SND.UNA passes this point (SND.MAX at the
     /// last reduction: one reduction per window of data, §6.1.2); `None` before the first.
     ecn_recover: Option<SeqNum>,
@@ -328,6 +332,14 @@ fn make_cc(cfg: &TcpConfig, mss: u32) -> Box<dyn CongestionControl> {
             cfg.initial_window.bytes(mss),
             cfg.initial_ssthresh,
         )),
+        CongestionAlgorithm::Dctcp(c) => Box::new(Dctcp::new(
+            *c,
+            cfg.initial_window.bytes(mss),
+            cfg.initial_ssthresh,
+        )),
+        CongestionAlgorithm::DecBit(c) => {
+            Box::new(DecBit::new(*c, cfg.initial_window.bytes(mss), mss))
+        }
         CongestionAlgorithm::Custom(f) => f.build(CcInit {
             mss,
             initial_window: cfg.initial_window.bytes(mss),
@@ -413,6 +425,7 @@ impl Connection {
             ecn_ok: false,
             ece_pending: false,
             cwr_pending: false,
+            ecn_pre_ack: None,
             ecn_recover: None,
             sack_recent: [SeqNum::new(0); 4],
             sack_recent_len: 0,
@@ -476,10 +489,13 @@ impl Connection {
             && !self.rec.in_recovery();
         // The data path copies into the receive ring without asking: it must exist (the
         // first data segment, on the general path, allocates it).
+        // With the per-packet ECN echo, data after a marked segment may change the echo
+        // state: the general path looks at it (a marked segment always goes there).
         let data = ack
             && !self.recv_buf.has_out_of_order()
             && self.peer_fin.is_none()
-            && self.recv_buf.is_allocated();
+            && self.recv_buf.is_allocated()
+            && !(self.ece_pending && self.cfg.ecn_echo == EcnEcho::PerPacket);
         (u8::from(ack) * HP_ACK) | (u8::from(data) * HP_DATA)
     }
 

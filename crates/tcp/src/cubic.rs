@@ -221,6 +221,9 @@ mod tests {
             srtt,
             min_rtt: Some(srtt),
             in_recovery: false,
+            ece: false,
+            snd_una: crate::seq::SeqNum::new(0),
+            snd_max: crate::seq::SeqNum::new(0),
         }
     }
 

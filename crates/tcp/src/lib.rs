@@ -128,6 +128,7 @@ pub mod cc;
 pub mod config;
 mod conn;
 pub mod cubic;
+pub mod ecn_cc;
 pub mod endpoint;
 mod error;
 pub mod recovery;

@@ -237,3 +237,59 @@ fn rfc3168_ece_without_negotiated_ecn_changes_nothing() {
     assert!(st.cwnd_bytes >= before, "{} < {before}", st.cwnd_bytes);
     assert!(flight.iter().all(|s| s.ecn == ECN_NOT_ECT));
 }
+
+/// RFC 8257 §3.2: with the per-packet echo an ACK's ECE says whether the data it
+/// acknowledges was marked; when a segment's mark differs from the last, the data before
+/// it is acknowledged at once with the old state, and CWR means nothing to the receiver.
+#[test]
+fn rfc8257_3_2_per_packet_echo_acknowledges_each_run_of_marks_separately() {
+    for header_prediction in [true, false] {
+        let cfg = TcpConfig {
+            ecn_echo: ackclock_tcp::config::EcnEcho::PerPacket,
+            header_prediction,
+            ..ecn_cfg()
+        };
+        let (mut p, _) = ecn_passive(cfg);
+        let send = |p: &mut Peer, ecn: u8, extra: TcpFlags| -> Vec<Seg> {
+            let o = p.out(ACK | extra).payload(&data(L as usize)).ecn(ecn);
+            p.snd_nxt = p.snd_nxt.wrapping_add(L);
+            p.inject(&o)
+        };
+        // Full-sized segments: the ACK policy counts them (every second one).
+        const L: u32 = 1460;
+        let base = p.snd_nxt;
+        // 1: unmarked, the first of two: held (ACK every second segment).
+        assert!(send(&mut p, ECN_ECT0, TcpFlags::NONE).is_empty());
+        // 2: marked: segment 1 is acknowledged at once without ECE; 2 waits for its pair.
+        let out = send(&mut p, ECN_CE, TcpFlags::NONE);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!((out[0].ack, out[0].has(ECE)), (base + L, false), "{out:?}");
+        // 3: marked too: 2 and 3 acknowledged together, with ECE.
+        let out = send(&mut p, ECN_CE, TcpFlags::NONE);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!(
+            (out[0].ack, out[0].has(ECE)),
+            (base + 3 * L, true),
+            "{out:?}"
+        );
+        // 4 (with CWR, which this echo ignores): unmarked, nothing held before it: no
+        // early ACK; 5: unmarked, 4 and 5 acknowledged without ECE.
+        assert!(
+            send(&mut p, ECN_ECT0, CWR).is_empty(),
+            "prediction {header_prediction}"
+        );
+        let out = send(&mut p, ECN_ECT0, TcpFlags::NONE);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!(
+            (out[0].ack, out[0].has(ECE)),
+            (base + 5 * L, false),
+            "{out:?}"
+        );
+        // 6: marked, held; the delayed-ACK timer acknowledges it alone, with ECE.
+        assert!(send(&mut p, ECN_CE, TcpFlags::NONE).is_empty());
+        let later: Vec<Seg> = p.advance(ms(500)).into_iter().map(|(_, s)| s).collect();
+        assert_eq!(later.len(), 1, "{later:?}");
+        assert_eq!((later[0].ack, later[0].has(ECE)), (base + 6 * L, true));
+        assert_eq!(p.conn().stats().ce_segs_in, 3);
+    }
+}

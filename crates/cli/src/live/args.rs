@@ -4,7 +4,7 @@
 
 use crate::units;
 use ackclock_tcp::cc::SsthreshBase;
-use ackclock_tcp::config::{CongestionName, OverrideError, Overrides, RttEstimatorName};
+use ackclock_tcp::config::{CongestionName, EcnEcho, OverrideError, Overrides, RttEstimatorName};
 use ackclock_tcp::{RecoveryAlgorithm, TcpConfig};
 use ackclock_tun::DeviceConfig;
 use ackclock_wire::Duration;
@@ -89,6 +89,10 @@ pub struct TcpArgs {
     /// window reduction (Linux: sysctl net.ipv4.tcp_ecn=1 on its side).
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     pub ecn: Option<bool>,
+    /// How CE marks are echoed: latched (RFC 3168, until CWR) or per_packet (RFC 8257, what
+    /// dctcp and dec_bit count; --cc dctcp or dec_bit selects it).
+    #[arg(long, value_name = "NAME", value_parser = names::<EcnEcho>())]
+    pub ecn_echo: Option<EcnEcho>,
     /// Offer/accept timestamps (RFC 7323).
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     pub timestamps: Option<bool>,
@@ -98,7 +102,8 @@ pub struct TcpArgs {
     /// Loss recovery (sack also turns SACK on).
     #[arg(long, value_name = "NAME", value_parser = names::<RecoveryAlgorithm>())]
     pub recovery: Option<RecoveryAlgorithm>,
-    /// Congestion control (aimd also as reno; fixed: cwnd = the initial window, always).
+    /// Congestion control (aimd also as reno; fixed: cwnd = the initial window, always;
+    /// dctcp and dec_bit also turn ECN on with the per-packet echo).
     #[arg(long, value_name = "NAME", value_parser = names::<CongestionName>())]
     pub cc: Option<CongestionName>,
     /// AIMD multiplicative decrease factor d.
@@ -184,7 +189,8 @@ named!(
     RttEstimatorName,
     RecoveryAlgorithm,
     CongestionName,
-    SsthreshBase
+    SsthreshBase,
+    EcnEcho
 );
 
 /// A flag that takes one of the engine's names: clap lists them in `--help` and in the
@@ -230,6 +236,7 @@ impl TcpArgs {
             nagle: self.nagle,
             sack: self.sack,
             ecn: self.ecn,
+            ecn_echo: self.ecn_echo,
             timestamps: self.timestamps,
             window_scale: self.wscale,
             recovery: self.recovery,

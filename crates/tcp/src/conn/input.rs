@@ -471,15 +471,8 @@ impl Connection {
         // Timestamps: remember the peer's clock for the echo (RFC 7323 §4.3).
         self.update_ts_recent(now, seg);
 
-        // ECN at the receiver (RFC 3168 §6.1.3): CWR ends the echo, a CE mark (re)starts it.
         if self.ecn_ok {
-            if f.contains(TcpFlags::CWR) {
-                self.ece_pending = false;
-            }
-            if seg.ecn == ECN_CE {
-                self.stats.ce_segs_in += 1;
-                self.ece_pending = true;
-            }
+            self.input_ecn(seg);
         }
 
         // Seventh: the segment text.
@@ -613,6 +606,43 @@ impl Connection {
         }
     }
 
+    /// ECN at the receiver. RFC 3168 §6.1.3 (latched): a CE mark sets ECE on every ACK until
+    /// the sender's CWR. RFC 8257 §3.2 (per packet, for DCTCP and the DEC bit): ECE says
+    /// whether the data an ACK acknowledges was marked; when a data segment's mark differs
+    /// from the last one, the data received before it and not yet acknowledged gets its
+    /// own ACK at once, with the old state, so no ACK covers marked and unmarked data.
+    #[inline(never)]
+    pub(super) fn input_ecn(&mut self, seg: &Segment<'_>) {
+        let ce = seg.ecn == ECN_CE;
+        if ce {
+            self.stats.ce_segs_in += 1;
+        }
+        match self.cfg.ecn_echo {
+            EcnEcho::Latched => {
+                if seg.flags.contains(TcpFlags::CWR) {
+                    self.ece_pending = false;
+                }
+                if ce {
+                    self.ece_pending = true;
+                }
+            }
+            EcnEcho::PerPacket => {
+                if seg.payload.is_empty() || ce == self.ece_pending {
+                    return;
+                }
+                if self.unacked_bytes > 0 {
+                    // What is held unacknowledged is acknowledged by that ACK: the new
+                    // segment starts the ACK policy's count afresh. (If an earlier such ACK
+                    // is still waiting to be sent, this one, further on, replaces it.)
+                    self.ecn_pre_ack = Some((self.rcv_nxt, self.ece_pending));
+                    self.unacked_segs = 0;
+                    self.unacked_bytes = 0;
+                }
+                self.ece_pending = ce;
+            }
+        }
+    }
+
     /// An ACK echoed a CE mark (RFC 3168 §6.1.2): the controller's decrease, as for a loss
     /// but with nothing to retransmit, at most once per window of data (until SND.UNA
     /// passes SND.MAX as it was at the last reduction) and not inside a loss recovery, which
@@ -625,7 +655,10 @@ impl Connection {
             return;
         }
         let ev = self.congestion_event(now);
-        self.cc.on_congestion(&ev);
+        if !self.cc.on_ece(&ev) {
+            // A controller that counts marks per window (DEC-bit) decides in `on_ack`.
+            return;
+        }
         self.cwr_pending = true;
         self.ecn_recover = Some(self.snd_max);
         self.stats.ecn_reductions += 1;
@@ -749,6 +782,9 @@ impl Connection {
             min_rtt: self.rtt.min_rtt(),
             in_recovery: self.rec.in_recovery()
                 || matches!(outcome, NewAckOutcome::PartialAck { .. }),
+            ece: self.ecn_ok && seg.flags.contains(TcpFlags::ECE),
+            snd_una: self.snd_una,
+            snd_max: self.snd_max,
         };
         // Reno opens the window on the recovery ACK after the retraction, as 4.3BSD-Reno's
         // tcp_input does; NewReno's full ACK has already set cwnd (RFC 6582 §3.2 step 3).

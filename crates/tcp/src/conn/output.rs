@@ -17,6 +17,11 @@ impl Connection {
         if let Some(r) = self.rst_pending.take() {
             return self.write_rst(now, buf, r);
         }
+        if let Some((ack, ece)) = self.ecn_pre_ack.take() {
+            if let Some(t) = self.write_ecn_pre_ack(now, buf, ack, ece) {
+                return Some(t);
+            }
+        }
         match self.state {
             State::Closed | State::Listen => return None,
             State::SynSent | State::SynReceived => {
@@ -395,6 +400,44 @@ impl Connection {
             flags,
             retransmit,
         })
+    }
+
+    /// The ACK RFC 8257 §3.2 sends when the per-packet echo changes state: it acknowledges
+    /// up to `ack` (RCV.NXT before the segment that changed the state) with the old state
+    /// `ece`. The ACK policy's count and timer belong to the data after it and are left as
+    /// they are.
+    #[cold]
+    #[inline(never)]
+    fn write_ecn_pre_ack(
+        &mut self,
+        now: Instant,
+        buf: &mut [u8],
+        ack: SeqNum,
+        ece: bool,
+    ) -> Option<Transmit> {
+        let (rcv_nxt, pending, last_ack_sent) =
+            (self.rcv_nxt, self.ece_pending, self.last_ack_sent);
+        let policy = (
+            self.ack_now,
+            self.unacked_segs,
+            self.unacked_bytes,
+            self.timers.get(Timer::DelayedAck),
+        );
+        self.rcv_nxt = ack;
+        self.ece_pending = ece;
+        let t = self.write_segment(now, buf, self.snd_max, 0, TcpFlags::ACK, false);
+        self.rcv_nxt = rcv_nxt;
+        self.ece_pending = pending;
+        (self.ack_now, self.unacked_segs, self.unacked_bytes) = (policy.0, policy.1, policy.2);
+        if let Some(at) = policy.3 {
+            self.timers.set(Timer::DelayedAck, at);
+        }
+        if t.is_some() {
+            self.stats.pure_acks_out += 1;
+        } else {
+            self.last_ack_sent = last_ack_sent;
+        }
+        t
     }
 
     /// Sets the IP ECN field of the segment just written to ECT(0), and counts it and its
