@@ -17,8 +17,9 @@ impl Connection {
         if let Some(r) = self.rst_pending.take() {
             return self.write_rst(now, buf, r);
         }
-        if let Some((ack, ece)) = self.ecn_pre_ack.take() {
-            if let Some(t) = self.write_ecn_pre_ack(now, buf, ack, ece) {
+        // Tested before taking: the common case reads the field and writes nothing.
+        if self.ecn_pre_ack.is_some() {
+            if let Some(t) = self.write_ecn_pre_ack(now, buf) {
                 return Some(t);
             }
         }
@@ -327,16 +328,9 @@ impl Connection {
         retransmit: bool,
     ) -> Option<Transmit> {
         let mut flags = flags;
-        // RFC 3168 §6.1.5: new data goes out ECT(0); retransmissions and, §6.1.6, window
-        // probes (data into a zero window) do not, nor do pure ACKs (§6.1.4).
-        let ect = self.ecn_ok && len > 0 && !retransmit && self.snd_wnd != 0;
-        if self.ecn_ok && !flags.contains(TcpFlags::SYN) {
-            if self.ece_pending && flags.contains(TcpFlags::ACK) {
-                flags |= TcpFlags::ECE;
-            }
-            if self.cwr_pending && ect {
-                flags |= TcpFlags::CWR;
-            }
+        let mut ect = false;
+        if self.ecn_ok {
+            (flags, ect) = self.ecn_marks(flags, len, retransmit);
         }
         let has_ack = flags.contains(TcpFlags::ACK);
         let n = if flags.contains(TcpFlags::SYN)
@@ -408,13 +402,8 @@ impl Connection {
     /// they are.
     #[cold]
     #[inline(never)]
-    fn write_ecn_pre_ack(
-        &mut self,
-        now: Instant,
-        buf: &mut [u8],
-        ack: SeqNum,
-        ece: bool,
-    ) -> Option<Transmit> {
+    fn write_ecn_pre_ack(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        let (ack, ece) = self.ecn_pre_ack.take()?;
         let (rcv_nxt, pending, last_ack_sent) =
             (self.rcv_nxt, self.ece_pending, self.last_ack_sent);
         let policy = (
@@ -438,6 +427,25 @@ impl Connection {
             self.last_ack_sent = last_ack_sent;
         }
         t
+    }
+
+    /// The ECN side of a segment about to be written: ECE and CWR added to `flags`, and
+    /// whether the packet goes out ECT(0). RFC 3168 §6.1.5: new data is ECT(0);
+    /// retransmissions and, §6.1.6, window probes (data into a zero window) are not, nor are
+    /// pure ACKs (§6.1.4) or SYNs (§6.1.1).
+    #[inline(never)]
+    fn ecn_marks(&self, mut flags: TcpFlags, len: u32, retransmit: bool) -> (TcpFlags, bool) {
+        if flags.contains(TcpFlags::SYN) {
+            return (flags, false);
+        }
+        let ect = len > 0 && !retransmit && self.snd_wnd != 0;
+        if self.ece_pending && flags.contains(TcpFlags::ACK) {
+            flags |= TcpFlags::ECE;
+        }
+        if self.cwr_pending && ect {
+            flags |= TcpFlags::CWR;
+        }
+        (flags, ect)
     }
 
     /// Sets the IP ECN field of the segment just written to ECT(0), and counts it and its
