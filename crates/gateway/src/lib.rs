@@ -50,8 +50,8 @@ pub use impair::{
 pub use link::{Link, LinkConfig, LinkStats, ETHERNET_FRAMING_BYTES, ETHERNET_MIN_WIRE_BYTES};
 pub use packet::{flow_id_of_ipv4, ipv4_ecn_capable, ipv4_set_ce, PacketLike, TestPacket};
 pub use qdisc::{
-    Codel, CodelConfig, CodelParams, CodelVars, DropReason, DropTail, DropTailConfig, Drr,
-    DrrConfig, Enqueue, FqCodel, FqCodelConfig, Qdisc, QdiscConfig, RandomDrop, RandomDropConfig,
-    Red, RedConfig, DEFAULT_DROP_TAIL,
+    Codel, CodelConfig, CodelParams, CodelVars, DecBitGateway, DecBitGatewayConfig, DropReason,
+    DropTail, DropTailConfig, Drr, DrrConfig, Enqueue, FqCodel, FqCodelConfig, Qdisc, QdiscConfig,
+    RandomDrop, RandomDropConfig, Red, RedConfig, DEFAULT_DROP_TAIL,
 };
 pub use stats::{DelayHistogram, QueueStats, QueueSummary};

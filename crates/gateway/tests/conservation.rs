@@ -3,8 +3,9 @@
 //! never exceed their rate; impairments are reproducible from the seed.
 
 use ackclock_gateway::{
-    CodelConfig, DropTailConfig, DrrConfig, Enqueue, FqCodelConfig, Impairments, ImpairmentsConfig,
-    Link, LinkConfig, QdiscConfig, RandomDropConfig, RedConfig, ReorderConfig, TestPacket, Verdict,
+    CodelConfig, DecBitGatewayConfig, DropTailConfig, DrrConfig, Enqueue, FqCodelConfig,
+    Impairments, ImpairmentsConfig, Link, LinkConfig, QdiscConfig, RandomDropConfig, RedConfig,
+    ReorderConfig, TestPacket, Verdict,
 };
 use ackclock_wire::Instant;
 use proptest::prelude::*;
@@ -53,6 +54,23 @@ fn configs() -> Vec<(QdiscConfig, Option<usize>, Option<usize>)> {
             }),
             Some(10),
             Some(9000),
+        ),
+        (
+            QdiscConfig::DropTail(DropTailConfig {
+                mark_threshold_pkts: Some(3),
+                ..DropTailConfig::packets(8)
+            }),
+            Some(8),
+            None,
+        ),
+        (
+            QdiscConfig::DecBit(DecBitGatewayConfig {
+                limit_pkts: Some(8),
+                limit_bytes: None,
+                threshold_pkts: 1.0,
+            }),
+            Some(8),
+            None,
         ),
         (
             QdiscConfig::RandomDrop(RandomDropConfig::packets(8)),

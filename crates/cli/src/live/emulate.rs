@@ -120,8 +120,9 @@ pub fn parse_queue(spec: &str) -> Result<QdiscConfig> {
         "drr" => "drr",
         "codel" => "codel",
         "fqcodel" | "fq_codel" => "fq_codel",
+        "decbit" | "dec_bit" => "dec_bit",
         k => bail!(
-            "--queue {spec:?}: unknown kind {k:?}; use droptail, random-drop, red, drr, codel or fq-codel"
+            "--queue {spec:?}: unknown kind {k:?}; use droptail, random-drop, red, drr, codel, fq-codel or dec-bit"
         ),
     };
     let mut toml_text = format!("kind = \"{kind}\"\n");
@@ -147,7 +148,7 @@ pub fn parse_queue(spec: &str) -> Result<QdiscConfig> {
             }
         }
     }
-    if !has_limit && matches!(kind, "drop_tail" | "random_drop" | "red") {
+    if !has_limit && matches!(kind, "drop_tail" | "random_drop" | "red" | "dec_bit") {
         toml_text.push_str("limit_pkts = 100\n");
     }
     let q: QdiscConfig = toml::from_str(&toml_text)

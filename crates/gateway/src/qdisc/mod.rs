@@ -13,8 +13,10 @@
 //! | [`Drr`] | Shreedhar & Varghese 1995 | per-flow FIFOs served by deficit round robin; the longest flow loses on overflow |
 //! | [`Codel`] | RFC 8289 | drop/mark at dequeue when the sojourn time stays above target for an interval |
 //! | [`FqCodel`] | RFC 8290 | DRR over flows with new-flow priority, CoDel per flow |
+//! | [`DecBitGateway`] | Ramakrishnan & Jain 1988 | sets the congestion bit (CE) when the regeneration-cycle average queue is at least one packet; drops only when full |
 
 mod codel;
+mod dec_bit;
 mod drop_tail;
 mod drr;
 mod fifo;
@@ -24,6 +26,7 @@ mod red;
 mod slab;
 
 pub use codel::{Codel, CodelConfig, CodelParams, CodelVars};
+pub use dec_bit::{DecBitGateway, DecBitGatewayConfig};
 pub use drop_tail::{DropTail, DropTailConfig};
 pub use drr::{Drr, DrrConfig};
 pub use fq_codel::{FqCodel, FqCodelConfig};
@@ -133,6 +136,7 @@ pub enum QdiscConfig {
     Drr(DrrConfig),
     Codel(CodelConfig),
     FqCodel(FqCodelConfig),
+    DecBit(DecBitGatewayConfig),
 }
 
 /// The queue a link gets when the scenario names none: drop-tail, 100 packets.
@@ -159,6 +163,7 @@ impl QdiscConfig {
             QdiscConfig::Drr(c) => c.validate(),
             QdiscConfig::Codel(c) => c.validate(),
             QdiscConfig::FqCodel(c) => c.validate(),
+            QdiscConfig::DecBit(c) => c.validate(),
         }
     }
 
@@ -175,6 +180,7 @@ impl QdiscConfig {
             QdiscConfig::Drr(c) => Box::new(Drr::new(c, seed)?),
             QdiscConfig::Codel(c) => Box::new(Codel::new(c)?),
             QdiscConfig::FqCodel(c) => Box::new(FqCodel::new(c, seed)?),
+            QdiscConfig::DecBit(c) => Box::new(DecBitGateway::new(c)?),
         })
     }
 
@@ -186,6 +192,7 @@ impl QdiscConfig {
         "drr",
         "codel",
         "fq_codel",
+        "dec_bit",
     ];
 
     /// The fields a `kind` accepts besides `kind` itself (`None`: no such kind). Used to
@@ -233,6 +240,7 @@ impl QdiscConfig {
                 "mtu_bytes",
                 "ecn",
             ],
+            "dec_bit" => &["limit_pkts", "limit_bytes", "threshold_pkts"],
             _ => return None,
         })
     }
@@ -246,6 +254,7 @@ impl QdiscConfig {
             QdiscConfig::Drr(c) => (Some(c.limit_pkts), c.limit_bytes),
             QdiscConfig::Codel(c) => (c.limit_pkts, c.limit_bytes),
             QdiscConfig::FqCodel(c) => (Some(c.limit_pkts), c.limit_bytes),
+            QdiscConfig::DecBit(c) => (c.limit_pkts, c.limit_bytes),
         }
     }
 
@@ -258,6 +267,7 @@ impl QdiscConfig {
             QdiscConfig::Drr(_) => "drr",
             QdiscConfig::Codel(_) => "codel",
             QdiscConfig::FqCodel(_) => "fq_codel",
+            QdiscConfig::DecBit(_) => "dec_bit",
         }
     }
 
