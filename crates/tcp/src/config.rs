@@ -608,10 +608,14 @@ mod tests {
         round_trip(&[R::TimeoutOnly, R::Tahoe, R::Reno, R::NewReno, R::Sack]);
         round_trip(&[RttEstimatorName::Jacobson, RttEstimatorName::Rfc793]);
         use CongestionName as C;
-        round_trip(&[C::None, C::Fixed, C::Aimd, C::Cubic]);
+        round_trip(&[C::None, C::Fixed, C::Aimd, C::Cubic, C::Dctcp, C::DecBit]);
         round_trip(&[SsthreshBase::Window, SsthreshBase::FlightSize]);
+        round_trip(&[EcnEcho::Latched, EcnEcho::PerPacket]);
         assert_eq!(R::NAMES.len(), 5);
-        assert_eq!(C::NAMES, ["none", "fixed", "aimd", "cubic"]);
+        assert_eq!(
+            C::NAMES,
+            ["none", "fixed", "aimd", "cubic", "dctcp", "dec_bit"]
+        );
         assert_eq!("reno".parse::<C>(), Ok(C::Aimd));
         assert_eq!(
             "flight".parse::<SsthreshBase>(),
@@ -626,7 +630,7 @@ mod tests {
         let e = "Cubic".parse::<C>().unwrap_err();
         assert_eq!(
             e.to_string(),
-            "cc = \"Cubic\": expected one of none, fixed, aimd, cubic"
+            "cc = \"Cubic\": expected one of none, fixed, aimd, cubic, dctcp, dec_bit"
         );
     }
 
