@@ -7,8 +7,7 @@ use std::process::Command;
 
 #[test]
 fn decode_lists_packets_and_counts_malformed() {
-    let dir = std::env::temp_dir().join(format!("ackclock-decode-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = ackclock_testkit::TempDir::new("decode");
     let path = dir.join("t.pcap");
     let mut w = PcapWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
     let ip = Ipv4Header::new(
@@ -73,8 +72,7 @@ fn decode_of_a_missing_file_says_which() {
 
 #[test]
 fn decode_of_a_non_pcap_file_is_a_clear_error() {
-    let dir = std::env::temp_dir().join(format!("ackclock-decode-bad-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = ackclock_testkit::TempDir::new("decode-bad");
     let path = dir.join("x.pcap");
     std::fs::write(&path, b"this is not a capture file at all").unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_ackclock"))

@@ -1,18 +1,14 @@
 //! `ackclock sim`, `sweep` and `repro` from the command line: outputs written, mistakes
 //! explained.
 
-use std::path::PathBuf;
 use std::process::Command;
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_ackclock"))
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ackclock-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn tmp(name: &str) -> ackclock_testkit::TempDir {
+    ackclock_testkit::TempDir::new(&format!("cli-{name}"))
 }
 
 const SCENARIO: &str = "name = \"t\"\nduration_s = 5\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\nrate_bps = 2e6\ndelay_ms = 10\nqueue = { kind = \"drop_tail\", limit_pkts = 10 }\npcap = true\n[[flow]]\nfrom = \"a\"\nto = \"b\"\ntcp = \"reno\"\napp = { kind = \"bulk\" }\n";
@@ -143,7 +139,7 @@ fn repro_runs_one_experiment_and_writes_the_report() {
             "fast_recovery",
             "--out",
         ])
-        .arg(&d)
+        .arg(d.path())
         .output()
         .unwrap();
     assert!(

@@ -44,10 +44,9 @@ fn files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     v
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ackclock-det-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+/// A fresh directory, removed at the end (the run creates what it writes in it).
+fn tmp(name: &str) -> ackclock_testkit::TempDir {
+    ackclock_testkit::TempDir::new(&format!("det-{name}"))
 }
 
 #[test]

@@ -106,8 +106,7 @@ fn pcap_of_a_run_opens_in_tshark() {
     }
     let text = "duration_s = 5\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\nrate_bps = 1e6\ndelay_ms = 10\nimpair = { loss_prob = 0.02 }\npcap = true\n[[flow]]\nfrom = \"a\"\nto = \"b\"\ntcp = \"sack\"\napp = { kind = \"bulk\", bytes = 200e3 }\n";
     let s = Scenario::from_str_named(text, Path::new("t.toml")).unwrap();
-    let dir = std::env::temp_dir().join(format!("ackclock-pcap-sim-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = ackclock_testkit::TempDir::new("pcap-sim");
     build(&s, Some(&dir)).unwrap().run(|_| {});
     let pcap = dir.join("a-b.pcap");
     let out = std::process::Command::new("tshark")

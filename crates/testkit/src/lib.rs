@@ -67,3 +67,42 @@ pub fn repo_scenarios() -> Vec<std::path::PathBuf> {
     files.sort();
     files
 }
+
+/// A fresh directory under the system's temporary directory, named after the process and
+/// `name`, removed when dropped, also when the test using it panics: test runs leave
+/// nothing behind. Derefs to its path.
+pub struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    /// Creates `<tmp>/ackclock-<name>-<pid>`, empty.
+    pub fn new(name: &str) -> TempDir {
+        let d = std::env::temp_dir().join(format!("ackclock-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).expect("create a temporary directory");
+        TempDir(d)
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for TempDir {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::path::Path> for TempDir {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

@@ -29,9 +29,8 @@ fn tool(name: &str) -> bool {
 /// FIN exchange. Timestamps 1 ms apart with sub-microsecond parts. Each test writes its own
 /// file (`name`): the tests run in parallel, and one rewriting a file another's tool was
 /// reading made tcptrace see 0 packets now and then.
-fn write_conversation(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ackclock-pcap-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+fn write_conversation(name: &str) -> (ackclock_testkit::TempDir, PathBuf) {
+    let dir = ackclock_testkit::TempDir::new(&format!("pcap-{name}"));
     let path = dir.join(format!("{name}.pcap"));
     let mut w = PcapWriter::new(std::io::BufWriter::new(
         std::fs::File::create(&path).unwrap(),
@@ -177,7 +176,7 @@ fn write_conversation(name: &str) -> PathBuf {
             .unwrap();
     }
     w.flush().unwrap();
-    path
+    (dir, path)
 }
 
 #[test]
@@ -185,7 +184,7 @@ fn tcpdump_reads_our_pcap() {
     if !tool("tcpdump") {
         return;
     }
-    let path = write_conversation("tcpdump");
+    let (_dir, path) = write_conversation("tcpdump");
     let out = Command::new("tcpdump")
         .args(["-nn", "-S", "-tt", "-v", "--nano", "-r"])
         .arg(&path)
@@ -223,7 +222,7 @@ fn tshark_reads_our_pcap_without_errors() {
     if !tool("tshark") {
         return;
     }
-    let path = write_conversation("tshark");
+    let (_dir, path) = write_conversation("tshark");
     let out = Command::new("tshark")
         .args(["-n", "-o", "tcp.check_checksum:TRUE", "-r"])
         .arg(&path)
@@ -256,7 +255,7 @@ fn tcptrace_reads_our_pcap() {
     if !tool("tcptrace") {
         return;
     }
-    let path = write_conversation("tcptrace");
+    let (_dir, path) = write_conversation("tcptrace");
     let out = Command::new("tcptrace")
         .arg("-l")
         .arg(&path)
