@@ -610,6 +610,19 @@ impl Experiment for BitVsDrop {
                         "halving_bits",
                         format!("{:.0}", m.mean[C_MARK].util * 100.0),
                     ),
+                    (
+                        "bits875",
+                        format!("{:.0}", m.mean[C_MARK + K875].util * 100.0),
+                    ),
+                    (
+                        "bits95",
+                        format!("{:.0}", m.mean[C_MARK + DS.len() - 1].util * 100.0),
+                    ),
+                    (
+                        "loss875",
+                        format!("{:.2}", m.mean[C_LOSS + K875].loss * 100.0),
+                    ),
+                    ("loss5", format!("{:.2}", m.mean[C_LOSS].loss * 100.0)),
                 ],
             )?,
         })
