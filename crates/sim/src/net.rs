@@ -129,7 +129,7 @@ pub struct Port {
     pub tx_capture: Option<usize>,
     /// The capture of the receiving node's interface: written when the last bit arrives.
     pub rx_capture: Option<usize>,
-    /// Queue length samples (time, packets, bytes) when recording.
+    /// Samples of the queue and the running totals ([`PortSample`]) when recording.
     pub queue_series: Option<Vec<PortSample>>,
 }
 
@@ -140,10 +140,6 @@ pub struct Port {
 /// sender's file shows round-trip times as the sender saw them (tcptrace's RTT), which two
 /// per-direction captures stamped at each sender could not.
 pub struct InterfaceCapture {
-    /// The node whose interface this is.
-    pub node: NodeId,
-    /// The port this interface transmits on.
-    pub tx_port: PortId,
     /// The file's name (in the run's output directory).
     pub file: String,
     pub writer: PcapWriter<std::io::BufWriter<std::fs::File>>,
@@ -388,12 +384,7 @@ impl Network {
         writer: PcapWriter<std::io::BufWriter<std::fs::File>>,
     ) {
         let c = self.captures.len();
-        self.captures.push(InterfaceCapture {
-            node: self.ports[tx_port].from,
-            tx_port,
-            file,
-            writer,
-        });
+        self.captures.push(InterfaceCapture { file, writer });
         self.ports[tx_port].tx_capture = Some(c);
         self.ports[rx_port].rx_capture = Some(c);
     }

@@ -109,7 +109,7 @@ pub struct RunResult {
     pub wall_s: f64,
     /// Sender-side trace events per flow (empty when tracing is off).
     pub traces: Vec<Vec<TraceEvent>>,
-    /// (port name, samples of (time, packets, bytes)).
+    /// (port name, its samples: queue length and running totals, [`crate::net::PortSample`]).
     pub queues: Vec<(String, QueueSeries)>,
     /// The pcap files written, one per captured interface (file names in the output
     /// directory).

@@ -392,20 +392,7 @@ fn print_report(test: &str, preset: &str, r: &StreamReport, cpu: Duration, end: 
         cpu.as_secs_f64(),
         service_demand_us_per_kb(cpu, r.bytes)
     );
-    println!(
-        "end                {} ({}{})",
-        r.final_state.map(|s| s.name()).unwrap_or("-"),
-        match r.error {
-            Some(e) => e.to_string(),
-            None if r.completed => "completed".into(),
-            None => "incomplete".into(),
-        },
-        if end == RunEnd::Interrupted || r.interrupted {
-            ", interrupted"
-        } else {
-            ""
-        }
-    );
+    println!("end                {}", end_text(r, end));
 }
 
 /// A quantity as iperf3 prints it (its `unit_snprintf`): three significant digits and the
