@@ -130,5 +130,8 @@ fn reason(e: &WireError) -> &'static str {
         WireError::BadTcpChecksum => "bad TCP checksum",
         WireError::OptionsTooLong { .. } => "TCP options too long",
         WireError::TooLong(_) => "too long",
+        WireError::NotUdp(_) => "not UDP",
+        WireError::BadUdpLength { .. } => "bad UDP length",
+        WireError::BadUdpChecksum => "bad UDP checksum",
     }
 }

@@ -889,7 +889,12 @@ impl Endpoint {
             | WireError::OptionsTooLong { .. } => self.stats.truncated += 1,
             WireError::BadIpChecksum => self.stats.bad_ip_checksum += 1,
             WireError::Fragment { .. } => self.stats.fragments += 1,
-            WireError::NotTcp(_) => self.stats.not_tcp += 1,
+            // The UDP errors come from a UDP parse, never from the TCP one; a driver that
+            // hands a UDP error here has a packet that is not TCP.
+            WireError::NotTcp(_)
+            | WireError::NotUdp(_)
+            | WireError::BadUdpLength { .. }
+            | WireError::BadUdpChecksum => self.stats.not_tcp += 1,
             WireError::BadTcpChecksum => self.stats.bad_tcp_checksum += 1,
             WireError::BadOption { .. } => self.stats.bad_options += 1,
         }

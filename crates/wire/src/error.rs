@@ -21,6 +21,14 @@ pub enum WireError {
     Fragment { offset: u16, more: bool },
     #[error("IP protocol {0} is not TCP")]
     NotTcp(u8),
+    #[error("IP protocol {0} is not UDP")]
+    NotUdp(u8),
+    #[error(
+        "UDP length {udp} is below the 8-byte header or beyond the {ip_payload}-byte IP payload"
+    )]
+    BadUdpLength { udp: usize, ip_payload: usize },
+    #[error("UDP checksum does not verify")]
+    BadUdpChecksum,
     #[error("TCP data offset of {offset} words does not fit: minimum 5, segment has {len} bytes")]
     BadDataOffset { offset: u8, len: usize },
     #[error("TCP option kind {kind} at option byte {at}: {reason}")]

@@ -4,6 +4,7 @@
 //! - [`tcp`]: a zero-copy view of TCP segments, their options, and a builder.
 //! - [`checksum`]: RFC 1071 sums, the pseudo-header, RFC 1624 incremental update, and
 //!   checksum-and-copy.
+//! - [`udp`]: UDP datagrams (RFC 768) over IPv4, parsed and built whole.
 //! - [`pcap`]: classic libpcap files with nanosecond timestamps and raw-IP link type.
 //! - [`time`]: the nanosecond `Instant`/`Duration` every crate passes around (no crate but
 //!   the drivers reads a clock).
@@ -19,6 +20,7 @@ pub mod packet;
 pub mod pcap;
 pub mod tcp;
 pub mod time;
+pub mod udp;
 
 pub use error::WireError;
 pub use ipv4::{flow_hash, Ipv4Header, Ipv4HeaderMut, Ipv4Packet};
@@ -27,6 +29,7 @@ pub use tcp::{
     OptionLayout, SackBlock, SackBlocks, TcpFlags, TcpHeader, TcpOption, TcpOptions, TcpSegment,
 };
 pub use time::{Duration, Instant};
+pub use udp::{parse_ipv4_udp, write_ipv4_udp, UdpPacket, IPPROTO_UDP};
 
 /// IP protocol number of TCP.
 pub const IPPROTO_TCP: u8 = 6;

@@ -1,0 +1,653 @@
+//! Request/response over UDP: an NFS-like RPC client (several requests outstanding, as the
+//! biod daemons of a 1987 NFS client) or a DNS-like query client (one outstanding, Poisson
+//! arrivals), and the server that answers both.
+//!
+//! The client retransmits a request whose response does not come in time, with one of two
+//! timers:
+//! - **fixed**: the same timeout every time, the RPC of 1987 whose "congestion problems"
+//!   the seed names (seed 000, 11 Feb 1988): when queueing delay grows past the timeout,
+//!   every request goes out several times and the copies add to the queue;
+//! - **adaptive**: the TCP's own estimator ([`RttEstimator`], Jacobson's mean and
+//!   deviation, RFC 6298) with exponential backoff. A response echoes the transmission it
+//!   answers and its timestamp, so every sample is unambiguous (the reason Karn's rule
+//!   exists, an ACK that cannot say which copy it answers, does not arise).
+//!
+//! And optionally a rate limit on transmissions ([`Controller`]): rate AIMD or TFRC with
+//! the loss event rate measured by the client itself from its timeouts (RFC 5348 allows
+//! the loss history to live at the sender, §1 and §6). Without it, the only limit is the
+//! number of requests outstanding.
+
+use crate::msg::{self, Message};
+use crate::rate::{Controller, LossIntervals, Signal};
+use crate::stack::DatagramSocket;
+use ackclock_tcp::rtt::{RttConfig, RttEstimator};
+use ackclock_wire::{Duration, Instant};
+use core::net::SocketAddrV4;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::VecDeque;
+
+fn secs(t: Instant) -> f64 {
+    t.as_nanos() as f64 * 1e-9
+}
+
+/// Bytes of IP and UDP header per datagram, for rates in IP bytes as links count them.
+pub const IP_UDP_HEADERS: usize = 28;
+
+/// How requests are generated.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Arrivals {
+    /// Closed loop: each of the `outstanding` slots issues its next request as soon as
+    /// the previous one completes (NFS's biods reading a file).
+    Closed,
+    /// Open loop: requests arrive as a Poisson process at `per_sec`, and wait at the client
+    /// (up to `backlog` of them, beyond which they are refused) for a free slot.
+    Poisson { per_sec: f64, backlog: usize },
+}
+
+/// The retransmission timer.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Timer {
+    /// The same timeout for every transmission.
+    Fixed(Duration),
+    /// The TCP's estimator and bounds, with exponential backoff.
+    Adaptive(RttConfig),
+}
+
+/// Rate control of the client's transmissions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RateControl {
+    None,
+    Aimd,
+    Tfrc,
+}
+
+#[derive(Clone, Debug)]
+pub struct RpcClientConfig {
+    pub server: SocketAddrV4,
+    /// UDP payload bytes of a request (at least the 20-byte message header).
+    pub request_bytes: usize,
+    /// UDP payload bytes of a response.
+    pub response_bytes: usize,
+    /// Requests outstanding at most.
+    pub outstanding: usize,
+    pub arrivals: Arrivals,
+    /// Stop issuing new requests after this many (None: until `stop`).
+    pub requests: Option<u64>,
+    pub start: Instant,
+    /// Stop issuing new requests at this time (outstanding ones still complete).
+    pub stop: Option<Instant>,
+    pub timer: Timer,
+    /// Transmissions of one request before it is given up (NFS's soft mount "retrans").
+    pub max_transmissions: u32,
+    pub rate: RateControl,
+    pub seed: u64,
+}
+
+impl RpcClientConfig {
+    /// An NFS-like client: 8 KiB reads do not fit an unfragmented Ethernet datagram and the
+    /// simulator does not fragment, so a read returns 1024 bytes; 4 requests outstanding
+    /// (4 biods), closed loop, SunOS's 0.7 s fixed timeout, 5 transmissions.
+    pub fn nfs(server: SocketAddrV4) -> Self {
+        RpcClientConfig {
+            server,
+            request_bytes: 128,
+            response_bytes: 1024,
+            outstanding: 4,
+            arrivals: Arrivals::Closed,
+            requests: None,
+            start: Instant::ZERO,
+            stop: None,
+            timer: Timer::Fixed(Duration::from_millis(700)),
+            max_transmissions: 5,
+            rate: RateControl::None,
+            seed: 1,
+        }
+    }
+    /// A DNS-like client: 40-byte queries, 200-byte answers, one outstanding, 10 queries a
+    /// second, the adaptive timer.
+    pub fn dns(server: SocketAddrV4) -> Self {
+        RpcClientConfig {
+            server,
+            request_bytes: 40,
+            response_bytes: 200,
+            outstanding: 1,
+            arrivals: Arrivals::Poisson {
+                per_sec: 10.0,
+                backlog: 1000,
+            },
+            requests: None,
+            start: Instant::ZERO,
+            stop: None,
+            timer: Timer::Adaptive(rpc_rtt_config()),
+            max_transmissions: 4,
+            rate: RateControl::None,
+            seed: 1,
+        }
+    }
+}
+
+/// The estimator's configuration for RPC: RFC 6298's, with a 200 ms floor (Linux's
+/// TCP_RTO_MIN; RFC 6298's 1 s floor would hide a LAN's RTT entirely).
+pub fn rpc_rtt_config() -> RttConfig {
+    RttConfig {
+        min_rto: Duration::from_millis(200),
+        ..RttConfig::rfc6298()
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Outstanding {
+    id: u32,
+    created: Instant,
+    last_sent: Instant,
+    xmit: u8,
+    deadline: Instant,
+    /// Timed out and waiting to be sent again (for the rate limit).
+    due: bool,
+}
+
+/// What a client has done.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct RpcClientStats {
+    /// Requests issued (each once, however often transmitted).
+    pub issued: u64,
+    pub completed: u64,
+    /// Given up after `max_transmissions`.
+    pub failed: u64,
+    /// Refused because the open-loop backlog was full.
+    pub refused: u64,
+    pub transmissions: u64,
+    pub retransmissions: u64,
+    pub timeouts: u64,
+    /// Responses to a request already completed or given up (wasted work).
+    pub duplicate_responses: u64,
+    pub malformed: u64,
+    /// Response payload bytes of completed requests.
+    pub goodput_bytes: u64,
+    /// Completion times, ns from issue to response, in completion order.
+    #[cfg_attr(feature = "serde", serde(skip))]
+    pub latencies_ns: Vec<u64>,
+    pub loss_events: u64,
+}
+
+/// An RPC client on one socket.
+pub struct RpcClient {
+    cfg: RpcClientConfig,
+    rng: ChaCha8Rng,
+    next_id: u32,
+    /// Requests waiting for a slot (open loop): their issue times.
+    backlog: VecDeque<Instant>,
+    next_arrival: Option<Instant>,
+    /// Retransmissions due, waiting for the rate limit.
+    outstanding: Vec<Outstanding>,
+    est: RttEstimator,
+    ctl: Option<Controller>,
+    next_send: Instant,
+    losses: LossIntervals,
+    /// Rate feedback: responses and bytes since the last controller update.
+    round_start: Instant,
+    round_bytes: u64,
+    round_loss_event: bool,
+    last_feedback: Instant,
+    stats: RpcClientStats,
+    buf: Vec<u8>,
+    finished: Option<Instant>,
+}
+
+impl RpcClient {
+    pub fn new(cfg: RpcClientConfig) -> Self {
+        let cfg = RpcClientConfig {
+            request_bytes: cfg.request_bytes.max(msg::HEADER_LEN),
+            response_bytes: cfg.response_bytes.max(msg::HEADER_LEN),
+            outstanding: cfg.outstanding.max(1),
+            max_transmissions: cfg.max_transmissions.clamp(1, 255),
+            ..cfg
+        };
+        let s = cfg.request_bytes.max(cfg.response_bytes) + IP_UDP_HEADERS;
+        let ctl = match cfg.rate {
+            RateControl::None => None,
+            RateControl::Aimd => Some(Controller::Aimd(crate::rate::AimdRate::new(s))),
+            RateControl::Tfrc => Some(Controller::Tfrc(crate::rate::TfrcRate::new(s))),
+        };
+        let est = RttEstimator::new(match cfg.timer {
+            Timer::Adaptive(c) => c,
+            Timer::Fixed(_) => rpc_rtt_config(),
+        });
+        let next_arrival = match cfg.arrivals {
+            Arrivals::Closed => None,
+            Arrivals::Poisson { .. } => Some(cfg.start),
+        };
+        RpcClient {
+            rng: ChaCha8Rng::seed_from_u64(cfg.seed),
+            next_id: 1,
+            backlog: VecDeque::new(),
+            next_arrival,
+            outstanding: Vec::new(),
+            est,
+            ctl,
+            next_send: cfg.start,
+            losses: LossIntervals::new(),
+            round_start: cfg.start,
+            round_bytes: 0,
+            round_loss_event: false,
+            last_feedback: cfg.start,
+            stats: RpcClientStats::default(),
+            buf: vec![0; cfg.request_bytes.max(msg::HEADER_LEN)],
+            finished: None,
+            cfg,
+        }
+    }
+
+    pub fn stats(&self) -> &RpcClientStats {
+        &self.stats
+    }
+    pub fn config(&self) -> &RpcClientConfig {
+        &self.cfg
+    }
+    /// The smoothed RTT of the adaptive estimator (zero before a sample).
+    pub fn srtt(&self) -> Duration {
+        self.est.srtt()
+    }
+    /// The allowed rate (bytes/s) when rate-controlled.
+    pub fn rate(&self) -> Option<f64> {
+        self.ctl.as_ref().map(Controller::rate)
+    }
+    /// When it issued its last request and everything outstanding ended.
+    pub fn finished_at(&self) -> Option<Instant> {
+        self.finished
+    }
+
+    fn issuing(&self, now: Instant) -> bool {
+        self.cfg.requests.is_none_or(|n| self.stats.issued < n)
+            && self.cfg.stop.is_none_or(|s| now < s)
+    }
+
+    fn timeout(&self) -> Duration {
+        match self.cfg.timer {
+            Timer::Fixed(t) => t,
+            Timer::Adaptive(_) => self.est.rto(),
+        }
+    }
+
+    /// Runs the client: takes responses, retransmits what timed out, issues new requests
+    /// within the limits. Returns when it next needs to run.
+    pub fn poll(&mut self, now: Instant, sock: &mut dyn DatagramSocket) -> Option<Instant> {
+        if now < self.cfg.start {
+            return Some(self.cfg.start);
+        }
+        self.receive(now, sock);
+        self.arrivals(now);
+        self.expire(now);
+        self.rate_feedback(now);
+        self.transmit(now, sock);
+        if self.finished.is_none()
+            && !self.issuing(now)
+            && self.outstanding.is_empty()
+            && self.backlog.is_empty()
+        {
+            self.finished = Some(now);
+        }
+        self.next_wake(now)
+    }
+
+    fn receive(&mut self, now: Instant, sock: &mut dyn DatagramSocket) {
+        let mut buf = [0u8; msg::HEADER_LEN];
+        while let Some((n, _from, _ecn)) = sock.recv_from(&mut buf) {
+            let Some(Message::Response { id, xmit, echo_ns }) =
+                Message::parse(&buf[..n.min(buf.len())])
+            else {
+                self.stats.malformed += 1;
+                continue;
+            };
+            let Some(i) = self.outstanding.iter().position(|o| o.id == id) else {
+                self.stats.duplicate_responses += 1;
+                continue;
+            };
+            let o = self.outstanding.swap_remove(i);
+            // The echoed timestamp times the transmission this response answers.
+            let sent = Instant::from_nanos(echo_ns);
+            if xmit >= 1 && xmit <= o.xmit && sent <= now && sent >= o.created {
+                self.est.on_sample(now - sent);
+            }
+            self.stats.completed += 1;
+            self.stats.goodput_bytes += self.cfg.response_bytes as u64;
+            self.stats.latencies_ns.push((now - o.created).as_nanos());
+            self.losses.on_delivered();
+            self.round_bytes += (self.cfg.response_bytes + IP_UDP_HEADERS) as u64;
+        }
+    }
+
+    fn arrivals(&mut self, now: Instant) {
+        let Arrivals::Poisson { per_sec, backlog } = self.cfg.arrivals else {
+            return;
+        };
+        while let Some(t) = self.next_arrival {
+            if t > now || !self.issuing(t) {
+                break;
+            }
+            if self.backlog.len() >= backlog {
+                self.stats.refused += 1;
+            } else {
+                self.backlog.push_back(t);
+            }
+            let u: f64 = self.rng.random::<f64>().max(1e-12);
+            let gap = -u.ln() / per_sec.max(1e-9);
+            self.next_arrival = Some(t + Duration::from_secs_f64(gap.min(1e6)));
+        }
+    }
+
+    fn expire(&mut self, now: Instant) {
+        let mut i = 0;
+        while i < self.outstanding.len() {
+            let o = self.outstanding[i];
+            if o.due || o.deadline > now {
+                i += 1;
+                continue;
+            }
+            self.stats.timeouts += 1;
+            let r = self
+                .ctl
+                .as_ref()
+                .and_then(Controller::rtt)
+                .unwrap_or(self.est.srtt().as_secs_f64().max(1e-3));
+            let x = self.round_rate(now);
+            let s = (self.cfg.request_bytes.max(self.cfg.response_bytes) + IP_UDP_HEADERS) as f64;
+            if self.losses.on_lost(secs(o.last_sent), r, || {
+                let p = crate::rate::p_for_rate(s, r, x.max(s / r), 4.0 * r);
+                (1.0 / p).round() as u64
+            }) {
+                self.round_loss_event = true;
+                self.stats.loss_events += 1;
+            }
+            if matches!(self.cfg.timer, Timer::Adaptive(_)) {
+                self.est.on_timeout();
+            }
+            if u32::from(o.xmit) >= self.cfg.max_transmissions {
+                self.stats.failed += 1;
+                self.outstanding.swap_remove(i);
+                continue;
+            }
+            // Due again: `transmit` sends it when the rate allows.
+            self.outstanding[i].due = true;
+            i += 1;
+        }
+    }
+
+    fn round_rate(&self, now: Instant) -> f64 {
+        let dt = now.saturating_since(self.round_start).as_secs_f64();
+        if dt > 0.0 {
+            self.round_bytes as f64 / dt
+        } else {
+            0.0
+        }
+    }
+
+    /// Feeds the rate controller once per RTT (the feedback interval of RFC 5348 §6.2).
+    fn rate_feedback(&mut self, now: Instant) {
+        let Some(ctl) = self.ctl.as_mut() else {
+            return;
+        };
+        let srtt = self.est.srtt();
+        if srtt == Duration::ZERO {
+            // No sample yet: the no-feedback timer (§4.4) still halves a silent path.
+            if now.saturating_since(self.last_feedback) >= ctl.no_feedback_timeout() {
+                ctl.on_no_feedback();
+                self.last_feedback = now;
+            }
+            return;
+        }
+        let r = srtt.as_secs_f64();
+        let since = now.saturating_since(self.round_start).as_secs_f64();
+        if since < r {
+            return;
+        }
+        if self.round_bytes == 0 && !self.round_loss_event {
+            if now.saturating_since(self.last_feedback) >= ctl.no_feedback_timeout() {
+                ctl.on_no_feedback();
+                self.last_feedback = now;
+            }
+            return;
+        }
+        let x_recv = self.round_bytes as f64 / since;
+        let sig = Signal {
+            rtt_sample: r,
+            x_recv,
+            p: self.losses.p(),
+            new_loss_event: self.round_loss_event,
+        };
+        ctl.on_feedback(now, &sig);
+        self.round_start = now;
+        self.round_bytes = 0;
+        self.round_loss_event = false;
+        self.last_feedback = now;
+    }
+
+    fn may_send(&self, now: Instant) -> bool {
+        self.ctl.is_none() || now >= self.next_send
+    }
+
+    fn sent_one(&mut self, now: Instant) {
+        if let Some(ctl) = &self.ctl {
+            let s = self.cfg.request_bytes.max(self.cfg.response_bytes) + IP_UDP_HEADERS;
+            self.next_send = self.next_send.max(now) + ctl.interval(s);
+        }
+    }
+
+    fn send(&mut self, now: Instant, sock: &mut dyn DatagramSocket, id: u32, xmit: u8) -> bool {
+        let m = Message::Request {
+            id,
+            xmit,
+            sent_ns: now.as_nanos(),
+            response_bytes: self.cfg.response_bytes as u32,
+        };
+        m.write(&mut self.buf);
+        if !sock.send_to(self.cfg.server, &self.buf) {
+            return false;
+        }
+        self.stats.transmissions += 1;
+        if xmit > 1 {
+            self.stats.retransmissions += 1;
+        }
+        true
+    }
+
+    fn transmit(&mut self, now: Instant, sock: &mut dyn DatagramSocket) {
+        // Retransmissions first: their requests are the oldest.
+        for i in 0..self.outstanding.len() {
+            if !self.outstanding[i].due || !self.may_send(now) {
+                continue;
+            }
+            let o = self.outstanding[i];
+            let xmit = o.xmit.saturating_add(1);
+            if !self.send(now, sock, o.id, xmit) {
+                return;
+            }
+            self.sent_one(now);
+            let t = self.timeout();
+            let o = &mut self.outstanding[i];
+            o.xmit = xmit;
+            o.last_sent = now;
+            o.deadline = now + t;
+            o.due = false;
+        }
+        while self.outstanding.len() < self.cfg.outstanding && self.may_send(now) {
+            let created = match self.cfg.arrivals {
+                Arrivals::Closed => {
+                    if !self.issuing(now) {
+                        break;
+                    }
+                    now
+                }
+                Arrivals::Poisson { .. } => match self.backlog.front() {
+                    Some(&t) => t,
+                    None => break,
+                },
+            };
+            let id = self.next_id;
+            if !self.send(now, sock, id, 1) {
+                return;
+            }
+            if matches!(self.cfg.arrivals, Arrivals::Poisson { .. }) {
+                self.backlog.pop_front();
+            }
+            self.next_id = self.next_id.wrapping_add(1);
+            self.stats.issued += 1;
+            self.sent_one(now);
+            let t = self.timeout();
+            self.outstanding.push(Outstanding {
+                id,
+                created,
+                last_sent: now,
+                xmit: 1,
+                deadline: now + t,
+                due: false,
+            });
+        }
+    }
+
+    fn next_wake(&self, now: Instant) -> Option<Instant> {
+        let mut t: Option<Instant> = None;
+        let mut at = |x: Instant| t = Some(t.map_or(x, |y: Instant| y.min(x)));
+        let due = self.outstanding.iter().any(|o| o.due);
+        for o in &self.outstanding {
+            if !o.due {
+                at(o.deadline);
+            }
+        }
+        let wants_new = match self.cfg.arrivals {
+            Arrivals::Closed => self.issuing(now) && self.outstanding.len() < self.cfg.outstanding,
+            Arrivals::Poisson { .. } => {
+                !self.backlog.is_empty() && self.outstanding.len() < self.cfg.outstanding
+            }
+        };
+        if (due || wants_new) && self.ctl.is_some() {
+            at(self.next_send.max(now));
+        }
+        if let Some(a) = self.next_arrival {
+            if self.issuing(a) {
+                at(a);
+            }
+        }
+        if let Some(ctl) = &self.ctl {
+            if !self.outstanding.is_empty() || wants_new {
+                let r = self.est.srtt();
+                if r == Duration::ZERO {
+                    at(self.last_feedback + ctl.no_feedback_timeout());
+                } else {
+                    at(self.round_start + r);
+                }
+            }
+        }
+        t.map(|x| x.max(now))
+    }
+}
+
+/// What a server has done.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct RpcServerStats {
+    pub requests: u64,
+    /// Requests that were retransmissions (transmission number above 1): served again, as
+    /// an NFS server without a duplicate request cache does.
+    pub retransmitted_requests: u64,
+    pub responses: u64,
+    pub response_bytes: u64,
+    /// Dropped because the service queue was full.
+    pub queue_drops: u64,
+    pub malformed: u64,
+}
+
+/// Answers requests, one at a time, each taking `service` (zero: at once).
+pub struct RpcServer {
+    service: Duration,
+    queue_limit: usize,
+    /// Largest response it sends (a request asking for more gets this much).
+    max_response: usize,
+    queue: VecDeque<(SocketAddrV4, u32, u8, u64, usize)>,
+    busy_until: Option<Instant>,
+    stats: RpcServerStats,
+    buf: Vec<u8>,
+}
+
+impl RpcServer {
+    pub fn new(service: Duration, queue_limit: usize, max_response: usize) -> Self {
+        RpcServer {
+            service,
+            queue_limit: queue_limit.max(1),
+            max_response: max_response.max(msg::HEADER_LEN),
+            queue: VecDeque::new(),
+            busy_until: None,
+            stats: RpcServerStats::default(),
+            buf: Vec::new(),
+        }
+    }
+    pub fn stats(&self) -> &RpcServerStats {
+        &self.stats
+    }
+
+    pub fn poll(&mut self, now: Instant, sock: &mut dyn DatagramSocket) -> Option<Instant> {
+        let mut b = [0u8; msg::HEADER_LEN];
+        while let Some((n, from, _)) = sock.recv_from(&mut b) {
+            let Some(Message::Request {
+                id,
+                xmit,
+                sent_ns,
+                response_bytes,
+            }) = Message::parse(&b[..n.min(b.len())])
+            else {
+                self.stats.malformed += 1;
+                continue;
+            };
+            self.stats.requests += 1;
+            if xmit > 1 {
+                self.stats.retransmitted_requests += 1;
+            }
+            if self.queue.len() >= self.queue_limit {
+                self.stats.queue_drops += 1;
+                continue;
+            }
+            let len = (response_bytes as usize).clamp(msg::HEADER_LEN, self.max_response);
+            self.queue.push_back((from, id, xmit, sent_ns, len));
+        }
+        loop {
+            if let Some(t) = self.busy_until {
+                if t > now {
+                    return Some(t);
+                }
+                self.busy_until = None;
+                if let Some((from, id, xmit, echo_ns, len)) = self.queue.pop_front() {
+                    self.respond(sock, from, id, xmit, echo_ns, len);
+                }
+            }
+            if self.queue.is_empty() {
+                return None;
+            }
+            if self.service == Duration::ZERO {
+                while let Some((from, id, xmit, echo_ns, len)) = self.queue.pop_front() {
+                    self.respond(sock, from, id, xmit, echo_ns, len);
+                }
+                return None;
+            }
+            self.busy_until = Some(now + self.service);
+        }
+    }
+
+    fn respond(
+        &mut self,
+        sock: &mut dyn DatagramSocket,
+        to: SocketAddrV4,
+        id: u32,
+        xmit: u8,
+        echo_ns: u64,
+        len: usize,
+    ) {
+        self.buf.resize(len, 0);
+        Message::Response { id, xmit, echo_ns }.write(&mut self.buf);
+        if sock.send_to(to, &self.buf) {
+            self.stats.responses += 1;
+            self.stats.response_bytes += len as u64;
+        }
+    }
+}

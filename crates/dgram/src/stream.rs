@@ -1,0 +1,417 @@
+//! A rate-controlled datagram stream (a media flow): the sender paces packets of `s` bytes
+//! at the controller's rate, the receiver detects losses and reports once per RTT
+//! (RFC 5348 §6), and the sender adjusts ([`Controller`]: TFRC, rate AIMD, or a fixed
+//! rate, the uncontrolled datagram flow).
+
+use crate::msg::{self, Feedback, Message};
+use crate::rate::{p_for_rate, Controller, LossIntervals, Signal};
+use crate::rpc::IP_UDP_HEADERS;
+use crate::stack::DatagramSocket;
+use ackclock_wire::{Duration, Instant};
+use core::net::SocketAddrV4;
+use std::collections::VecDeque;
+
+/// RFC 5348 §5.1: a packet is lost once NDUPACK = 3 packets with higher sequence numbers
+/// have arrived.
+pub const NDUPACK: u32 = 3;
+/// The longest gap of sequence numbers a receiver walks packet by packet; a jump beyond it
+/// (a restarted or hostile sender) is taken as one loss event, not millions of losses.
+pub const MAX_GAP: u32 = 4096;
+
+#[derive(Clone, Debug)]
+pub struct StreamSenderConfig {
+    pub dst: SocketAddrV4,
+    /// UDP payload bytes per packet (at least the 20-byte header).
+    pub packet_bytes: usize,
+    pub start: Instant,
+    pub stop: Option<Instant>,
+    /// Stop after this many payload bytes.
+    pub bytes: Option<u64>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct StreamSenderStats {
+    pub packets: u64,
+    pub bytes: u64,
+    pub feedbacks: u64,
+    pub no_feedback_timeouts: u64,
+    pub malformed: u64,
+    /// The last loss event rate the receiver reported.
+    pub p: f64,
+    pub loss_events: u64,
+}
+
+/// The sending side of a stream.
+pub struct StreamSender {
+    cfg: StreamSenderConfig,
+    ctl: Controller,
+    seq: u32,
+    next_send: Instant,
+    nofeedback_at: Instant,
+    last_loss_events: u32,
+    stats: StreamSenderStats,
+    buf: Vec<u8>,
+    /// (time, allowed rate bytes/s) after each change, for plots.
+    pub rate_log: Vec<(Instant, f64)>,
+}
+
+impl StreamSender {
+    pub fn new(cfg: StreamSenderConfig, ctl: Controller) -> Self {
+        let cfg = StreamSenderConfig {
+            packet_bytes: cfg.packet_bytes.max(msg::HEADER_LEN),
+            ..cfg
+        };
+        StreamSender {
+            seq: 0,
+            next_send: cfg.start,
+            nofeedback_at: cfg.start + ctl.no_feedback_timeout(),
+            last_loss_events: 0,
+            stats: StreamSenderStats::default(),
+            buf: vec![0; cfg.packet_bytes],
+            rate_log: Vec::new(),
+            ctl,
+            cfg,
+        }
+    }
+    pub fn stats(&self) -> &StreamSenderStats {
+        &self.stats
+    }
+    pub fn controller(&self) -> &Controller {
+        &self.ctl
+    }
+    fn done(&self, now: Instant) -> bool {
+        self.cfg.stop.is_some_and(|s| now >= s)
+            || self.cfg.bytes.is_some_and(|b| self.stats.bytes >= b)
+    }
+    fn s(&self) -> usize {
+        self.cfg.packet_bytes + IP_UDP_HEADERS
+    }
+
+    pub fn poll(&mut self, now: Instant, sock: &mut dyn DatagramSocket) -> Option<Instant> {
+        if now < self.cfg.start {
+            return Some(self.cfg.start);
+        }
+        let mut b = [0u8; msg::FEEDBACK_LEN];
+        let before = self.ctl.rate();
+        while let Some((n, _, _)) = sock.recv_from(&mut b) {
+            let Some(Message::Feedback(f)) = Message::parse(&b[..n.min(b.len())]) else {
+                self.stats.malformed += 1;
+                continue;
+            };
+            self.on_feedback(now, &f);
+        }
+        if now >= self.nofeedback_at {
+            self.stats.no_feedback_timeouts += 1;
+            self.ctl.on_no_feedback();
+            self.nofeedback_at = now + self.ctl.no_feedback_timeout();
+        }
+        if self.ctl.rate() != before {
+            self.rate_log.push((now, self.ctl.rate()));
+        }
+        if self.done(now) {
+            return None;
+        }
+        // Pacing (RFC 5348 §4.6): one packet per s / X; a sender that fell behind by more
+        // than one interval does not burst to catch up.
+        let mut sent = 0;
+        while now >= self.next_send && !self.done(now) && sent < 64 {
+            let rtt_us = self
+                .ctl
+                .rtt()
+                .map_or(0, |r| (r * 1e6).min(u32::MAX as f64) as u32);
+            Message::Data {
+                seq: self.seq,
+                sent_ns: now.as_nanos(),
+                rtt_us,
+            }
+            .write(&mut self.buf);
+            if !sock.send_to(self.cfg.dst, &self.buf) {
+                break;
+            }
+            self.seq = self.seq.wrapping_add(1);
+            self.stats.packets += 1;
+            self.stats.bytes += self.cfg.packet_bytes as u64;
+            sent += 1;
+            let gap = self.ctl.interval(self.s());
+            let floor = Instant::from_nanos(now.as_nanos().saturating_sub(gap.as_nanos()));
+            self.next_send = self.next_send.max(floor) + gap;
+        }
+        Some(self.next_send.max(now).min(self.nofeedback_at))
+    }
+
+    fn on_feedback(&mut self, now: Instant, f: &Feedback) {
+        self.stats.feedbacks += 1;
+        self.stats.p = f.p();
+        let echo = Instant::from_nanos(f.echo_ns);
+        if echo > now {
+            self.stats.malformed += 1;
+            return;
+        }
+        let r = now
+            .saturating_since(echo)
+            .saturating_sub(Duration::from_micros(u64::from(f.delay_us)));
+        let new_event = f.loss_events != self.last_loss_events;
+        if new_event {
+            self.stats.loss_events += u64::from(f.loss_events.wrapping_sub(self.last_loss_events));
+        }
+        self.last_loss_events = f.loss_events;
+        self.ctl.on_feedback(
+            now,
+            &Signal {
+                rtt_sample: r.as_secs_f64(),
+                x_recv: f64::from(f.x_recv),
+                p: f.p(),
+                new_loss_event: new_event,
+            },
+        );
+        self.nofeedback_at = now + self.ctl.no_feedback_timeout();
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct StreamReceiverStats {
+    pub packets: u64,
+    pub bytes: u64,
+    pub lost: u64,
+    pub loss_events: u64,
+    pub feedbacks: u64,
+    pub malformed: u64,
+    /// Packets that arrived after they were counted lost, or twice.
+    pub late_or_duplicate: u64,
+}
+
+/// The receiving side: loss history (RFC 5348 §5) and feedback (§6).
+pub struct StreamReceiver {
+    /// Where feedback goes: the source of the data.
+    peer: Option<SocketAddrV4>,
+    /// Sequence number of `window[0]`.
+    base: u32,
+    /// Arrival state of `base..`: the sender's timestamp (ns) of each received packet.
+    window: VecDeque<Option<u64>>,
+    losses: LossIntervals,
+    last_ts: u64,
+    last_arrival: Instant,
+    highest: u32,
+    rtt_us: u32,
+    /// Bytes (IP) since the last feedback, and when it was.
+    bytes_since: u64,
+    last_feedback: Option<Instant>,
+    pending_event: bool,
+    started: bool,
+    stats: StreamReceiverStats,
+    buf: [u8; msg::FEEDBACK_LEN],
+}
+
+impl Default for StreamReceiver {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl StreamReceiver {
+    pub fn new() -> Self {
+        StreamReceiver {
+            peer: None,
+            base: 0,
+            window: VecDeque::new(),
+            losses: LossIntervals::new(),
+            last_ts: 0,
+            last_arrival: Instant::ZERO,
+            highest: 0,
+            rtt_us: 0,
+            bytes_since: 0,
+            last_feedback: None,
+            pending_event: false,
+            started: false,
+            stats: StreamReceiverStats::default(),
+            buf: [0; msg::FEEDBACK_LEN],
+        }
+    }
+    pub fn stats(&self) -> &StreamReceiverStats {
+        &self.stats
+    }
+    /// The current loss event rate.
+    pub fn p(&self) -> f64 {
+        self.losses.p()
+    }
+
+    fn rtt(&self) -> f64 {
+        if self.rtt_us == 0 {
+            // §6.3: before the sender knows its RTT, feedback goes out at least every
+            // 0.5 s... we use 100 ms so the sender's first sample comes quickly.
+            0.1
+        } else {
+            f64::from(self.rtt_us) * 1e-6
+        }
+    }
+
+    pub fn poll(&mut self, now: Instant, sock: &mut dyn DatagramSocket) -> Option<Instant> {
+        let mut b = [0u8; msg::HEADER_LEN];
+        let mut first = false;
+        while let Some((n, from, _)) = sock.recv_from(&mut b) {
+            let Some(Message::Data {
+                seq,
+                sent_ns,
+                rtt_us,
+            }) = Message::parse(&b[..n.min(b.len())])
+            else {
+                self.stats.malformed += 1;
+                continue;
+            };
+            if self.peer.is_none() {
+                first = true;
+            }
+            self.peer = Some(from);
+            self.on_data(now, seq, sent_ns, rtt_us, n);
+        }
+        let due = match self.last_feedback {
+            None => first,
+            Some(t) => {
+                self.pending_event
+                    || (self.bytes_since > 0 && now.saturating_since(t).as_secs_f64() >= self.rtt())
+            }
+        };
+        if due {
+            self.send_feedback(now, sock);
+        }
+        // The next feedback is due one RTT after the last, if data keeps arriving.
+        self.last_feedback
+            .filter(|_| self.peer.is_some())
+            .map(|t| t + Duration::from_secs_f64(self.rtt()))
+            .map(|t| t.max(now))
+    }
+
+    fn on_data(&mut self, now: Instant, seq: u32, sent_ns: u64, rtt_us: u32, len: usize) {
+        self.stats.packets += 1;
+        self.stats.bytes += len as u64;
+        self.bytes_since += (len + IP_UDP_HEADERS) as u64;
+        if rtt_us > 0 {
+            self.rtt_us = rtt_us;
+        }
+        if !self.started {
+            self.started = true;
+            self.base = seq;
+            self.highest = seq;
+        }
+        let off = seq.wrapping_sub(self.base);
+        if off >= 1 << 31 {
+            // Before the window: declared lost already, or a duplicate.
+            self.stats.late_or_duplicate += 1;
+            return;
+        }
+        if off > MAX_GAP {
+            // A jump: resolve what is held, count the jump as one loss event, restart.
+            self.resolve(u32::MAX);
+            self.lost(seq, sent_ns);
+            self.window.clear();
+            self.base = seq;
+        }
+        let off = seq.wrapping_sub(self.base) as usize;
+        if self.window.len() <= off {
+            self.window.resize(off + 1, None);
+        }
+        if self.window[off].is_some() {
+            self.stats.late_or_duplicate += 1;
+            return;
+        }
+        self.window[off] = Some(sent_ns);
+        if seq.wrapping_sub(self.highest) < 1 << 31 {
+            self.highest = seq;
+            self.last_ts = sent_ns;
+            self.last_arrival = now;
+        }
+        self.resolve(NDUPACK);
+    }
+
+    /// Resolves the window's head while `keep` or more packets follow it.
+    fn resolve(&mut self, keep: u32) {
+        while self.window.len() as u64 > u64::from(keep.min(u32::MAX - 1)) {
+            match self.window.pop_front() {
+                Some(Some(_)) => self.losses.on_delivered(),
+                Some(None) => {
+                    // Its send time, interpolated from the next packet received (§5.3 interpolates
+                    // between both neighbours; the next one's timestamp is within one gap).
+                    let ts = self
+                        .window
+                        .iter()
+                        .flatten()
+                        .next()
+                        .copied()
+                        .unwrap_or(self.last_ts);
+                    let seq = self.base;
+                    self.lost(seq, ts);
+                }
+                None => break,
+            }
+            self.base = self.base.wrapping_add(1);
+            if keep == u32::MAX && self.window.is_empty() {
+                break;
+            }
+        }
+    }
+
+    fn lost(&mut self, _seq: u32, sent_ns: u64) {
+        self.stats.lost += 1;
+        let r = self.rtt();
+        let x = self.recent_rate();
+        let s = (self.stats.bytes / self.stats.packets.max(1)) as f64 + IP_UDP_HEADERS as f64;
+        if self.losses.on_lost(sent_ns as f64 * 1e-9, r, || {
+            (1.0 / p_for_rate(s, r, x.max(s / r), 4.0 * r)).round() as u64
+        }) {
+            self.stats.loss_events += 1;
+            self.pending_event = true;
+        }
+    }
+
+    fn recent_rate(&self) -> f64 {
+        // The rate seen since the last feedback (§6.3.1 uses the rate of the last RTT).
+        match self.last_feedback {
+            Some(t) => {
+                let dt = self.last_arrival.saturating_since(t).as_secs_f64();
+                if dt > 0.0 {
+                    self.bytes_since as f64 / dt
+                } else {
+                    0.0
+                }
+            }
+            None => 0.0,
+        }
+    }
+
+    fn send_feedback(&mut self, now: Instant, sock: &mut dyn DatagramSocket) {
+        let Some(peer) = self.peer else {
+            return;
+        };
+        let x_recv = match self.last_feedback {
+            Some(t) => {
+                let dt = now.saturating_since(t).as_secs_f64();
+                if dt > 0.0 {
+                    self.bytes_since as f64 / dt
+                } else {
+                    0.0
+                }
+            }
+            None => 0.0,
+        };
+        let f = Feedback {
+            highest_seq: self.highest,
+            echo_ns: self.last_ts,
+            delay_us: now
+                .saturating_since(self.last_arrival)
+                .as_micros()
+                .min(u64::from(u32::MAX)) as u32,
+            x_recv: x_recv.min(u32::MAX as f64) as u32,
+            p_nano: (self.losses.p() * 1e9).round() as u32,
+            loss_events: self.losses.events() as u32,
+        };
+        Message::Feedback(f).write(&mut self.buf);
+        if sock.send_to(peer, &self.buf) {
+            self.stats.feedbacks += 1;
+        }
+        self.bytes_since = 0;
+        self.pending_event = false;
+        self.last_feedback = Some(now);
+    }
+}
