@@ -125,15 +125,15 @@ impl LossIntervals {
         let (mut tot0, mut tot1, mut w_tot) = (0.0, 0.0, 0.0);
         // I_0 (open) with weight w_0 and the closed ones after it, against the closed ones
         // alone: the larger mean counts, so an open interval only lowers p once it is long.
-        for i in 0..n {
+        for (i, w) in WEIGHTS.iter().enumerate().take(n) {
             let interval_i = if i == 0 {
                 self.open
             } else {
                 self.closed[i - 1]
             };
-            tot0 += interval_i as f64 * WEIGHTS[i];
-            tot1 += self.closed[i] as f64 * WEIGHTS[i];
-            w_tot += WEIGHTS[i];
+            tot0 += interval_i as f64 * w;
+            tot1 += self.closed[i] as f64 * w;
+            w_tot += w;
         }
         let mean = tot0.max(tot1) / w_tot;
         if mean <= 0.0 {
