@@ -10,11 +10,13 @@
 //!   (the TCP's estimator) retransmission timers, and their server.
 //! - [`stream`]: a rate-controlled datagram stream and its receiver.
 //! - [`rate`]: the rate controllers, TFRC (RFC 5348) and rate-based AIMD.
+//! - [`hist`]: a fixed-size latency histogram (no allocation per request).
 //!
 //! Like the TCP engine, nothing here reads a clock or does I/O: time comes in as
 //! [`Instant`](ackclock_wire::Instant) arguments, datagrams go through a
 //! [`DatagramSocket`](stack::DatagramSocket).
 
+pub mod hist;
 pub mod msg;
 pub mod rate;
 pub mod rpc;

@@ -166,9 +166,9 @@ pub struct RpcClientStats {
     pub malformed: u64,
     /// Response payload bytes of completed requests.
     pub goodput_bytes: u64,
-    /// Completion times, ns from issue to response, in completion order.
+    /// Completion times, from issue to response.
     #[cfg_attr(feature = "serde", serde(skip))]
-    pub latencies_ns: Vec<u64>,
+    pub latency: crate::hist::Histogram,
     pub loss_events: u64,
 }
 
@@ -313,7 +313,7 @@ impl RpcClient {
             }
             self.stats.completed += 1;
             self.stats.goodput_bytes += self.cfg.response_bytes as u64;
-            self.stats.latencies_ns.push((now - o.created).as_nanos());
+            self.stats.latency.record((now - o.created).as_nanos());
             self.losses.on_delivered();
             self.round_bytes += (self.cfg.response_bytes + IP_UDP_HEADERS) as u64;
         }
@@ -532,11 +532,15 @@ impl RpcClient {
         }
         if let Some(ctl) = &self.ctl {
             if !self.outstanding.is_empty() || wants_new {
+                // The next controller update: the end of this round, or, once a round has
+                // passed with nothing to report, the no-feedback timer (a wake at a round's
+                // end that reports nothing would come back at once, forever).
                 let r = self.est.srtt();
-                if r == Duration::ZERO {
+                let round_end = self.round_start + r;
+                if r == Duration::ZERO || round_end <= now {
                     at(self.last_feedback + ctl.no_feedback_timeout());
                 } else {
-                    at(self.round_start + r);
+                    at(round_end);
                 }
             }
         }

@@ -246,6 +246,12 @@ impl UdpStack {
         self.socket(s).map_or(0, |k| k.rx.len())
     }
 
+    /// Whether any socket is bound (a host without datagram applications leaves UDP
+    /// arrivals to the cross-traffic counters).
+    pub fn has_sockets(&self) -> bool {
+        !self.by_port.is_empty()
+    }
+
     /// Whether anything waits to be sent.
     pub fn has_output(&self) -> bool {
         !self.tx.is_empty()

@@ -54,6 +54,8 @@ pub struct StreamSender {
     buf: Vec<u8>,
     /// (time, allowed rate bytes/s) after each change, for plots.
     pub rate_log: Vec<(Instant, f64)>,
+    first_send: Option<Instant>,
+    last_send: Option<Instant>,
 }
 
 impl StreamSender {
@@ -70,6 +72,8 @@ impl StreamSender {
             stats: StreamSenderStats::default(),
             buf: vec![0; cfg.packet_bytes],
             rate_log: Vec::new(),
+            first_send: None,
+            last_send: None,
             ctl,
             cfg,
         }
@@ -79,6 +83,12 @@ impl StreamSender {
     }
     pub fn controller(&self) -> &Controller {
         &self.ctl
+    }
+    /// The mean sending rate (IP bytes/s) from the first packet to the last.
+    pub fn mean_rate(&self) -> Option<f64> {
+        let (a, b) = (self.first_send?, self.last_send?);
+        let dt = b.saturating_since(a).as_secs_f64();
+        (dt > 0.0).then(|| (self.stats.packets.saturating_sub(1) * self.s() as u64) as f64 / dt)
     }
     fn done(&self, now: Instant) -> bool {
         self.cfg.stop.is_some_and(|s| now >= s)
@@ -132,6 +142,8 @@ impl StreamSender {
             self.seq = self.seq.wrapping_add(1);
             self.stats.packets += 1;
             self.stats.bytes += self.cfg.packet_bytes as u64;
+            self.first_send.get_or_insert(now);
+            self.last_send = Some(now);
             sent += 1;
             let gap = self.ctl.interval(self.s());
             let floor = Instant::from_nanos(now.as_nanos().saturating_sub(gap.as_nanos()));

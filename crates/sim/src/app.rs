@@ -10,6 +10,8 @@ use core::net::SocketAddrV4;
 pub struct AppCtx<'a> {
     pub now: Instant,
     pub ep: &'a mut Endpoint,
+    /// The host's UDP.
+    pub udp: &'a mut ackclock_dgram::UdpStack,
     /// The host's CPU charges application writes (copyin, seed 000 Jul 1988): instead of
     /// writing to the socket directly, the application asks with
     /// [`request_write`](Self::request_write) and writes in [`App::write_done`] once the CPU
@@ -19,10 +21,16 @@ pub struct AppCtx<'a> {
 }
 
 impl<'a> AppCtx<'a> {
-    pub fn new(now: Instant, ep: &'a mut Endpoint, charged_writes: bool) -> Self {
+    pub fn new(
+        now: Instant,
+        ep: &'a mut Endpoint,
+        udp: &'a mut ackclock_dgram::UdpStack,
+        charged_writes: bool,
+    ) -> Self {
         AppCtx {
             now,
             ep,
+            udp,
             charged_writes,
             write_request: None,
         }
@@ -48,6 +56,10 @@ pub trait App: Send {
     }
     /// When the application finished its work, if it has.
     fn finished_at(&self) -> Option<Instant> {
+        None
+    }
+    /// A datagram application's figures (RPC clients and servers, streams).
+    fn datagram(&self) -> Option<crate::results::DatagramSummary> {
         None
     }
     /// The write of `bytes` asked for with [`AppCtx::request_write`] has been copied (its

@@ -149,7 +149,7 @@ pub fn build(s: &Scenario, out_dir: Option<&Path>) -> Result<Simulation, String>
     }
     net.compute_routes();
     let mut infos = Vec::new();
-    for f in flows {
+    for (fi, f) in flows.iter().enumerate() {
         let (from, to) = (ids[&f.from], ids[&f.to]);
         let port = f.port;
         let dst = SocketAddrV4::new(net.nodes[to].addr, port);
@@ -223,6 +223,23 @@ pub fn build(s: &Scenario, out_dir: Option<&Path>) -> Result<Simulation, String>
                     Box::new(server),
                 )
             }
+            AppSpec::Rpc(r) | AppSpec::Dns(r) => {
+                let dns = matches!(f.app, AppSpec::Dns(_));
+                let seed = component_seed(s.seed, &format!("flow/{fi}"));
+                let (client, server) = rpc_apps(r, dns, dst, start, seed);
+                let kind = if dns { "dns" } else { "rpc" };
+                (
+                    Box::new(crate::dgram_app::RpcClientApp::new(client, kind)),
+                    Box::new(crate::dgram_app::RpcServerApp::new(server, port)),
+                )
+            }
+            AppSpec::DatagramStream(st) => (
+                Box::new(crate::dgram_app::StreamSenderApp::new(
+                    stream_sender(st, dst, start),
+                    start,
+                )),
+                Box::new(crate::dgram_app::StreamReceiverApp::new(port)),
+            ),
         };
         let recv_app = net.add_app(to, receiver);
         let send_app = net.add_app(from, sender);
@@ -292,6 +309,101 @@ impl Simulation {
         self.net.run(until, on_progress);
         RunResult::collect(&mut self, wall.elapsed())
     }
+}
+
+/// An RPC or DNS-like flow's client and server, the kind's defaults filled in.
+fn rpc_apps(
+    r: &crate::scenario::RpcSpec,
+    dns: bool,
+    dst: SocketAddrV4,
+    start: Instant,
+    seed: u64,
+) -> (
+    ackclock_dgram::rpc::RpcClient,
+    ackclock_dgram::rpc::RpcServer,
+) {
+    use crate::scenario::{RateControlName, TimerName};
+    use ackclock_dgram::rpc::{self, Arrivals, RateControl, RpcClientConfig, Timer};
+    let mut c = if dns {
+        RpcClientConfig::dns(dst)
+    } else {
+        RpcClientConfig::nfs(dst)
+    };
+    c.start = start;
+    c.seed = seed;
+    if let Some(v) = r.request_bytes {
+        c.request_bytes = v as usize;
+    }
+    if let Some(v) = r.response_bytes {
+        c.response_bytes = v as usize;
+    }
+    if let Some(v) = r.outstanding {
+        c.outstanding = v as usize;
+    }
+    if let Some(per_sec) = r.requests_per_s {
+        c.arrivals = Arrivals::Poisson {
+            per_sec,
+            backlog: 1000,
+        };
+    }
+    c.requests = r.requests.map(|n| n as u64);
+    c.stop = r.duration_s.map(|d| start + Duration::from_secs_f64(d));
+    let fixed = |ms: Option<f64>, default: Duration| {
+        Timer::Fixed(ms.map_or(default, |ms| Duration::from_secs_f64(ms / 1000.0)))
+    };
+    c.timer = match (r.timer, c.timer) {
+        (Some(TimerName::Adaptive), _) => Timer::Adaptive(rpc::rpc_rtt_config()),
+        (Some(TimerName::Fixed), _) | (None, Timer::Fixed(_)) => {
+            let default = match c.timer {
+                Timer::Fixed(t) => t,
+                Timer::Adaptive(_) => Duration::from_millis(700),
+            };
+            fixed(r.timeout_ms, default)
+        }
+        (None, t) => t,
+    };
+    if let Some(v) = r.max_transmissions {
+        c.max_transmissions = v as u32;
+    }
+    c.rate = match r.rate_control {
+        None | Some(RateControlName::None) => RateControl::None,
+        Some(RateControlName::Aimd) => RateControl::Aimd,
+        Some(RateControlName::Tfrc) => RateControl::Tfrc,
+    };
+    let server = rpc::RpcServer::new(
+        Duration::from_secs_f64(r.service_ms.unwrap_or(0.0) / 1000.0),
+        r.server_queue.map_or(64, |q| q as usize),
+        ackclock_wire::udp::MAX_PAYLOAD,
+    );
+    (rpc::RpcClient::new(c), server)
+}
+
+/// A stream flow's sender.
+fn stream_sender(
+    st: &crate::scenario::StreamSpec,
+    dst: SocketAddrV4,
+    start: Instant,
+) -> ackclock_dgram::stream::StreamSender {
+    use crate::scenario::RateControlName;
+    use ackclock_dgram::rate::{AimdRate, Controller, TfrcRate};
+    use ackclock_dgram::stream::{StreamSender, StreamSenderConfig};
+    let packet_bytes = st.packet_bytes.unwrap_or(1000.0) as usize;
+    let ip_bytes = packet_bytes + ackclock_dgram::rpc::IP_UDP_HEADERS;
+    let ctl = match st.rate_control.unwrap_or(RateControlName::Tfrc) {
+        RateControlName::Tfrc => Controller::Tfrc(TfrcRate::new(ip_bytes)),
+        RateControlName::Aimd => Controller::Aimd(AimdRate::new(ip_bytes)),
+        RateControlName::None => Controller::Fixed(st.rate_bps.unwrap_or(1e6) / 8.0),
+    };
+    StreamSender::new(
+        StreamSenderConfig {
+            dst,
+            packet_bytes,
+            start,
+            stop: st.duration_s.map(|d| start + Duration::from_secs_f64(d)),
+            bytes: st.bytes.map(|b| b as u64),
+        },
+        ctl,
+    )
 }
 
 /// The default queue: drop-tail of 100 packets (re-exported for scenario docs).

@@ -425,6 +425,12 @@ fn app_segments(f: &FlowDef) -> f64 {
                 * ((*request_bytes as f64 / mss).ceil() + (*response_bytes as f64 / mss).ceil())
         }
         AppSpec::Echo { bytes } => 2.0 * (bytes / mss).ceil(),
+        // Datagram applications: one packet each way per request, or one per stream packet;
+        // bounded by their count or bytes, otherwise by the run (the link rates bound it).
+        AppSpec::Rpc(r) | AppSpec::Dns(r) => r.requests.map_or(f64::INFINITY, |n| 2.0 * n),
+        AppSpec::DatagramStream(st) => st.bytes.map_or(f64::INFINITY, |b| {
+            (b / st.packet_bytes.unwrap_or(1000.0)).ceil()
+        }),
     }
 }
 

@@ -4,6 +4,7 @@
 pub mod app;
 pub mod build;
 pub mod cost;
+pub mod dgram_app;
 pub mod fuzzing;
 pub mod limits;
 pub mod locate;

@@ -124,6 +124,17 @@ pub const RESPONSE_BYTES: Range = Range::closed(0.0, GIB, "bytes");
 pub const REQUEST_COUNT: Range = Range::closed(1.0, 1e9, "");
 pub const THINK_MS: Range = Range::closed(0.0, MAX_MS, "ms");
 pub const ECHO_BYTES: Range = Range::closed(1.0, 1e12, "bytes");
+/// A request or response must hold the 20-byte message header and fit an unfragmented
+/// datagram (RFC 791: 65535 - 20 - 8).
+pub const DATAGRAM_BYTES: Range = Range::closed(20.0, 65507.0, "bytes");
+pub const OUTSTANDING: Range = Range::closed(1.0, 1e6, "");
+pub const REQUESTS_PER_S: Range = Range::above(0.0, 1e9, "/s");
+pub const RPC_REQUESTS: Range = Range::closed(1.0, 1e12, "");
+pub const TIMEOUT_MS: Range = Range::above(0.0, MAX_MS, "ms");
+pub const MAX_TRANSMISSIONS: Range = Range::closed(1.0, 255.0, "");
+pub const SERVICE_MS: Range = Range::closed(0.0, MAX_MS, "ms");
+pub const SERVER_QUEUE: Range = Range::closed(1.0, 1e6, "requests");
+pub const STREAM_BYTES: Range = Range::closed(1.0, 1e15, "bytes");
 
 // Cross traffic.
 pub const CROSS_RATE_BPS: Range = Range::closed(1.0, MAX_RATE, "b/s");
@@ -154,6 +165,20 @@ pub const TABLE: &[(&str, Range)] = &[
     ("request_response app count", REQUEST_COUNT),
     ("request_response app think_ms", THINK_MS),
     ("echo app bytes", ECHO_BYTES),
+    (
+        "rpc/dns request_bytes, response_bytes; datagram_stream packet_bytes",
+        DATAGRAM_BYTES,
+    ),
+    ("rpc/dns outstanding", OUTSTANDING),
+    ("rpc/dns requests_per_s", REQUESTS_PER_S),
+    ("rpc/dns requests", RPC_REQUESTS),
+    ("rpc/dns timeout_ms", TIMEOUT_MS),
+    ("rpc/dns max_transmissions", MAX_TRANSMISSIONS),
+    ("rpc/dns service_ms", SERVICE_MS),
+    ("rpc/dns server_queue", SERVER_QUEUE),
+    ("datagram_stream bytes", STREAM_BYTES),
+    ("rpc/dns/datagram_stream duration_s", APP_DURATION_S),
+    ("datagram_stream rate_bps", RATE_BPS),
     ("cross rate_bps", CROSS_RATE_BPS),
     ("cross packet_bytes", CROSS_PACKET_BYTES),
     ("cross mean_on_ms, mean_off_ms", ON_OFF_MS),

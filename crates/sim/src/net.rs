@@ -63,6 +63,8 @@ enum CpuJob {
 
 pub struct Host {
     pub ep: Endpoint,
+    /// The host's UDP, for datagram applications (RPC, DNS-like queries, streams).
+    pub udp: ackclock_dgram::UdpStack,
     pub apps: Vec<Box<dyn App>>,
     wake_at: Option<Instant>,
     cpu: Option<CpuModel>,
@@ -71,7 +73,8 @@ pub struct Host {
     cpu_running: Option<CpuJob>,
     /// Total CPU time spent, for service-demand figures.
     pub cpu_busy_ns: u64,
-    /// Packets that reached this host but were not TCP (cross traffic sinks here).
+    /// Packets that reached this host but were not TCP (cross traffic sinks here; UDP
+    /// also goes to [`udp`](Self::udp) when an application bound a socket).
     pub non_tcp_in: u64,
     pub non_tcp_bytes_in: u64,
     /// Indices into `Network::traced` of this host's traced connections, so draining
@@ -324,6 +327,7 @@ impl Network {
             name: name.to_string(),
             addr,
             host: Some(Host {
+                udp: ackclock_dgram::UdpStack::new(ackclock_dgram::UdpConfig::new(addr)),
                 ep,
                 apps: Vec::new(),
                 wake_at: None,
@@ -703,9 +707,14 @@ impl Network {
     fn host_input(&mut self, node: NodeId, pkt: SimPacket) {
         let now = self.now;
         let h = self.nodes[node].host.as_mut().expect("host");
-        if pkt.buf.len() > 9 && pkt.buf[9] == ackclock_wire::IPPROTO_TCP {
+        let proto = pkt.buf.get(9).copied();
+        if proto == Some(ackclock_wire::IPPROTO_TCP) {
             h.ep.handle_packet(now, &pkt.buf);
         } else {
+            if proto == Some(ackclock_wire::IPPROTO_UDP) && h.udp.has_sockets() {
+                // Malformed datagrams are counted in the UDP stack's statistics.
+                let _ = h.udp.handle_packet(&pkt.buf);
+            }
             h.non_tcp_in += 1;
             h.non_tcp_bytes_in += pkt.buf.len() as u64;
         }
@@ -729,7 +738,7 @@ impl Network {
             // progress may let an app write more.
             for _round in 0..4 {
                 for (i, app) in h.apps.iter_mut().enumerate() {
-                    let mut ctx = AppCtx::new(now, &mut h.ep, charged_writes);
+                    let mut ctx = AppCtx::new(now, &mut h.ep, &mut h.udp, charged_writes);
                     if let Some(t) = app.poll(&mut ctx) {
                         app_wake = Some(app_wake.map_or(t, |w: Instant| w.min(t)));
                     }
@@ -740,6 +749,10 @@ impl Network {
                 let mut sent = false;
                 while let Some(t) = h.ep.poll_transmit(now, &mut self.scratch) {
                     out.push(self.pool.make(now, &self.scratch[..t.len]));
+                    sent = true;
+                }
+                while let Some(len) = h.udp.poll_transmit(&mut self.scratch) {
+                    out.push(self.pool.make(now, &self.scratch[..len]));
                     sent = true;
                 }
                 if !sent {
@@ -808,7 +821,7 @@ impl Network {
             Some(CpuJob::Tx(p)) => self.forward(node, p),
             Some(CpuJob::AppWrite { app, bytes }) => {
                 let now = self.now;
-                let mut ctx = AppCtx::new(now, &mut h.ep, true);
+                let mut ctx = AppCtx::new(now, &mut h.ep, &mut h.udp, true);
                 h.apps[app].write_done(&mut ctx, bytes);
                 // TCP output for the copied data, then the application carries on.
                 self.host_run(node);

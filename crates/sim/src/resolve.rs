@@ -210,6 +210,55 @@ fn check_app(field: &str, app: &AppSpec) -> Result<(), Invalid> {
             range(f("think_ms"), limits::THINK_MS, *think_ms)?;
         }
         AppSpec::Echo { bytes } => range(f("bytes"), limits::ECHO_BYTES, *bytes)?,
+        AppSpec::Rpc(r) | AppSpec::Dns(r) => {
+            let opt = |k: &str, lim: limits::Range, v: Option<f64>| match v {
+                Some(v) => range(f(k), lim, v),
+                None => Ok(()),
+            };
+            opt("request_bytes", limits::DATAGRAM_BYTES, r.request_bytes)?;
+            opt("response_bytes", limits::DATAGRAM_BYTES, r.response_bytes)?;
+            opt("outstanding", limits::OUTSTANDING, r.outstanding)?;
+            opt("requests_per_s", limits::REQUESTS_PER_S, r.requests_per_s)?;
+            opt("requests", limits::RPC_REQUESTS, r.requests)?;
+            opt("duration_s", limits::APP_DURATION_S, r.duration_s)?;
+            opt("timeout_ms", limits::TIMEOUT_MS, r.timeout_ms)?;
+            opt(
+                "max_transmissions",
+                limits::MAX_TRANSMISSIONS,
+                r.max_transmissions,
+            )?;
+            opt("service_ms", limits::SERVICE_MS, r.service_ms)?;
+            opt("server_queue", limits::SERVER_QUEUE, r.server_queue)?;
+            if r.timeout_ms.is_some() && r.timer == Some(crate::scenario::TimerName::Adaptive) {
+                return Err(Invalid::new(
+                    f("timeout_ms"),
+                    "the adaptive timer computes its timeout: give `timeout_ms` with `timer = \"fixed\"` only",
+                ));
+            }
+        }
+        AppSpec::DatagramStream(st) => {
+            let opt = |k: &str, lim: limits::Range, v: Option<f64>| match v {
+                Some(v) => range(f(k), lim, v),
+                None => Ok(()),
+            };
+            opt("packet_bytes", limits::DATAGRAM_BYTES, st.packet_bytes)?;
+            opt("rate_bps", limits::RATE_BPS, st.rate_bps)?;
+            opt("bytes", limits::STREAM_BYTES, st.bytes)?;
+            opt("duration_s", limits::APP_DURATION_S, st.duration_s)?;
+            let none = st.rate_control == Some(crate::scenario::RateControlName::None);
+            if none && st.rate_bps.is_none() {
+                return Err(Invalid::new(
+                    f("rate_bps"),
+                    "a stream without rate control sends at a fixed rate: give `rate_bps`",
+                ));
+            }
+            if !none && st.rate_bps.is_some() {
+                return Err(Invalid::new(
+                    f("rate_bps"),
+                    "`rate_bps` is the fixed rate of `rate_control = \"none\"`; TFRC and AIMD find their own",
+                ));
+            }
+        }
     }
     Ok(())
 }

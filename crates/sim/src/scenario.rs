@@ -355,6 +355,92 @@ pub enum AppSpec {
     },
     /// Sends `bytes` to an echo server and reads them back.
     Echo { bytes: f64 },
+    /// NFS-like RPC over UDP: `outstanding` requests at a time (closed loop, or Poisson
+    /// arrivals with `requests_per_s`), retransmitted on a fixed or adaptive timer, with
+    /// optional rate control. The flow's `tcp` fields do not apply.
+    Rpc(RpcSpec),
+    /// DNS-like queries over UDP: the same fields as `rpc`, with a query's defaults (40-byte
+    /// queries, 200-byte answers, one outstanding, 10 a second, the adaptive timer).
+    Dns(RpcSpec),
+    /// A rate-controlled datagram stream (TFRC, RFC 5348; rate AIMD; or a fixed rate) with
+    /// its receiver's feedback once per round trip.
+    DatagramStream(StreamSpec),
+}
+
+/// An RPC or DNS-like client and its server. Absent fields take the kind's defaults.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RpcSpec {
+    /// UDP payload bytes of a request (rpc 128, dns 40).
+    #[serde(default)]
+    pub request_bytes: Option<f64>,
+    /// UDP payload bytes of a response (rpc 1024, dns 200).
+    #[serde(default)]
+    pub response_bytes: Option<f64>,
+    /// Requests outstanding at most (rpc 4, as four biods; dns 1).
+    #[serde(default)]
+    pub outstanding: Option<f64>,
+    /// Poisson arrivals per second (dns 10); absent for rpc: closed loop.
+    #[serde(default)]
+    pub requests_per_s: Option<f64>,
+    /// Stop issuing after this many requests.
+    #[serde(default)]
+    pub requests: Option<f64>,
+    /// Stop issuing after this long.
+    #[serde(default)]
+    pub duration_s: Option<f64>,
+    /// "fixed" (rpc) or "adaptive" (dns): the TCP's estimator with backoff.
+    #[serde(default)]
+    pub timer: Option<TimerName>,
+    /// The fixed timer's timeout (700 ms, SunOS NFS's timeo).
+    #[serde(default)]
+    pub timeout_ms: Option<f64>,
+    /// Transmissions of one request before it is given up (rpc 5, dns 4).
+    #[serde(default)]
+    pub max_transmissions: Option<f64>,
+    /// "none", "aimd" or "tfrc".
+    #[serde(default)]
+    pub rate_control: Option<RateControlName>,
+    /// The server's service time per request (0: answers at once).
+    #[serde(default)]
+    pub service_ms: Option<f64>,
+    /// Requests the server queues before dropping (64).
+    #[serde(default)]
+    pub server_queue: Option<f64>,
+}
+
+/// A datagram stream's sender and receiver.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct StreamSpec {
+    /// UDP payload bytes per packet (1000).
+    #[serde(default)]
+    pub packet_bytes: Option<f64>,
+    /// "tfrc" (default), "aimd", or "none" (a fixed `rate_bps`, no congestion control).
+    #[serde(default)]
+    pub rate_control: Option<RateControlName>,
+    /// The fixed rate of `rate_control = "none"`, IP bits per second.
+    #[serde(default)]
+    pub rate_bps: Option<f64>,
+    #[serde(default)]
+    pub bytes: Option<f64>,
+    #[serde(default)]
+    pub duration_s: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TimerName {
+    Fixed,
+    Adaptive,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RateControlName {
+    None,
+    Aimd,
+    Tfrc,
 }
 
 fn one() -> u32 {
