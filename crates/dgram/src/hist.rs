@@ -8,7 +8,7 @@ const SUB_BITS: u32 = 5;
 /// Values below `SUB` have a bucket each; above, 64 - 5 powers of two of 32 buckets.
 const BUCKETS: usize = (SUB as usize) * (64 - SUB_BITS as usize + 1);
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct Histogram {
     counts: Box<[u64]>,
     n: u64,
@@ -24,6 +24,17 @@ impl Default for Histogram {
             sum: 0,
             max: 0,
         }
+    }
+}
+
+impl core::fmt::Debug for Histogram {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Histogram")
+            .field("n", &self.n)
+            .field("mean", &self.mean())
+            .field("p50", &self.quantile(0.5))
+            .field("max", &self.max())
+            .finish()
     }
 }
 

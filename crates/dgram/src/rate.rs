@@ -21,6 +21,9 @@ use ackclock_wire::{Duration, Instant};
 /// RFC 5348 §4.3: the largest gap between packets, t_mbi = 64 s (the rate never falls
 /// below one packet per 64 s).
 pub const T_MBI: f64 = 64.0;
+/// The highest rate a controller allows, bytes/s (100 Gb/s): a controller whose feedback
+/// never limits it (nothing measured yet) still paces its packets apart.
+pub const MAX_RATE: f64 = 12.5e9;
 
 /// The TCP throughput equation (RFC 5348 §3.1, from Padhye et al. 1998), bytes/s: a TCP
 /// sending `s`-byte segments over round-trip time `r` (s) with loss event rate `p`,
@@ -208,7 +211,7 @@ impl TfrcRate {
     pub fn new(packet_bytes: usize) -> Self {
         TfrcRate {
             c: Common::new(packet_bytes as f64),
-            x_recv: 0.0,
+            x_recv: f64::INFINITY,
             p: 0.0,
         }
     }
@@ -218,11 +221,15 @@ impl TfrcRate {
         let first = self.c.r.is_none();
         self.c.update_rtt(sig.rtt_sample);
         let r = self.c.r.unwrap_or(1.0);
-        self.x_recv = sig.x_recv;
+        // A receiver that has measured nothing yet reports 0: no limit from it (RFC 5348
+        // §4.2 starts X_recv_set at infinity).
+        if sig.x_recv > 0.0 {
+            self.x_recv = sig.x_recv;
+        }
         self.p = sig.p;
         // The receive limit: twice what the receiver saw (RFC 5348 §4.3 keeps the largest
         // of a short set of X_recv values; one value is RFC 3448's simpler rule).
-        let recv_limit = 2.0 * sig.x_recv;
+        let recv_limit = 2.0 * self.x_recv;
         if first {
             self.c.x = self.c.initial_rate();
             self.c.tld = Some(now);
@@ -252,6 +259,10 @@ impl TfrcRate {
         }
         let r = self.c.r.unwrap_or(1.0);
         let x_bps = throughput_equation(self.c.s, r, self.p, self.t_rto(), 1.0);
+        if self.x_recv.is_infinite() {
+            // Feedback came but never measured a rate: halve what we send.
+            self.x_recv = self.c.x / 2.0;
+        }
         if self.p == 0.0 || x_bps > 2.0 * self.x_recv {
             self.x_recv = (self.x_recv / 2.0).max(self.c.s / (2.0 * T_MBI));
         } else {
@@ -353,13 +364,14 @@ pub enum Controller {
 }
 
 impl Controller {
-    /// The allowed sending rate (bytes/s).
+    /// The allowed sending rate (bytes/s), at most [`MAX_RATE`].
     pub fn rate(&self) -> f64 {
         match self {
             Controller::Fixed(x) => *x,
             Controller::Aimd(a) => a.c.x,
             Controller::Tfrc(t) => t.c.x,
         }
+        .min(MAX_RATE)
     }
     pub fn on_feedback(&mut self, now: Instant, sig: &Signal) {
         match self {

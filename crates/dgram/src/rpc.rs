@@ -194,6 +194,9 @@ pub struct RpcClient {
     stats: RpcClientStats,
     buf: Vec<u8>,
     finished: Option<Instant>,
+    /// Requests that arrived (Poisson: accepted into the backlog; closed loop: issued),
+    /// against the `requests` limit.
+    arrived: u64,
 }
 
 impl RpcClient {
@@ -236,6 +239,7 @@ impl RpcClient {
             stats: RpcClientStats::default(),
             buf: vec![0; cfg.request_bytes.max(msg::HEADER_LEN)],
             finished: None,
+            arrived: 0,
             cfg,
         }
     }
@@ -260,8 +264,7 @@ impl RpcClient {
     }
 
     fn issuing(&self, now: Instant) -> bool {
-        self.cfg.requests.is_none_or(|n| self.stats.issued < n)
-            && self.cfg.stop.is_none_or(|s| now < s)
+        self.cfg.requests.is_none_or(|n| self.arrived < n) && self.cfg.stop.is_none_or(|s| now < s)
     }
 
     fn timeout(&self) -> Duration {
@@ -331,6 +334,7 @@ impl RpcClient {
                 self.stats.refused += 1;
             } else {
                 self.backlog.push_back(t);
+                self.arrived += 1;
             }
             let u: f64 = self.rng.random::<f64>().max(1e-12);
             let gap = -u.ln() / per_sec.max(1e-9);
@@ -494,6 +498,9 @@ impl RpcClient {
             }
             self.next_id = self.next_id.wrapping_add(1);
             self.stats.issued += 1;
+            if matches!(self.cfg.arrivals, Arrivals::Closed) {
+                self.arrived += 1;
+            }
             self.sent_one(now);
             let t = self.timeout();
             self.outstanding.push(Outstanding {

@@ -111,6 +111,11 @@ impl StreamSender {
             };
             self.on_feedback(now, &f);
         }
+        if self.ctl.rate() > before {
+            // A faster rate applies at once, not after the gap the slower rate left.
+            let gap = self.ctl.interval(self.s());
+            self.next_send = self.next_send.min(now + gap);
+        }
         if now >= self.nofeedback_at {
             self.stats.no_feedback_timeouts += 1;
             self.ctl.on_no_feedback();
@@ -137,6 +142,8 @@ impl StreamSender {
             }
             .write(&mut self.buf);
             if !sock.send_to(self.cfg.dst, &self.buf) {
+                // The output queue is full: try again one packet's time later.
+                self.next_send = now + self.ctl.interval(self.s());
                 break;
             }
             self.seq = self.seq.wrapping_add(1);
@@ -280,17 +287,22 @@ impl StreamReceiver {
         }
         let due = match self.last_feedback {
             None => first,
+            // The same instant the wake-up below names (comparing seconds as floats
+            // could miss it by a rounding and wake again at once, forever).
             Some(t) => {
                 self.pending_event
-                    || (self.bytes_since > 0 && now.saturating_since(t).as_secs_f64() >= self.rtt())
+                    || (self.bytes_since > 0 && now >= t + Duration::from_secs_f64(self.rtt()))
             }
         };
         if due {
             self.send_feedback(now, sock);
         }
-        // The next feedback is due one RTT after the last, if data keeps arriving.
+        // The next feedback is due one RTT after the last if data came since; with nothing
+        // to report, the next arrival wakes the receiver (a wake at once would spin).
+        if self.bytes_since == 0 {
+            return None;
+        }
         self.last_feedback
-            .filter(|_| self.peer.is_some())
             .map(|t| t + Duration::from_secs_f64(self.rtt()))
             .map(|t| t.max(now))
     }
@@ -308,17 +320,24 @@ impl StreamReceiver {
             self.highest = seq;
         }
         let off = seq.wrapping_sub(self.base);
-        if off >= 1 << 31 {
-            // Before the window: declared lost already, or a duplicate.
+        let back = self.base.wrapping_sub(seq);
+        if off >= 1 << 31 && back <= MAX_GAP {
+            // Just before the window: declared lost already, or a duplicate.
             self.stats.late_or_duplicate += 1;
             return;
         }
         if off > MAX_GAP {
-            // A jump: resolve what is held, count the jump as one loss event, restart.
-            self.resolve(u32::MAX);
-            self.lost(seq, sent_ns);
+            // A jump either way (a restarted or hostile sender): what the window holds
+            // counts as delivered (its holes were not yet declared lost), the jump is one
+            // loss event, and the window starts again at this packet.
+            let held = self.window.iter().filter(|x| x.is_some()).count();
+            for _ in 0..held {
+                self.losses.on_delivered();
+            }
             self.window.clear();
+            self.lost(seq, sent_ns);
             self.base = seq;
+            self.highest = seq;
         }
         let off = seq.wrapping_sub(self.base) as usize;
         if self.window.len() <= off {
@@ -339,7 +358,7 @@ impl StreamReceiver {
 
     /// Resolves the window's head while `keep` or more packets follow it.
     fn resolve(&mut self, keep: u32) {
-        while self.window.len() as u64 > u64::from(keep.min(u32::MAX - 1)) {
+        while self.window.len() > keep as usize {
             match self.window.pop_front() {
                 Some(Some(_)) => self.losses.on_delivered(),
                 Some(None) => {
@@ -358,9 +377,6 @@ impl StreamReceiver {
                 None => break,
             }
             self.base = self.base.wrapping_add(1);
-            if keep == u32::MAX && self.window.is_empty() {
-                break;
-            }
         }
     }
 
@@ -396,9 +412,11 @@ impl StreamReceiver {
         let Some(peer) = self.peer else {
             return;
         };
+        // Over at least one RTT (RFC 5348 §6.2): an expedited report after a loss would
+        // otherwise divide a few packets by a few microseconds.
         let x_recv = match self.last_feedback {
             Some(t) => {
-                let dt = now.saturating_since(t).as_secs_f64();
+                let dt = now.saturating_since(t).as_secs_f64().max(self.rtt());
                 if dt > 0.0 {
                     self.bytes_since as f64 / dt
                 } else {
