@@ -145,7 +145,17 @@ struct Outstanding {
     deadline: Instant,
     /// Timed out and waiting to be sent again (for the rate limit).
     due: bool,
+    /// Responses that came for transmissions sent after this one's last.
+    later: u8,
+    /// Already counted lost for the rate controller (by `later`).
+    signalled: bool,
 }
+
+/// Responses to later transmissions after which an outstanding one is taken as lost for rate
+/// control, as a TCP takes three duplicate ACKs (RFC 5681 §3.2) and a TFRC receiver three
+/// later packets (RFC 5348 §5.1, NDUPACK): a signal one round trip after the loss instead of
+/// a retransmission timeout later. The request itself still waits for its timer.
+const NDUPACK: u8 = 3;
 
 /// What a client has done.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -319,6 +329,39 @@ impl RpcClient {
             self.stats.latency.record((now - o.created).as_nanos());
             self.losses.on_delivered();
             self.round_bytes += (self.cfg.response_bytes + IP_UDP_HEADERS) as u64;
+            if self.ctl.is_some() {
+                for k in 0..self.outstanding.len() {
+                    let e = &mut self.outstanding[k];
+                    if e.due || e.signalled || e.last_sent >= o.last_sent {
+                        continue;
+                    }
+                    e.later += 1;
+                    if e.later >= NDUPACK {
+                        e.signalled = true;
+                        let at = e.last_sent;
+                        self.record_loss(now, at);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A transmission sent at `sent` is taken as lost: the loss history and, when it starts a
+    /// loss event (RFC 5348 §5.2), the rate controller's next update.
+    fn record_loss(&mut self, now: Instant, sent: Instant) {
+        let r = self
+            .ctl
+            .as_ref()
+            .and_then(Controller::rtt)
+            .unwrap_or(self.est.srtt().as_secs_f64().max(1e-3));
+        let x = self.round_rate(now);
+        let s = (self.cfg.request_bytes.max(self.cfg.response_bytes) + IP_UDP_HEADERS) as f64;
+        if self.losses.on_lost(secs(sent), r, || {
+            let p = crate::rate::p_for_rate(s, r, x.max(s / r), 4.0 * r);
+            (1.0 / p).round() as u64
+        }) {
+            self.round_loss_event = true;
+            self.stats.loss_events += 1;
         }
     }
 
@@ -351,19 +394,8 @@ impl RpcClient {
                 continue;
             }
             self.stats.timeouts += 1;
-            let r = self
-                .ctl
-                .as_ref()
-                .and_then(Controller::rtt)
-                .unwrap_or(self.est.srtt().as_secs_f64().max(1e-3));
-            let x = self.round_rate(now);
-            let s = (self.cfg.request_bytes.max(self.cfg.response_bytes) + IP_UDP_HEADERS) as f64;
-            if self.losses.on_lost(secs(o.last_sent), r, || {
-                let p = crate::rate::p_for_rate(s, r, x.max(s / r), 4.0 * r);
-                (1.0 / p).round() as u64
-            }) {
-                self.round_loss_event = true;
-                self.stats.loss_events += 1;
+            if !o.signalled {
+                self.record_loss(now, o.last_sent);
             }
             if matches!(self.cfg.timer, Timer::Adaptive(_)) {
                 self.est.on_timeout();
@@ -475,6 +507,8 @@ impl RpcClient {
             o.last_sent = now;
             o.deadline = now + t;
             o.due = false;
+            o.later = 0;
+            o.signalled = false;
         }
         while self.outstanding.len() < self.cfg.outstanding && self.may_send(now) {
             let created = match self.cfg.arrivals {
@@ -510,6 +544,8 @@ impl RpcClient {
                 xmit: 1,
                 deadline: now + t,
                 due: false,
+                later: 0,
+                signalled: false,
             });
         }
     }
