@@ -184,7 +184,20 @@ impl Scenario {
         let mut paths: Vec<Vec<usize>> = Vec::with_capacity(r.flows.len());
         // Pass 1: what each flow could send on its own, on the ports of its path.
         let mut alone: Vec<f64> = Vec::with_capacity(r.flows.len());
+        // Per flow: `Some` for a datagram flow, with an RPC's transmissions per response and
+        // the transmissions of requests given up.
+        let mut datagram: Vec<Option<Option<(f64, f64)>>> = Vec::with_capacity(r.flows.len());
         for f in &r.flows {
+            if let Some((ports, seg, p, rpc)) = datagram_packets(r, &graph, f, t_run) {
+                for &port in &ports {
+                    offered[port] += p * seg;
+                }
+                alone.push(p);
+                paths.push(ports);
+                datagram.push(Some(rpc));
+                continue;
+            }
+            datagram.push(None);
             let ports = directed_path(r, &graph, &f.from, &f.to);
             let seg = f64::from(f.sender.mss) + 40.0;
             let rate = ports
@@ -238,12 +251,22 @@ impl Scenario {
                 .iter()
                 .map(|&p| (capacity[p] / offered[p].max(1.0)).min(1.0))
                 .fold(1.0f64, f64::min);
-            let p = alone[fi] * share;
+            // Datagrams are not clocked by what gets through: a storm's copies cost their
+            // events up to the queue that drops them. A stream keeps its whole bound; an RPC
+            // at most `max_tx` transmissions per response its share carries, plus those of
+            // requests given up.
+            let p = match datagram[fi] {
+                None => alone[fi] * share,
+                Some(None) => alone[fi],
+                Some(Some((max_tx, given_up))) => {
+                    alone[fi].min(max_tx * alone[fi] * share + given_up)
+                }
+            };
             data_total += p;
             // Data one way, at most as many ACKs the other: each crosses every hop.
             data_hops += 2.0 * p * (paths[fi].len() as f64 + 1.0)
                 + p * HOST_EVENTS_PER_SEGMENT / EVENTS_PER_HOP;
-            let records = if self.output.trace {
+            let records = if self.output.trace && datagram[fi].is_none() {
                 p * RECORDS_PER_SEGMENT
             } else {
                 0.0
@@ -407,6 +430,90 @@ fn directed_path(r: &Resolved, graph: &Graph, from: &str, to: &str) -> Vec<usize
             }
         })
         .collect()
+}
+
+/// A datagram flow's bound: the ports its larger packets cross (an RPC's responses come
+/// back from `to`), their size in IP bytes, and how many packets it can send at most.
+/// An RPC slot transmits at most once per round trip or per timeout, whichever is shorter
+/// (a response frees it for the next request, an expiry sends the request again); a
+/// stream sends at most twice the path's rate (TFRC and rate AIMD are limited to twice
+/// what their receiver saw) or its fixed rate.
+fn datagram_packets(
+    r: &Resolved,
+    graph: &Graph,
+    f: &FlowDef,
+    t_run: f64,
+) -> Option<(Vec<usize>, f64, f64, Option<(f64, f64)>)> {
+    use crate::scenario::{RateControlName, TimerName};
+    let active = (t_run - f.start_s).max(0.0);
+    let path_rate = |ports: &[usize]| {
+        ports
+            .iter()
+            .map(|&p| r.links[p / 2].params.rate_bps)
+            .fold(f64::INFINITY, f64::min)
+    };
+    match &f.app {
+        AppSpec::Rpc(spec) | AppSpec::Dns(spec) => {
+            let dns = matches!(f.app, AppSpec::Dns(_));
+            let req = spec.request_bytes.unwrap_or(if dns { 40.0 } else { 128.0 }) + 28.0;
+            let resp = spec
+                .response_bytes
+                .unwrap_or(if dns { 200.0 } else { 1024.0 })
+                + 28.0;
+            let outstanding = spec.outstanding.unwrap_or(if dns { 1.0 } else { 4.0 });
+            let fixed = spec.timer.map_or(!dns, |t| t == TimerName::Fixed);
+            // The adaptive timer's floor is 200 ms (ackclock_dgram::rpc::rpc_rtt_config).
+            let timeout = if fixed {
+                spec.timeout_ms.unwrap_or(700.0) / 1000.0
+            } else {
+                0.2
+            };
+            let forward = directed_path(r, graph, &f.from, &f.to);
+            let back = directed_path(r, graph, &f.to, &f.from);
+            let rtt: f64 = forward
+                .iter()
+                .map(|&p| {
+                    let l = &r.links[p / 2].params;
+                    l.delay_ms / 1000.0 + 8.0 * req / l.rate_bps
+                })
+                .chain(back.iter().map(|&p| {
+                    let l = &r.links[p / 2].params;
+                    l.delay_ms / 1000.0 + 8.0 * resp / l.rate_bps
+                }))
+                .sum();
+            let gap = rtt.min(timeout).max(1e-9);
+            let by_slots = outstanding * active / gap;
+            let by_rate = path_rate(&forward) * active / (8.0 * req);
+            let max_tx = spec
+                .max_transmissions
+                .unwrap_or(if dns { 4.0 } else { 5.0 });
+            let by_count = spec.requests.map_or(f64::INFINITY, |n| n * max_tx);
+            // With the capacity share of pass 2: each response that gets through was asked
+            // for at most `max_tx` times, and each slot can also spend its time on requests
+            // that are given up, one transmission per timeout.
+            let given_up = outstanding * active / timeout.max(1e-9);
+            Some((
+                back,
+                resp,
+                by_slots.min(by_rate).min(by_count) + 3.0,
+                Some((max_tx, given_up)),
+            ))
+        }
+        AppSpec::DatagramStream(st) => {
+            let pkt = st.packet_bytes.unwrap_or(1000.0) + 28.0;
+            let ports = directed_path(r, graph, &f.from, &f.to);
+            let rate = match st.rate_control {
+                Some(RateControlName::None) => st.rate_bps.unwrap_or(1e6),
+                _ => 2.0 * path_rate(&ports),
+            };
+            let by_rate = rate * active / (8.0 * pkt);
+            let by_bytes = st
+                .bytes
+                .map_or(f64::INFINITY, |b| (b / (pkt - 28.0)).ceil());
+            Some((ports, pkt, by_rate.min(by_bytes) + 3.0, None))
+        }
+        _ => None,
+    }
 }
 
 /// Data segments the application asks for (unbounded: infinity).
