@@ -327,3 +327,57 @@ proptest! {
         prop_assert!(r.stats().packets <= s.stats().packets);
     }
 }
+
+/// A socket that delivers the given datagrams once and swallows what is sent.
+struct Garbage(Vec<Vec<u8>>);
+
+impl ackclock_dgram::DatagramSocket for Garbage {
+    fn send_to(&mut self, _: core::net::SocketAddrV4, _: &[u8]) -> bool {
+        true
+    }
+    fn recv_from(&mut self, buf: &mut [u8]) -> Option<(usize, core::net::SocketAddrV4, u8)> {
+        let d = self.0.pop()?;
+        let n = d.len().min(buf.len());
+        buf[..n].copy_from_slice(&d[..n]);
+        Some((d.len(), harness::CLIENT, 0))
+    }
+}
+
+proptest! {
+    #![proptest_config(ackclock_testkit::proptest_config(256))]
+
+    /// Whatever arrives (any bytes, any message kind with any fields, timestamps from the
+    /// future), no application panics, and each counts what it could not use.
+    #[test]
+    fn arbitrary_datagrams_never_panic_any_application(
+        datagrams in proptest::collection::vec(
+            prop_oneof![
+                proptest::collection::vec(any::<u8>(), 0..64),
+                (1u8..5, any::<u8>(), any::<u32>(), any::<u64>(), any::<u32>(), any::<[u8; 12]>())
+                    .prop_map(|(k, x, id, ts, w, tail)| {
+                        let mut b = vec![k, x, 0, 0];
+                        b.extend_from_slice(&id.to_be_bytes());
+                        b.extend_from_slice(&ts.to_be_bytes());
+                        b.extend_from_slice(&w.to_be_bytes());
+                        b.extend_from_slice(&tail);
+                        b
+                    }),
+            ],
+            0..40,
+        ),
+        now_ms in 0u64..100_000,
+    ) {
+        let now = at(now_ms as f64 / 1000.0);
+        let mut c = RpcClient::new(RpcClientConfig {
+            rate: RateControl::Tfrc,
+            ..RpcClientConfig::nfs(SERVER)
+        });
+        c.poll(now, &mut Garbage(datagrams.clone()));
+        let mut s = server();
+        s.poll(now, &mut Garbage(datagrams.clone()));
+        let (mut tx, mut rx) = stream(Controller::Tfrc(TfrcRate::new(1028)), 10.0);
+        tx.poll(now, &mut Garbage(datagrams.clone()));
+        rx.poll(now, &mut Garbage(datagrams.clone()));
+        prop_assert!(c.stats().completed == 0);
+    }
+}

@@ -109,3 +109,19 @@ pub fn pcap(data: &[u8]) {
         }
     }
 }
+
+/// UDP over IPv4: a datagram that parses has a length the IP payload holds and a payload
+/// within it; re-emitting it (with a fresh checksum) parses to the same ports and payload.
+pub fn udp(data: &[u8]) {
+    let Ok(p) = crate::udp::parse_ipv4_udp(data) else {
+        return;
+    };
+    assert!(p.payload.len() + crate::udp::HEADER_LEN <= p.ip.payload().len());
+    let ip = Ipv4Header::from_packet(&p.ip);
+    let mut out = vec![0u8; 28 + p.payload.len()];
+    let n = crate::udp::write_ipv4_udp(&mut out, &ip, p.src_port, p.dst_port, p.payload)
+        .expect("a parsed datagram fits its own length");
+    let q = crate::udp::parse_ipv4_udp(&out[..n]).expect("what we emit parses");
+    assert_eq!((q.src(), q.dst(), q.payload), (p.src(), p.dst(), p.payload));
+    assert!(q.has_checksum);
+}

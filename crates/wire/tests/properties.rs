@@ -127,6 +127,29 @@ proptest! {
         fuzzing::tcp_options(&data);
         fuzzing::packet(&data);
         fuzzing::pcap(&data);
+        fuzzing::udp(&data);
+    }
+
+    /// Valid UDP datagrams, mutated and truncated: reaches the length and checksum paths.
+    #[test]
+    fn mutated_udp_datagrams_never_panic(
+        ip in ipv4_header(),
+        ports in (any::<u16>(), any::<u16>()),
+        payload in proptest::collection::vec(any::<u8>(), 0..64),
+        edits in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..6),
+        cut in any::<usize>(),
+    ) {
+        let ip = Ipv4Header { more_fragments: false, fragment_offset: 0, ..ip };
+        let mut buf = vec![0u8; 28 + payload.len()];
+        let n = ackclock_wire::write_ipv4_udp(&mut buf, &ip, ports.0, ports.1, &payload).unwrap();
+        if edits.is_empty() {
+            let p = ackclock_wire::parse_ipv4_udp(&buf[..n]).unwrap();
+            prop_assert_eq!(p.payload, &payload[..]);
+        }
+        for (at, v) in edits {
+            buf[at % n] = v;
+        }
+        fuzzing::udp(&buf[..n - cut % (n / 4 + 1)]);
     }
 
     /// Random bytes rarely get past the first check, so also mutate valid packets: flip,
