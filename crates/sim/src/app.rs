@@ -191,7 +191,10 @@ impl App for BulkSender {
             }
         }
         match self.amount {
-            Amount::Until(t) if !self.closed => Some(t),
+            // Wake at the stop time to close. Once it has passed, a connection still opening
+            // closes when its handshake completes (an event on this host polls the app):
+            // asking to be woken at a time already past would wake it again at once, for ever.
+            Amount::Until(t) if !self.closed && t > ctx.now => Some(t),
             _ => None,
         }
     }

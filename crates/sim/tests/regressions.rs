@@ -65,3 +65,41 @@ app = { kind = "bulk" }
     assert!(f.timeouts >= 1, "the long recovery should end in a timeout");
     assert!(f.goodput_bps > 3.5e6, "{} b/s", f.goodput_bps);
 }
+
+/// A bulk sender with `duration_s` whose stop time passes while its connection is still
+/// opening (here: no answer to the SYN) must not ask to be woken at a time already past:
+/// the host would wake it again at once, and the simulator spun for ever at that instant (a
+/// flow shut out by a flood at twice the line's rate, in the self-protection experiment).
+#[test]
+fn bulk_sender_past_its_stop_time_does_not_ask_for_a_past_wakeup() {
+    use ackclock_sim::app::{Amount, App, AppCtx, BulkSender};
+    use ackclock_tcp::{Endpoint, EndpointConfig, TcpConfig};
+    use ackclock_wire::{Duration, Instant};
+    use core::net::{Ipv4Addr, SocketAddrV4};
+
+    let addr = Ipv4Addr::new(198, 18, 0, 1);
+    let mut ep = Endpoint::new(EndpointConfig::new(addr, [7; 16]));
+    let mut udp = ackclock_dgram::UdpStack::new(ackclock_dgram::UdpConfig::new(addr));
+    let stop = Instant::ZERO + Duration::from_millis(100);
+    let mut app = BulkSender::new(
+        SocketAddrV4::new(Ipv4Addr::new(198, 18, 0, 2), 5001),
+        TcpConfig::newreno(),
+        Instant::ZERO,
+        Amount::Until(stop),
+        65536,
+    );
+    // Opens the connection; the stop time is ahead, so it asks to be woken then.
+    let next = app.poll(&mut AppCtx::new(Instant::ZERO, &mut ep, &mut udp, false));
+    assert_eq!(next, Some(stop));
+    let id = app.conn().expect("connecting");
+    assert!(!ep.conn(id).expect("open").is_established());
+    // Past the stop time, the handshake still unanswered: no wakeup at or before now.
+    for ms in [100, 200, 5000] {
+        let now = Instant::ZERO + Duration::from_millis(ms);
+        let next = app.poll(&mut AppCtx::new(now, &mut ep, &mut udp, false));
+        assert!(
+            next.is_none_or(|t| t > now),
+            "at {ms} ms: woken at {next:?}"
+        );
+    }
+}

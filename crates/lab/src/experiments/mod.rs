@@ -20,6 +20,8 @@ mod e12_gateways;
 mod e13_buffer_sizing;
 mod e14_units_of_work;
 mod e15_bit_vs_drop;
+mod e16_self_protection;
+mod e17_ecn_short_transfers;
 mod e18_connectionless;
 
 /// Every experiment, in report order.
@@ -40,6 +42,8 @@ pub fn experiments() -> Vec<Box<dyn Runnable>> {
         Box::new(e13_buffer_sizing::BufferSizing),
         Box::new(e14_units_of_work::UnitsOfWork),
         Box::new(e15_bit_vs_drop::BitVsDrop),
+        Box::new(e16_self_protection::SelfProtection),
+        Box::new(e17_ecn_short_transfers::EcnShortTransfers),
         Box::new(e18_connectionless::Connectionless),
     ];
     // Report order is the number in each title (the seed messages' order), not the directory's.
