@@ -166,13 +166,17 @@ impl DatagramApp for RpcClientApp {
                 ..cfg.clone()
             })
         });
-        self.started.get_or_insert(now);
+        let t0 = *self.started.get_or_insert(now);
         let wake = client.poll(now, sock);
         if client.finished_at().is_some() {
             self.ended = Some(now);
             return None;
         }
-        wake
+        // The client notices that its time is up (and so that it is finished, when nothing
+        // is outstanding) only when it runs: a wake-up at the stop, which it does not ask
+        // for itself.
+        let stop = self.time.map(|d| t0 + d).filter(|s| *s > now);
+        earliest(wake, stop)
     }
     fn done(&self) -> bool {
         self.ended.is_some()
@@ -505,7 +509,13 @@ impl DatagramApp for StreamSenderApp {
         }
         let c = self.counts();
         self.reports.tick(now, c, false);
-        earliest(wake, self.reports.next_boundary())
+        // The sender wakes for its next packet; its stop, between two packets, is ours.
+        let stop = self
+            .started
+            .zip(self.time)
+            .map(|(t0, d)| t0 + d)
+            .filter(|s| *s > now);
+        earliest(earliest(wake, self.reports.next_boundary()), stop)
     }
     fn done(&self) -> bool {
         self.ended.is_some()
@@ -665,9 +675,10 @@ mod tests {
     const THEIRS: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);
 
     /// Two live hosts' UDP stacks joined by a wire of `delay` each way, each with an app
-    /// driven as [`Host::run`](crate::Host::run) drives it (`poll_udp`, then `poll`), in
-    /// 1 ms steps of virtual time, for at most `limit`. Returns whether each app finished
-    /// and the wake-ups it asked for were always in the future.
+    /// driven as [`Host::run`](crate::Host::run) drives it (`poll_udp`, then `poll`) at its
+    /// first turn, when a datagram arrived for it and at the deadline it asked for, in 1 ms
+    /// steps of virtual time, for at most `limit`. Returns whether each app finished; the
+    /// deadlines it asked for must be in the future.
     fn run_pair(
         a: &mut dyn App,
         b: &mut dyn App,
@@ -682,22 +693,25 @@ mod tests {
         let mut buf = [0u8; 2048];
         let (mut a_done, mut b_done) = (false, false);
         let mut now = Instant::ZERO;
+        let (mut a_in, mut b_in) = (true, true);
         while now < Instant::ZERO + limit && !(a_done && b_done) {
             while wire.front().is_some_and(|(t, _, _)| *t <= now) {
                 let (_, to_b, p) = wire.pop_front().unwrap();
                 let u = if to_b { &mut ub } else { &mut ua };
                 u.handle_packet(&p).unwrap();
+                *(if to_b { &mut b_in } else { &mut a_in }) = true;
             }
-            if !a_done {
+            if !a_done && (a_in || a.deadline().is_some_and(|t| t <= now)) {
                 a.poll_udp(now, &mut ua);
                 a_done = a.poll(now, &mut ea) == Control::Done;
                 assert!(a.deadline().is_none_or(|t| t > now));
             }
-            if !b_done {
+            if !b_done && (b_in || b.deadline().is_some_and(|t| t <= now)) {
                 b.poll_udp(now, &mut ub);
                 b_done = b.poll(now, &mut eb) == Control::Done;
                 assert!(b.deadline().is_none_or(|t| t > now));
             }
+            (a_in, b_in) = (false, false);
             while let Some(n) = ua.poll_transmit(&mut buf) {
                 wire.push_back((now + delay, true, buf[..n].to_vec()));
             }
@@ -742,6 +756,39 @@ mod tests {
         let e = client.app.elapsed(Instant::ZERO + Duration::from_secs(10));
         assert!(
             e >= Duration::from_millis(240) && e <= Duration::from_millis(300),
+            "{e:?}"
+        );
+    }
+
+    /// A query client given a time ends at that time when its last query was answered
+    /// before it: the loop wakes it at the stop (the client itself asks for no wake-up
+    /// there, and an idle client would otherwise sleep until some datagram came).
+    #[test]
+    fn a_timed_query_client_ends_at_its_time() {
+        let cfg = RpcClientConfig {
+            arrivals: ackclock_dgram::rpc::Arrivals::Poisson {
+                per_sec: 20.0,
+                backlog: 100,
+            },
+            ..RpcClientConfig::dns(SocketAddrV4::new(THEIRS, 53))
+        };
+        let mut client = OnHost::new(RpcClientApp::new(cfg, Some(Duration::from_secs(1))), 0);
+        let mut server = OnHost::new(
+            RpcServerApp::new(RpcServer::new(Duration::ZERO, 64, 1472), None),
+            53,
+        );
+        let (c_done, _) = run_pair(
+            &mut client,
+            &mut server,
+            Duration::from_millis(2),
+            Duration::from_secs(10),
+        );
+        assert!(c_done);
+        let st = client.app.client().unwrap().stats().clone();
+        assert!(st.issued > 5 && st.completed == st.issued, "{st:?}");
+        let e = client.app.elapsed(Instant::ZERO + Duration::from_secs(10));
+        assert!(
+            e >= Duration::from_secs(1) && e <= Duration::from_millis(1010),
             "{e:?}"
         );
     }
