@@ -156,6 +156,42 @@ Examples:
 
 ", units::units_help!()))]
     Emulate(live::emulate::EmulateArgs),
+    /// Live: an RPC client, NFS-like (several requests outstanding) or DNS-like (Poisson
+    /// queries), with a fixed or adaptive (the TCP's estimator) retransmission timer and
+    /// optional rate control (AIMD, TFRC), on ackclock's UDP on a TUN device (root) or on
+    /// Linux's (--kernel); prints requests issued, completed, failed, retransmissions,
+    /// duplicates, latency p50/p99 and srtt.
+    #[command(after_help = concat!("\
+Examples (ackclock is 198.18.0.2, the Linux side of its TUN device 198.18.0.1):
+  ackclock rpc-server --kernel --listen 0.0.0.0:2049     # the server, on Linux's UDP; then:
+  sudo ackclock rpc --connect 198.18.0.1:2049 --timer adaptive --requests 500
+  sudo ackclock rpc --connect 198.18.0.1:2049 --kind dns --requests-per-sec 50 --time 20s --json
+
+", units::units_help!()))]
+    Rpc(live::dgram::RpcArgs),
+    /// Live: the server of `ackclock rpc`: answers each request (retransmissions too, as an
+    /// NFS server without a duplicate cache) with the response size asked for, on
+    /// ackclock's UDP on a TUN device (root) or on Linux's (--kernel, no root).
+    #[command(after_help = concat!("\
+Examples:
+  ackclock rpc-server --kernel --listen 0.0.0.0:2049     # Linux's UDP serves ackclock's client
+  sudo ackclock rpc-server --listen 198.18.0.2:2049 --service-ms 5 --queue 16
+  ackclock rpc --kernel --connect 198.18.0.2:2049 --requests 100   # Linux's UDP asks ours
+
+", units::units_help!()))]
+    RpcServer(live::dgram::RpcServerArgs),
+    /// Live: a rate-controlled datagram stream (--connect: TFRC, RFC 5348; rate AIMD; or a
+    /// fixed rate) or its receiver (--listen: loss history and feedback once per RTT), on
+    /// ackclock's UDP on a TUN device (root) or on Linux's (--kernel); prints rates, loss
+    /// event rate and RTT, with -i interval reports.
+    #[command(after_help = concat!("\
+Examples (ackclock is 198.18.0.2, the Linux side of its TUN device 198.18.0.1):
+  ackclock dgram-stream --kernel --listen 0.0.0.0:5004 -i 1   # the receiver, on Linux's UDP
+  sudo ackclock dgram-stream --connect 198.18.0.1:5004 --rate-control tfrc --time 20s -i 1
+  sudo ackclock dgram-stream --connect 198.18.0.1:5004 --rate-control none --rate 5mbit
+
+", units::units_help!()))]
+    DgramStream(live::dgram::DgramStreamArgs),
     /// Live (root): a namespace of its own, ackclock serving echo/discard/chargen in it, and
     /// Linux's nc talking to it.
     #[command(after_help = concat!("\
@@ -253,6 +289,9 @@ fn run() -> Result<std::process::ExitCode> {
         Command::Echo(a) => live::services::run(ackclock_tun::Service::Echo, a),
         Command::Emulate(a) => live::emulate::run(a),
         Command::LiveDemo(a) => live::demo::run(a),
+        Command::Rpc(a) => live::dgram::run_rpc(a),
+        Command::RpcServer(a) => live::dgram::run_rpc_server(a),
+        Command::DgramStream(a) => live::dgram::run_dgram_stream(a),
     }
     .map(|()| std::process::ExitCode::SUCCESS)
 }

@@ -293,7 +293,9 @@ impl RpcClient {
         self.receive(now, sock);
         self.arrivals(now);
         self.expire(now);
+        let before = self.rate();
         self.rate_feedback(now);
+        self.faster_at_once(now, before);
         self.transmit(now, sock);
         if self.finished.is_none()
             && !self.issuing(now)
@@ -417,6 +419,21 @@ impl RpcClient {
             self.round_bytes as f64 / dt
         } else {
             0.0
+        }
+    }
+
+    /// A faster rate applies at once, not after the gap the slower rate left (RFC 5348
+    /// §4.6, as the stream's sender does): above all the second request, which the first,
+    /// sent at one a second before any response (§4.2), put a second later, long after the
+    /// first response raised the rate (and long enough for the no-feedback timer to take
+    /// the idle client's rate down to nothing).
+    fn faster_at_once(&mut self, now: Instant, before: Option<f64>) {
+        let (Some(ctl), Some(before)) = (&self.ctl, before) else {
+            return;
+        };
+        if ctl.rate() > before {
+            let s = self.cfg.request_bytes.max(self.cfg.response_bytes) + IP_UDP_HEADERS;
+            self.next_send = self.next_send.min(now + ctl.interval(s));
         }
     }
 

@@ -1,9 +1,12 @@
-//! A live host: one ackclock [`Endpoint`] behind a TUN device, driven by a single-threaded
-//! poll loop with the wall clock.
+//! A live host: one ackclock [`Endpoint`] and one [`UdpStack`] behind a TUN device, driven by
+//! a single-threaded poll loop with the wall clock.
 //!
 //! Each turn of the loop: read the packets the kernel routed into the device (at most
-//! [`RX_BATCH`] per turn) into the endpoint, draining `poll_transmit` after each one, run
-//! due timers, let the application move data, drain `poll_transmit` into the device again, and sleep in `epoll_wait` until the device is
+//! [`RX_BATCH`] per turn), TCP segments into the endpoint (draining `poll_transmit` after
+//! each one) and UDP datagrams into the UDP stack's socket queues, run due timers, let the
+//! application move data (its datagrams first, [`App::poll_udp`], then its connections),
+//! drain both `poll_transmit`s into the device again (at most [`TX_BATCH`] packets between
+//! two looks at the signals), and sleep in `epoll_wait` until the device is
 //! readable, a signal arrives, or the earliest of the endpoint's and the application's
 //! deadlines (a timerfd, so deadlines are kept to the nanosecond rather than rounded to
 //! milliseconds). The engine's clock is read once per turn: every packet of a turn is
@@ -17,6 +20,7 @@ use crate::netcfg::{self, IfConfig};
 use crate::signals::Signals;
 use crate::sys::{self, Epoll, Timer, Tun};
 use crate::Error;
+use ackclock_dgram::{UdpConfig, UdpStack};
 use ackclock_tcp::{Endpoint, EndpointConfig};
 use ackclock_wire::pcap::PcapWriter;
 use ackclock_wire::{Duration, Instant};
@@ -105,6 +109,10 @@ pub enum RunEnd {
 /// The application side of a live host: it owns its connections' handles and moves data
 /// through the endpoint. Called once per turn of the loop.
 pub trait App {
+    /// The application's datagrams: called once per turn, before [`poll`](Self::poll),
+    /// with the host's UDP (sockets the application binds, datagrams it reads and sends).
+    /// Applications of TCP alone leave it alone.
+    fn poll_udp(&mut self, _now: Instant, _udp: &mut UdpStack) {}
     fn poll(&mut self, now: Instant, ep: &mut Endpoint) -> Control;
     /// The first SIGINT/SIGTERM: close or reset what is open; the loop then runs until
     /// `poll` says `Done` or the grace period ends.
@@ -113,6 +121,13 @@ pub trait App {
     fn deadline(&self) -> Option<Instant> {
         None
     }
+}
+
+/// Whether `pkt` is an IPv4 packet carrying UDP (anything else goes to the endpoint, which
+/// counts what is not TCP).
+#[inline]
+fn is_udp(pkt: &[u8]) -> bool {
+    pkt.len() >= 20 && pkt[0] >> 4 == 4 && pkt[9] == ackclock_wire::IPPROTO_UDP
 }
 
 /// A TUN device whose kernel side is configured: the Linux host we talk to.
@@ -211,10 +226,13 @@ impl Drop for Capture {
     }
 }
 
-/// A live host: the device, the endpoint, the clock and the loop.
+/// A live host: the device, the endpoint, the UDP stack, the clock and the loop.
 pub struct Host {
     pub device: Device,
     pub ep: Endpoint,
+    /// UDP beside the TCP: datagrams from the device go to its sockets; what it sends goes
+    /// to the device with the endpoint's segments.
+    pub udp: UdpStack,
     pub clock: Clock,
     pub counters: DeviceCounters,
     capture: Option<Capture>,
@@ -247,6 +265,7 @@ impl Host {
         let mut key = [0u8; 16];
         sys::random_bytes(&mut key).map_err(|e| Error::Io("getrandom".into(), e))?;
         let ep = Endpoint::new(EndpointConfig::new(our_addr, key));
+        let udp = UdpStack::new(UdpConfig::new(our_addr));
         let epoll = Epoll::new().map_err(|e| Error::Io("epoll_create".into(), e))?;
         let timer = Timer::new().map_err(|e| Error::Io("timerfd_create".into(), e))?;
         let signals =
@@ -265,6 +284,7 @@ impl Host {
         Ok(Host {
             device,
             ep,
+            udp,
             clock,
             counters: DeviceCounters::default(),
             capture,
@@ -283,15 +303,20 @@ impl Host {
         Duration::from_nanos(sys::process_cpu_ns().saturating_sub(self.cpu_start_ns))
     }
 
-    /// Sends what the endpoint has to send, at most [`TX_BATCH`] packets: the loop gets back
-    /// to its signal check and its input however much the engine wants to send. Returns
-    /// whether it stopped at the bound (more may be waiting).
+    /// Sends what the endpoint and then the UDP stack have to send, at most [`TX_BATCH`]
+    /// packets in all: the loop gets back to its signal check and its input however much
+    /// the engine or the datagram applications want to send. Returns whether it stopped at
+    /// the bound (more may be waiting).
     fn flush(&mut self, now: Instant) -> Result<bool, Error> {
         for _ in 0..TX_BATCH {
-            let Some(t) = self.ep.poll_transmit(now, &mut self.tx) else {
-                return Ok(false);
+            let len = match self.ep.poll_transmit(now, &mut self.tx) {
+                Some(t) => t.len,
+                None => match self.udp.poll_transmit(&mut self.tx) {
+                    Some(n) => n,
+                    None => return Ok(false),
+                },
             };
-            let pkt = &self.tx[..t.len];
+            let pkt = &self.tx[..len];
             if let Some(c) = self.capture.as_mut() {
                 c.write(pkt);
             }
@@ -302,7 +327,7 @@ impl Host {
                 .map_err(|e| Error::Io(format!("writing to {}", self.device.name), e))?;
             if ok {
                 self.counters.packets_out += 1;
-                self.counters.bytes_out += t.len as u64;
+                self.counters.bytes_out += len as u64;
             } else {
                 self.counters.dropped_out += 1;
             }
@@ -327,8 +352,14 @@ impl Host {
                         }
                         self.counters.packets_in += 1;
                         self.counters.bytes_in += len as u64;
-                        self.ep.handle_packet(now, pkt);
                         n += 1;
+                        if is_udp(pkt) {
+                            // Into its socket's queue (or counted and dropped); the
+                            // application reads it in this turn's `poll_udp`.
+                            let _ = self.udp.handle_packet(pkt);
+                            continue;
+                        }
+                        self.ep.handle_packet(now, pkt);
                         // Answer each packet before reading the next, as a BSD tcp_input
                         // does: ACK-every-N and the sender's ACK clock then see the
                         // segments one by one, not in batches of whatever the device held.
@@ -343,6 +374,7 @@ impl Host {
             if self.ep.poll_timeout().is_some_and(|t| t <= now) {
                 self.ep.handle_timeout(now);
             }
+            app.poll_udp(now, &mut self.udp);
             let ctl = app.poll(now, &mut self.ep);
             busy |= self.flush(now)?;
             if ctl == Control::Done {

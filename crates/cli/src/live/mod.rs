@@ -1,8 +1,10 @@
-//! The live commands: `stream`, `discard`, `chargen`, `echo`, `emulate` and `live-demo`
-//! (ackclock on a Linux TUN device; see the `ackclock-tun` crate).
+//! The live commands: `stream`, `discard`, `chargen`, `echo`, `emulate`, `live-demo`, and
+//! the datagram ones, `rpc`, `rpc-server` and `dgram-stream` (ackclock on a Linux TUN
+//! device, or the datagram applications on a kernel socket; see the `ackclock-tun` crate).
 
 pub mod args;
 pub mod demo;
+pub mod dgram;
 pub mod emulate;
 pub mod services;
 pub mod stream;

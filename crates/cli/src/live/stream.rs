@@ -915,20 +915,33 @@ fn json_document(
 }
 
 pub fn print_device(host: &Host) {
+    print!("{}", device_text(host));
+}
+
+/// The device's and the endpoint's counters (and the UDP stack's, when it saw anything).
+pub fn device_text(host: &Host) -> String {
     let c = &host.counters;
     let e = host.ep.stats();
-    println!(
-        "device             {}: {} packets in ({} bytes), {} out ({} bytes), {} refused by the kernel; {} loop turns, {} sleeps",
+    let mut out = format!(
+        "device             {}: {} packets in ({} bytes), {} out ({} bytes), {} refused by the kernel; {} loop turns, {} sleeps\n",
         host.device.name, c.packets_in, c.bytes_in, c.packets_out, c.bytes_out, c.dropped_out, c.turns, c.sleeps
     );
-    println!(
-        "endpoint           {} malformed ({} bad TCP checksum), {} not for us, {} RSTs sent, {} matched no connection",
+    out.push_str(&format!(
+        "endpoint           {} malformed ({} bad TCP checksum), {} not for us, {} RSTs sent, {} matched no connection\n",
         e.malformed, e.bad_tcp_checksum, e.not_for_us, e.rsts_sent, e.no_connection
-    );
+    ));
+    let u = host.udp.stats();
+    if *u != ackclock_dgram::UdpStats::default() {
+        out.push_str(&format!(
+            "udp                {} datagrams in ({} bytes), {} out ({} bytes); dropped: {} for no bound port, {} at a full socket queue, {} malformed, {} bad checksum, {} for another address; {} sends refused (queue full)\n",
+            u.datagrams_in, u.bytes_in, u.datagrams_out, u.bytes_out, u.no_port, u.rx_queue_full, u.malformed, u.bad_checksum, u.wrong_addr, u.tx_queue_full
+        ));
+    }
+    out
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use clap::Parser;
 
@@ -1080,10 +1093,14 @@ mod tests {
 
     /// The rows of the `## ackclock stream --json` table of docs/OUTPUTS.md.
     fn documented() -> BTreeMap<String, String> {
+        documented_section("ackclock stream --json")
+    }
+
+    /// The rows (field and type) of the table of the section `## {title}` of
+    /// docs/OUTPUTS.md.
+    pub(crate) fn documented_section(title: &str) -> BTreeMap<String, String> {
         const DOC: &str = include_str!("../../../../docs/OUTPUTS.md");
-        let start = DOC
-            .find("\n## ackclock stream --json\n")
-            .expect("the section");
+        let start = DOC.find(&format!("\n## {title}\n")).expect("the section");
         let body = &DOC[start + 1..];
         let body = &body[..body[3..].find("\n## ").map_or(body.len(), |e| e + 3)];
         let mut out = BTreeMap::new();
@@ -1100,7 +1117,7 @@ mod tests {
         out
     }
 
-    fn has_type(v: &Value, ty: &str) -> bool {
+    pub(crate) fn has_type(v: &Value, ty: &str) -> bool {
         if let Some(t) = ty.strip_suffix(" or null") {
             return v.is_null() || has_type(v, t);
         }
@@ -1116,7 +1133,7 @@ mod tests {
     }
 
     /// Every path in `v` (`a.b[].c`) with its value.
-    fn paths(v: &Value, path: &str, out: &mut Vec<(String, Value)>) {
+    pub(crate) fn paths(v: &Value, path: &str, out: &mut Vec<(String, Value)>) {
         if !path.is_empty() {
             out.push((path.to_string(), v.clone()));
         }
