@@ -506,3 +506,75 @@ fn tfrc_beside_linux_tcp_gets_a_tcp_friendly_share() {
     // Together they fill most of the bottleneck (TCP's figure is goodput, TFRC's IP bytes).
     assert!(tfrc_rate + tcp_rate > 0.7e7, "{tfrc_rate} + {tcp_rate}");
 }
+
+/// SIGTERM ends our datagram servers promptly while a flood of requests keeps their sockets
+/// busy and their answers (1024 bytes each) keep their output full: on a TUN device (the
+/// host's loop looks at the signals between batches of input and of output, UDP's as
+/// TCP's) and on a kernel socket (at most RECV_BUDGET reads a turn).
+#[test]
+fn sigterm_stops_datagram_servers_under_a_udp_flood() {
+    if !can_run(
+        "sigterm_stops_datagram_servers_under_a_udp_flood",
+        &["python3"],
+    ) {
+        return;
+    }
+    let _one = serial();
+    let ns = Ns::new("ackDf");
+    let mut tun = ns.spawn_ackclock(&["rpc-server", "--listen", "198.18.0.2:2049", "--json"]);
+    assert!(tun
+        .wait_line("answering", Duration::from_secs(10))
+        .is_some());
+    let mut kernel = ns.spawn_ackclock(&[
+        "rpc-server",
+        "--kernel",
+        "--listen",
+        "0.0.0.0:2050",
+        "--json",
+    ]);
+    assert!(kernel
+        .wait_line("answering", Duration::from_secs(10))
+        .is_some());
+    // Requests (kind 1, transmission 1, id 7, asking for 1024 bytes) as fast as Python
+    // sends them, to both, for 4 s (bounded in time, and by the namespace's lifetime).
+    let flood = ns.spawn_sh(
+        "python3 -c \"
+import socket, struct, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setblocking(False)
+req = struct.pack('!BBHIQI', 1, 1, 0, 7, 0, 1024)
+end = time.time() + 4
+while time.time() < end:
+    for dst in (('198.18.0.2', 2049), ('198.18.0.1', 2050)):
+        try:
+            s.sendto(req, dst)
+        except OSError:
+            pass
+\"",
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    let t0 = std::time::Instant::now();
+    tun.signal(libc::SIGTERM);
+    kernel.signal(libc::SIGTERM);
+    let (c1, o1, e1) = tun.finish(Duration::from_secs(10));
+    let (c2, o2, e2) = kernel.finish(Duration::from_secs(10));
+    let took = t0.elapsed();
+    let _ = flood.finish(Duration::from_secs(10));
+    assert_eq!(c1, Some(0), "{o1}\n{e1}");
+    assert_eq!(c2, Some(0), "{o2}\n{e2}");
+    println!("both servers ended {took:?} after SIGTERM under the flood");
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    for (o, what) in [(&o1, "tun"), (&o2, "kernel")] {
+        let j = last_json(o);
+        println!(
+            "{what}: {} requests, {} responses, {} dropped before the server read them, {} sends refused",
+            j["requests"], j["responses"], j["udp"]["receive_drops"], j["udp"]["send_refused"]
+        );
+        assert_eq!(j["interrupted"], true);
+        assert!(u(&j, "requests") > 1000, "{what}: {j}");
+        // No service time: each turn's requests are answered in that turn, none waits in
+        // the queue (what is dropped is dropped before: the socket's queue is full).
+        assert_eq!(u(&j, "queue_drops"), 0, "{what}: {j}");
+        assert!(u(&j, "responses") > 0, "{what}: {j}");
+    }
+}

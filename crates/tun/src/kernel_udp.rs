@@ -22,8 +22,11 @@ use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
 use std::os::fd::AsRawFd;
 
 /// Datagrams one turn of [`KernelHost::run`] reads at most before it looks at the signals
-/// again: a flood keeps the socket readable, and the loop must still see a SIGTERM.
-pub const RECV_BUDGET: usize = 256;
+/// again: a flood keeps the socket readable, and the loop must still see a SIGTERM. The
+/// TUN host's `RX_BATCH`; no more than an RPC server's default queue (64), which takes
+/// all a turn reads before it serves any (a larger budget dropped requests at the queue
+/// that a server with no service time would have answered at once).
+pub const RECV_BUDGET: usize = crate::host::RX_BATCH;
 
 /// Counters of a kernel socket.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
