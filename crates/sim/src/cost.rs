@@ -432,18 +432,17 @@ fn directed_path(r: &Resolved, graph: &Graph, from: &str, to: &str) -> Vec<usize
         .collect()
 }
 
+/// The ports a datagram flow's larger packets cross, their size, its packet bound, and for
+/// an RPC its transmissions per response and those of requests given up.
+type DatagramBound = (Vec<usize>, f64, f64, Option<(f64, f64)>);
+
 /// A datagram flow's bound: the ports its larger packets cross (an RPC's responses come
 /// back from `to`), their size in IP bytes, and how many packets it can send at most.
 /// An RPC slot transmits at most once per round trip or per timeout, whichever is shorter
 /// (a response frees it for the next request, an expiry sends the request again); a
 /// stream sends at most twice the path's rate (TFRC and rate AIMD are limited to twice
 /// what their receiver saw) or its fixed rate.
-fn datagram_packets(
-    r: &Resolved,
-    graph: &Graph,
-    f: &FlowDef,
-    t_run: f64,
-) -> Option<(Vec<usize>, f64, f64, Option<(f64, f64)>)> {
+fn datagram_packets(r: &Resolved, graph: &Graph, f: &FlowDef, t_run: f64) -> Option<DatagramBound> {
     use crate::scenario::{RateControlName, TimerName};
     let active = (t_run - f.start_s).max(0.0);
     let path_rate = |ports: &[usize]| {

@@ -458,7 +458,11 @@ impl Experiment for Connectionless {
                 } else {
                     "note rpc_tcp_share_short"
                 },
-                &[("fair_kbps", format!("{:.1}", fair / 1e3))],
+                &[
+                    ("fair_kbps", format!("{:.1}", fair / 1e3)),
+                    ("fixed_share", format!("{:.2}", share(Scheme::Fixed))),
+                    ("low_share", format!("{:.2}", worst)),
+                ],
             )?,
         )?;
         let (ratio, ratios, sb, tb) = m.stream_ratio(Stream::Tfrc);
