@@ -29,7 +29,7 @@ use crate::rtt::RttEstimator;
 use crate::sack::NextSeg;
 use crate::send_buf::SendBuffer;
 use crate::seq::SeqNum;
-use crate::stats::{Stats, TraceEvent, TraceKind};
+use crate::stats::{Counters, Stats, TraceEvent, TraceKind};
 use crate::Segment;
 use crate::{
     AcceptError, CloseError, ConnectionError, RecvError, SegmentChecksum, SendError, State,
@@ -136,17 +136,65 @@ enum Flow {
 ///
 /// A connection never panics on what a peer sends: malformed, out-of-window and
 /// checksum-failing segments are counted in [`Stats`] and dropped.
+// The layout (`repr(C)`: fields in the order written) is a hot/cold split, for a host
+// with many connections, where each connection a segment touches is a cache miss per cache
+// line: the fields a segment in either direction reads or writes (header prediction, the
+// ACK, the output path, the timers, the counters every segment updates) lie together, in
+// about twelve 64-byte lines, between two cold parts that only handshakes, losses, SACK
+// holes, ECN and invalid segments touch. First `rec`, whose layout puts its scoreboard
+// first and its per-ACK fields last; then the hot fields, largest alignment first so
+// that no padding splits them; then the counters, the per-segment ones first; then the
+// cold fields. A test (`the_per_segment_fields_lie_within_twelve_cache_lines`) keeps it
+// so. BENCHMARKS.md ("Many connections") has the measurements.
+#[repr(C)]
 pub struct Connection {
+    // --- congestion control and recovery ---
+    /// Cold at its start (the SACK scoreboard, a pending congestion event), hot at its end
+    /// (the duplicate-ACK count, the episode, the inflation), where the hot block begins.
+    rec: Recovery,
+
+    // ===== the hot block =====
     /// Shared with the listener's other connections (one copy per listener, not per
     /// connection: it is read, never written).
     cfg: Arc<TcpConfig>,
-    state: State,
-    local: SocketAddrV4,
-    remote: SocketAddrV4,
-    passive: bool,
+    cc: Box<dyn CongestionControl>,
+    /// Boxed: one word here, read on every segment sent and ACK processed; the vector only
+    /// when tracing.
+    trace: Option<Box<Vec<TraceEvent>>>,
+    /// The latest time passed in, for events the application triggers (close, abort).
+    now: Instant,
+    last_send_at: Instant,
+    /// When the send sequence last made progress (SND.UNA moved, or data became
+    /// outstanding), for the user timeout.
+    progress_at: Instant,
+    ts_recent_age: Instant,
+
+    // --- timers ---
+    rtt: RttEstimator,
+    /// The segment being timed (4.3BSD t_rtseq/t_rtt): its end and when it was sent.
+    rtt_timed: Option<(SeqNum, Instant)>,
+    /// Retransmission, persist, delayed-ACK and TIME-WAIT deadlines (`conn/timers.rs`).
+    timers: Timers,
+
+    send_buf: SendBuffer,
+    recv_buf: RecvBuffer,
+
+    /// Sequence number of a FIN that arrived out of order.
+    peer_fin: Option<SeqNum>,
+    /// Receiver, per-packet echo (RFC 8257 §3.2): an ACK of (RCV.NXT, ECE) as they were
+    /// before a segment whose mark changed the state, to be sent before anything else.
+    ecn_pre_ack: Option<(SeqNum, bool)>,
+    /// Our timestamp value of the last retransmission by timeout, for spurious detection.
+    rto_retransmit_ts: Option<u32>,
+    /// The IPv4 and TCP headers this connection sends, prebuilt (4.3BSD's `tcp_template`):
+    /// every segment but SYNs, RSTs and ACKs carrying SACK blocks is written from it.
+    template: packet::Ipv4TcpTemplate,
+    rst_pending: Option<RstRequest>,
+    /// A D-SACK block (RFC 2883), `[left, right)`, for the next ACK to carry first; taken
+    /// when that ACK is written. Only with `TcpConfig::dsack` and SACK negotiated.
+    dsack: Option<(SeqNum, SeqNum)>,
 
     // --- send sequence space (RFC 9293 §3.3.1) ---
-    iss: SeqNum,
     snd_una: SeqNum,
     snd_nxt: SeqNum,
     /// Highest sequence number sent + 1 (BSD's snd_max): go-back-N after a timeout pulls
@@ -156,96 +204,28 @@ pub struct Connection {
     max_snd_wnd: u32,
     snd_wl1: SeqNum,
     snd_wl2: SeqNum,
-    /// Shift applied to windows the peer advertises.
-    snd_wscale: u8,
-    send_buf: SendBuffer,
     /// Sequence number of the first byte in `send_buf`.
     buf_seq: SeqNum,
-    /// The application closed its side: a FIN follows the data.
-    fin_queued: bool,
 
     // --- receive sequence space ---
-    irs: SeqNum,
     rcv_nxt: SeqNum,
     /// Right edge of the window last advertised (never moved left: RFC 9293 §3.8.6.2.2).
     rcv_adv: SeqNum,
-    /// Shift we apply to the windows we advertise.
-    rcv_wscale: u8,
-    recv_buf: RecvBuffer,
-    /// Sequence number of a FIN that arrived out of order.
-    peer_fin: Option<SeqNum>,
-    fin_received: bool,
-
-    // --- events for the application (Endpoint::poll_event) ---
-    /// `EV_*` bits set since the endpoint last took them.
-    events: u8,
-    /// A `send` took less than it was given, or filled the buffer: space coming back is
-    /// worth an event.
-    send_blocked: bool,
+    last_ack_sent: SeqNum,
 
     // --- negotiated options ---
     /// Payload bytes per full-sized segment we send (SMSS, options accounted).
     snd_mss: u32,
     /// Payload of a full-sized segment from the peer (for the ACK-every-N rule).
     rcv_mss: u32,
-    ts_ok: bool,
-    ws_ok: bool,
     ts_recent: u32,
-    ts_recent_age: Instant,
     /// Offset added to our timestamp clock (RFC 7323 §5.4 suggests a random one).
     ts_offset: u32,
-    last_ack_sent: SeqNum,
-    sack_ok: bool,
-    /// ECN agreed in the handshake (RFC 3168 §6.1.1).
-    ecn_ok: bool,
-    /// Receiver: a CE mark arrived and no CWR since; our ACKs carry ECE (§6.1.3).
-    ece_pending: bool,
-    /// Sender: the window was reduced for ECE; the next new data segment carries CWR.
-    cwr_pending: bool,
-    /// Receiver, per-packet echo (RFC 8257 §3.2): an ACK of (RCV.NXT, ECE) as they were
-    /// before a segment whose mark changed the state, to be sent before anything else.
-    ecn_pre_ack: Option<(SeqNum, bool)>,
-    /// Sender: ECE is not answered again until SND.UNA passes this point (SND.MAX at the
-    /// last reduction: one reduction per window of data, §6.1.2); `None` before the first.
-    ecn_recover: Option<SeqNum>,
-    /// Left edges of SACK blocks in most-recently-received order (RFC 2018 §4).
-    sack_recent: [SeqNum; 4],
-    sack_recent_len: usize,
-    /// A D-SACK block (RFC 2883), `[left, right)`, for the next ACK to carry first; taken
-    /// when that ACK is written. Only with `TcpConfig::dsack` and SACK negotiated.
-    dsack: Option<(SeqNum, SeqNum)>,
-
-    // --- timers ---
-    rtt: RttEstimator,
-    /// The segment being timed (4.3BSD t_rtseq/t_rtt): its end and when it was sent.
-    rtt_timed: Option<(SeqNum, Instant)>,
-    /// Retransmission, persist, delayed-ACK and TIME-WAIT deadlines (`conn/timers.rs`).
-    timers: Timers,
-    /// Consecutive timeouts (BSD's t_rxtshift).
-    rto_count: u32,
-    persist_shift: u32,
-    probe_now: bool,
-    /// Whether header prediction may be tried (`HP_ACK`): it is enabled, the state is
-    /// ESTABLISHED, we are not retransmitting (SND.NXT = SND.MAX), no probe is due and the
-    /// recovery is quiet (no duplicate ACKs counted,
-    /// not recovering); and for in-order data (`HP_DATA`) also nothing is held out of
-    /// order and no FIN is waiting. The seed's prediction tests one state word; this is
-    /// that word, recomputed by `refresh_prediction` wherever one of its inputs may
-    /// change, so the fast path tests one byte instead of seven fields.
-    hp_ready: u8,
-    last_send_at: Instant,
-    /// Our timestamp value of the last retransmission by timeout, for spurious detection.
-    rto_retransmit_ts: Option<u32>,
-
-    // --- congestion control and recovery ---
-    cc: Box<dyn CongestionControl>,
-    rec: Recovery,
 
     // --- ACK policy ---
     /// Full-sized segments received since we last sent an ACK.
     unacked_segs: u32,
     unacked_bytes: u32,
-    ack_now: bool,
     /// The ACK policy's thresholds, computed once from `cfg.ack` and `rcv_mss` (see
     /// `set_rcv_mss`) rather than on every data segment: ACK at once once this many
     /// full-sized segments (0 with quick ACK or no delayed-ACK timer: every segment) ...
@@ -257,34 +237,75 @@ pub struct Connection {
     ack_count_min: u32,
     /// Window growth worth announcing on its own (`window_update_due`).
     wnd_update_growth: u32,
-    syn_pending: bool,
+
+    /// Consecutive timeouts (BSD's t_rxtshift).
+    rto_count: u32,
+    persist_shift: u32,
+    ip_id: u16,
+
+    state: State,
+    /// Whether header prediction may be tried (`HP_ACK`): it is enabled, the state is
+    /// ESTABLISHED, we are not retransmitting (SND.NXT = SND.MAX), no probe is due and the
+    /// recovery is quiet (no duplicate ACKs counted,
+    /// not recovering); and for in-order data (`HP_DATA`) also nothing is held out of
+    /// order and no FIN is waiting. The seed's prediction tests one state word; this is
+    /// that word, recomputed by `refresh_prediction` wherever one of its inputs may
+    /// change, so the fast path tests one byte instead of seven fields.
+    hp_ready: u8,
+    /// `EV_*` bits set since the endpoint last took them (`Endpoint::poll_event`).
+    events: u8,
+    /// Shift applied to windows the peer advertises.
+    snd_wscale: u8,
+    /// Shift we apply to the windows we advertise.
+    rcv_wscale: u8,
+    ts_ok: bool,
+    sack_ok: bool,
+    /// ECN agreed in the handshake (RFC 3168 §6.1.1).
+    ecn_ok: bool,
+    /// Receiver: a CE mark arrived and no CWR since; our ACKs carry ECE (§6.1.3).
+    ece_pending: bool,
+    ack_now: bool,
+    /// A `send` took less than it was given, or filled the buffer: space coming back is
+    /// worth an event.
+    send_blocked: bool,
+    /// The application closed its side: a FIN follows the data.
+    fin_queued: bool,
+    fin_received: bool,
+    probe_now: bool,
+
+    /// Counters, those of every segment first (the end of the hot block), the others after.
+    stats: Counters,
+
+    // ===== cold: handshakes, losses, SACK holes, ECN reactions, invalid segments =====
+    /// When an ACK last answered an invalid segment without data (`invalid_ack_interval`).
+    last_invalid_ack_at: Option<Instant>,
+    challenge_window_start: Instant,
+    /// `stats.segs_in` when the last zero-window probe went out (see `probes_unanswered`).
+    probe_segs_in_mark: u64,
+    sack_recent_len: usize,
+    /// Left edges of SACK blocks in most-recently-received order (RFC 2018 §4).
+    sack_recent: [SeqNum; 4],
+    /// Sender: ECE is not answered again until SND.UNA passes this point (SND.MAX at the
+    /// last reduction: one reduction per window of data, §6.1.2); `None` before the first.
+    ecn_recover: Option<SeqNum>,
+    iss: SeqNum,
+    irs: SeqNum,
     /// Bytes that came on the peer's SYN, held in the receive ring (staged at the in-order
     /// edge, not readable, not acknowledged) until the handshake completes (RFC 9293
     /// §3.10.7.2, §3.10.7.3).
     syn_data_held: u32,
-    rst_pending: Option<RstRequest>,
-    challenge_window_start: Instant,
     challenge_count: u32,
-    /// When an ACK last answered an invalid segment without data (`invalid_ack_interval`).
-    last_invalid_ack_at: Option<Instant>,
-    /// Zero-window probes in a row that drew no segment at all, and `stats.segs_in` when the
-    /// last one went out (an answer is any segment after it: counting costs the input path
-    /// nothing).
+    /// Zero-window probes in a row that drew no segment at all (an answer is any segment
+    /// after the last one, `probe_segs_in_mark`: counting costs the input path nothing).
     probes_unanswered: u32,
-    probe_segs_in_mark: u64,
-    /// When the send sequence last made progress (SND.UNA moved, or data became
-    /// outstanding), for the user timeout.
-    progress_at: Instant,
-
+    local: SocketAddrV4,
+    remote: SocketAddrV4,
+    passive: bool,
+    ws_ok: bool,
+    syn_pending: bool,
+    /// Sender: the window was reduced for ECE; the next new data segment carries CWR.
+    cwr_pending: bool,
     error: Option<ConnectionError>,
-    /// The latest time passed in, for events the application triggers (close, abort).
-    now: Instant,
-    stats: Stats,
-    trace: Option<Vec<TraceEvent>>,
-    ip_id: u16,
-    /// The IPv4 and TCP headers this connection sends, prebuilt (4.3BSD's `tcp_template`):
-    /// every segment but SYNs, RSTs and ACKs carrying SACK blocks is written from it.
-    template: packet::Ipv4TcpTemplate,
 }
 
 impl core::fmt::Debug for Connection {
@@ -459,7 +480,7 @@ impl Connection {
             progress_at: now,
             error: None,
             now,
-            stats: Stats::default(),
+            stats: Counters::default(),
             trace,
             ip_id: (iss.get() >> 16) as u16,
             template,
@@ -883,7 +904,7 @@ impl Connection {
 
     /// Starts or stops recording trace events (see [`take_trace`](Self::take_trace)).
     pub fn set_tracing(&mut self, on: bool) {
-        self.trace = if on { Some(Vec::new()) } else { None };
+        self.trace = if on { Some(Box::default()) } else { None };
     }
     /// Moves the recorded trace events into `out`.
     pub fn take_trace(&mut self, out: &mut Vec<TraceEvent>) {
@@ -894,25 +915,26 @@ impl Connection {
 
     /// Counters and the current state, in the spirit of Linux's TCP_INFO.
     pub fn stats(&self) -> Stats {
-        let mut s = self.stats.clone();
-        s.state = self.state;
-        s.cwnd_bytes = self.cc.cwnd();
-        s.ssthresh_bytes = self.cc.ssthresh();
-        s.srtt = self.rtt.srtt();
-        s.rttvar = self.rtt.rttvar();
-        s.rto = self.rtt.rto();
-        s.min_rtt = self.rtt.min_rtt();
-        s.snd_mss = self.snd_mss;
-        s.snd_wnd_bytes = self.snd_wnd;
-        s.rcv_wnd_bytes = self.recv_buf.window() as u32;
-        s.flight_bytes = self.flight();
-        s.in_recovery = self.rec.in_recovery();
-        s.sack_enabled = self.sack_ok;
-        s.ecn_enabled = self.ecn_ok;
-        s.timestamps_enabled = self.ts_ok;
-        s.snd_wscale = self.snd_wscale;
-        s.rcv_wscale = self.rcv_wscale;
-        s
+        self.stats.snapshot(Stats {
+            state: self.state,
+            cwnd_bytes: self.cc.cwnd(),
+            ssthresh_bytes: self.cc.ssthresh(),
+            srtt: self.rtt.srtt(),
+            rttvar: self.rtt.rttvar(),
+            rto: self.rtt.rto(),
+            min_rtt: self.rtt.min_rtt(),
+            snd_mss: self.snd_mss,
+            snd_wnd_bytes: self.snd_wnd,
+            rcv_wnd_bytes: self.recv_buf.window() as u32,
+            flight_bytes: self.flight(),
+            in_recovery: self.rec.in_recovery(),
+            sack_enabled: self.sack_ok,
+            ecn_enabled: self.ecn_ok,
+            timestamps_enabled: self.ts_ok,
+            snd_wscale: self.snd_wscale,
+            rcv_wscale: self.rcv_wscale,
+            ..Stats::default()
+        })
     }
 
     /// Sender state for tests and tools: (snd_una, snd_nxt, snd_max).

@@ -71,31 +71,35 @@ pub struct RetransmitRequest {
 /// `on_sack_blocks`) and timeouts (`on_rto`); it asks for retransmissions
 /// (`take_retransmit`) ahead of new data, and adds `extra_window` to cwnd.
 #[derive(Clone, Debug)]
+// `repr(C)`, in this order: what only losses touch first (the SACK scoreboard, whose
+// per-ACK count comes last), what every ACK reads or writes last, where a `Connection`'s
+// hot block begins (see its layout).
+#[repr(C)]
 pub struct Recovery {
-    alg: RecoveryAlgorithm,
+    /// A loss the controller must answer (`CongestionControl::on_congestion`), taken by the
+    /// connection right after the duplicate ACK that detected it.
+    congestion: Option<CongestionEvent>,
     threshold: u32,
-    limited_transmit: bool,
-    /// Consecutive duplicate ACKs (BSD's t_dupacks).
-    dupacks: u32,
-    in_recovery: bool,
     /// RFC 6582 `recover`: the highest sequence sent when the episode began.
     recover: SeqNum,
-    recover_valid: bool,
-    first_partial_done: bool,
+    /// The SACK scoreboard (used by [`RecoveryAlgorithm::Sack`] only); only the recovery
+    /// writes it.
+    sb: Scoreboard,
+    pending: Option<RetransmitRequest>,
+    /// The congestion window the recovery asks for (Tahoe's one segment, the retraction at
+    /// the end of an episode), taken by the connection, which alone writes cwnd.
+    window: Option<u32>,
+    /// Consecutive duplicate ACKs (BSD's t_dupacks).
+    dupacks: u32,
     /// Bytes added to cwnd while the receiver caches segments (Reno/NewReno inflation).
     inflation: u32,
     /// RFC 3042 allowance beyond cwnd for the first two duplicate ACKs, in bytes.
     limited_extra: u32,
-    pending: Option<RetransmitRequest>,
-    /// A loss the controller must answer (`CongestionControl::on_congestion`), taken by the
-    /// connection right after the duplicate ACK that detected it.
-    congestion: Option<CongestionEvent>,
-    /// The congestion window the recovery asks for (Tahoe's one segment, the retraction at
-    /// the end of an episode), taken by the connection, which alone writes cwnd.
-    window: Option<u32>,
-    /// The SACK scoreboard (used by [`RecoveryAlgorithm::Sack`] only); only the recovery
-    /// writes it.
-    sb: Scoreboard,
+    alg: RecoveryAlgorithm,
+    in_recovery: bool,
+    limited_transmit: bool,
+    recover_valid: bool,
+    first_partial_done: bool,
 }
 
 impl Recovery {

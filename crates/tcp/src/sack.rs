@@ -36,14 +36,17 @@ pub enum NextSeg {
 /// reported holding, plus RFC 6675's HighRxt and RescueRxt. Ranges are
 /// `[left, right)`, sorted and disjoint; at most [`MAX_SACK_RANGES`] are kept.
 #[derive(Clone, Debug)]
+// `repr(C)`: `n`, which every ACK reads (`advance`), last, next to the recovery's per-ACK
+// fields (see `Recovery`).
+#[repr(C)]
 pub struct Scoreboard {
     /// SACKed ranges `[left, right)`, sorted, disjoint, non-adjacent, above SND.UNA.
     ranges: [(SeqNum, SeqNum); MAX_SACK_RANGES],
-    n: usize,
     /// One past the highest byte retransmitted in this episode (RFC 6675 HighRxt + 1).
     pub high_rxt: SeqNum,
     /// RFC 6675 RescueRxt.
     pub rescue_rxt: Option<SeqNum>,
+    n: usize,
 }
 
 impl Default for Scoreboard {
