@@ -136,31 +136,45 @@ enum Flow {
 ///
 /// A connection never panics on what a peer sends: malformed, out-of-window and
 /// checksum-failing segments are counted in [`Stats`] and dropped.
-// The layout (`repr(C)`: fields in the order written) is a hot/cold split, for a host
-// with many connections, where each connection a segment touches is a cache miss per cache
-// line: the fields a segment in either direction reads or writes (header prediction, the
-// ACK, the output path, the timers, the counters every segment updates) lie together, in
-// about twelve 64-byte lines, between two cold parts that only handshakes, losses, SACK
-// holes, ECN and invalid segments touch. First `rec`, whose layout puts its scoreboard
-// first and its per-ACK fields last; then the hot fields, largest alignment first so
-// that no padding splits them; then the counters, the per-segment ones first; then the
-// cold fields. A test (`the_per_segment_fields_lie_within_twelve_cache_lines`) keeps it
-// so. BENCHMARKS.md ("Many connections") has the measurements.
-#[repr(C)]
+// The layout is a hot/cold split, for a host with many connections, where each cache line
+// of a connection that a segment touches is a cache miss: the fields a segment in either
+// direction reads or writes (header prediction, the ACK, the output path, the timers, the
+// counters every segment updates) lie together in twelve 64-byte lines, between two cold
+// parts that only handshakes, losses, SACK holes, ECN reactions and invalid segments
+// touch. `repr(C)` keeps the fields in the order written, `align(64)` puts the lines where
+// the offsets say. Lines 0 to 4 hold `rec`'s scoreboard; line 5 the recovery's per-ACK
+// fields (its last 40 bytes), the controller and the trace; line 6 the configuration and
+// the timers (all the endpoint's timer heap reads, when an entry of an idle connection
+// comes up); lines 7 to 16 the rest of the hot fields, largest alignment first so that no
+// padding splits them, then the counters, the per-segment ones first; then the cold
+// fields. A test (`the_per_segment_fields_lie_in_twelve_cache_lines`) keeps it so.
+// BENCHMARKS.md ("Many connections") has the measurements.
+#[repr(C, align(64))]
 pub struct Connection {
     // --- congestion control and recovery ---
-    /// Cold at its start (the SACK scoreboard, a pending congestion event), hot at its end
-    /// (the duplicate-ACK count, the episode, the inflation), where the hot block begins.
+    /// Cold at its start (the SACK scoreboard, a pending congestion event), hot in its last
+    /// 40 bytes (the duplicate-ACK count, the episode, the inflation), where the hot block
+    /// begins.
     rec: Recovery,
 
     // ===== the hot block =====
-    /// Shared with the listener's other connections (one copy per listener, not per
-    /// connection: it is read, never written).
-    cfg: Arc<TcpConfig>,
     cc: Box<dyn CongestionControl>,
     /// Boxed: one word here, read on every segment sent and ACK processed; the vector only
     /// when tracing.
     trace: Option<Box<Vec<TraceEvent>>>,
+    /// Shared with the listener's other connections (one copy per listener, not per
+    /// connection: it is read, never written).
+    cfg: Arc<TcpConfig>,
+    /// Retransmission, persist, delayed-ACK and TIME-WAIT deadlines (`conn/timers.rs`).
+    timers: Timers,
+
+    // --- timers ---
+    rtt: RttEstimator,
+    /// The segment being timed (4.3BSD t_rtseq/t_rtt): its end and when it was sent.
+    rtt_timed: Option<(SeqNum, Instant)>,
+
+    send_buf: SendBuffer,
+    recv_buf: RecvBuffer,
     /// The latest time passed in, for events the application triggers (close, abort).
     now: Instant,
     last_send_at: Instant,
@@ -168,16 +182,6 @@ pub struct Connection {
     /// outstanding), for the user timeout.
     progress_at: Instant,
     ts_recent_age: Instant,
-
-    // --- timers ---
-    rtt: RttEstimator,
-    /// The segment being timed (4.3BSD t_rtseq/t_rtt): its end and when it was sent.
-    rtt_timed: Option<(SeqNum, Instant)>,
-    /// Retransmission, persist, delayed-ACK and TIME-WAIT deadlines (`conn/timers.rs`).
-    timers: Timers,
-
-    send_buf: SendBuffer,
-    recv_buf: RecvBuffer,
 
     /// Sequence number of a FIN that arrived out of order.
     peer_fin: Option<SeqNum>,
@@ -1130,4 +1134,118 @@ impl Connection {
 /// `a >= b` for 32-bit timestamps compared modulo 2^32 (RFC 7323 §5.2).
 fn ts_geq(a: u32, b: u32) -> bool {
     (a.wrapping_sub(b) as i32) >= 0
+}
+
+#[cfg(test)]
+mod layout_tests {
+    use super::*;
+    use core::mem::{align_of, offset_of, size_of};
+
+    const LINE: usize = 64;
+
+    /// Where each field the per-segment path touches lies: (name, offset, size).
+    macro_rules! at {
+        ($($f:ident: $t:ty),* $(,)?) => {
+            [$((stringify!($f), offset_of!(Connection, $f), size_of::<$t>())),*]
+        };
+    }
+
+    /// The hot/cold layout (see the comment on `Connection`): what a segment in either
+    /// direction touches, on header prediction's paths, the general ACK and data path, the
+    /// output path and the timers, lies in twelve cache lines, the first of them the
+    /// recovery's per-ACK fields. Each further line a segment touches is a cache miss per
+    /// connection when connections are many (BENCHMARKS.md, "Many connections").
+    #[test]
+    fn the_per_segment_fields_lie_in_twelve_cache_lines() {
+        assert_eq!(align_of::<Connection>(), LINE);
+        let rec_hot = offset_of!(Connection, rec) + size_of::<Recovery>() - Recovery::PER_ACK_BYTES;
+        let mut hot = vec![("rec (per-ACK fields)", rec_hot, Recovery::PER_ACK_BYTES)];
+        hot.extend(at! {
+            cc: Box<dyn CongestionControl>,
+            trace: Option<Box<Vec<TraceEvent>>>,
+            cfg: Arc<TcpConfig>,
+            timers: Timers,
+            rtt: RttEstimator,
+            rtt_timed: Option<(SeqNum, Instant)>,
+            send_buf: SendBuffer,
+            recv_buf: RecvBuffer,
+            now: Instant,
+            last_send_at: Instant,
+            progress_at: Instant,
+            ts_recent_age: Instant,
+            peer_fin: Option<SeqNum>,
+            ecn_pre_ack: Option<(SeqNum, bool)>,
+            rto_retransmit_ts: Option<u32>,
+            template: packet::Ipv4TcpTemplate,
+            rst_pending: Option<RstRequest>,
+            dsack: Option<(SeqNum, SeqNum)>,
+            snd_una: SeqNum,
+            snd_nxt: SeqNum,
+            snd_max: SeqNum,
+            snd_wnd: u32,
+            max_snd_wnd: u32,
+            snd_wl1: SeqNum,
+            snd_wl2: SeqNum,
+            buf_seq: SeqNum,
+            rcv_nxt: SeqNum,
+            rcv_adv: SeqNum,
+            last_ack_sent: SeqNum,
+            snd_mss: u32,
+            rcv_mss: u32,
+            ts_recent: u32,
+            ts_offset: u32,
+            unacked_segs: u32,
+            unacked_bytes: u32,
+            ack_every_segs: u32,
+            ack_every_bytes: u32,
+            ack_count_min: u32,
+            wnd_update_growth: u32,
+            rto_count: u32,
+            persist_shift: u32,
+            ip_id: u16,
+            state: State,
+            hp_ready: u8,
+            events: u8,
+            snd_wscale: u8,
+            rcv_wscale: u8,
+            ts_ok: bool,
+            sack_ok: bool,
+            ecn_ok: bool,
+            ece_pending: bool,
+            ack_now: bool,
+            send_blocked: bool,
+            fin_queued: bool,
+            fin_received: bool,
+            probe_now: bool,
+        });
+        macro_rules! counters {
+            ($($f:ident),*) => {
+                [$((stringify!($f), offset_of!(Connection, stats.$f), size_of::<u64>())),*]
+            };
+        }
+        hot.extend(counters!(
+            segs_in,
+            segs_out,
+            data_segs_in,
+            data_segs_out,
+            bytes_sent,
+            bytes_received,
+            bytes_acked,
+            pure_acks_out,
+            hp_ack_hits,
+            hp_data_hits,
+            hp_misses
+        ));
+        assert_eq!(rec_hot % LINE, 0, "the hot block starts a cache line");
+        let first = rec_hot / LINE;
+        for (name, off, size) in hot {
+            let (a, b) = (off / LINE, (off + size - 1) / LINE);
+            assert!(
+                a >= first && b < first + 12,
+                "{name} at bytes {off}..{} lies in lines {a}..={b}, outside lines {first}..{}",
+                off + size,
+                first + 12
+            );
+        }
+    }
 }

@@ -72,8 +72,9 @@ pub struct RetransmitRequest {
 /// (`take_retransmit`) ahead of new data, and adds `extra_window` to cwnd.
 #[derive(Clone, Debug)]
 // `repr(C)`, in this order: what only losses touch first (the SACK scoreboard, whose
-// per-ACK count comes last), what every ACK reads or writes last, where a `Connection`'s
-// hot block begins (see its layout).
+// per-ACK count comes last), then what every ACK reads or writes, in the last 40 bytes:
+// in a `Connection`, which is aligned to 64 bytes, they share the first cache line of its
+// hot block (see its layout).
 #[repr(C)]
 pub struct Recovery {
     /// A loss the controller must answer (`CongestionControl::on_congestion`), taken by the
@@ -82,6 +83,9 @@ pub struct Recovery {
     threshold: u32,
     /// RFC 6582 `recover`: the highest sequence sent when the episode began.
     recover: SeqNum,
+    limited_transmit: bool,
+    recover_valid: bool,
+    first_partial_done: bool,
     /// The SACK scoreboard (used by [`RecoveryAlgorithm::Sack`] only); only the recovery
     /// writes it.
     sb: Scoreboard,
@@ -97,12 +101,16 @@ pub struct Recovery {
     limited_extra: u32,
     alg: RecoveryAlgorithm,
     in_recovery: bool,
-    limited_transmit: bool,
-    recover_valid: bool,
-    first_partial_done: bool,
 }
 
 impl Recovery {
+    /// The size of the tail of the structure (`repr(C)`) that holds what every ACK touches:
+    /// the scoreboard's count of ranges, the pending retransmission and window, the
+    /// duplicate-ACK count, the inflation, limited transmit's allowance, the algorithm and
+    /// whether an episode is in progress. (For the layout tests.)
+    #[cfg(test)]
+    pub(crate) const PER_ACK_BYTES: usize = 40;
+
     /// Idle recovery for `alg`, with fast retransmit on the `threshold`th duplicate ACK (at
     /// least 1) and RFC 3042 limited transmit if `limited_transmit`.
     pub fn new(alg: RecoveryAlgorithm, threshold: u32, limited_transmit: bool) -> Self {
@@ -481,6 +489,32 @@ impl Recovery {
         ) {
             self.recover = snd_max;
             self.recover_valid = true;
+        }
+    }
+}
+
+#[cfg(test)]
+mod layout_tests {
+    use super::*;
+    use core::mem::{offset_of, size_of};
+
+    /// What every ACK touches lies in the last `PER_ACK_BYTES` of the structure, which a
+    /// `Connection` puts at the start of its hot block (see its layout).
+    #[test]
+    fn the_per_ack_fields_are_the_last_forty_bytes() {
+        let tail = size_of::<Recovery>() - Recovery::PER_ACK_BYTES;
+        let count = offset_of!(Recovery, sb) + size_of::<Scoreboard>() - size_of::<usize>();
+        assert_eq!(count, tail, "the scoreboard's count of ranges begins the tail");
+        for (name, off) in [
+            ("pending", offset_of!(Recovery, pending)),
+            ("window", offset_of!(Recovery, window)),
+            ("dupacks", offset_of!(Recovery, dupacks)),
+            ("inflation", offset_of!(Recovery, inflation)),
+            ("limited_extra", offset_of!(Recovery, limited_extra)),
+            ("alg", offset_of!(Recovery, alg)),
+            ("in_recovery", offset_of!(Recovery, in_recovery)),
+        ] {
+            assert!(off >= tail, "{name} at {off}, before the per-ACK tail at {tail}");
         }
     }
 }

@@ -262,6 +262,17 @@ impl Scoreboard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `n`, which every ACK reads, is last: next to the recovery's per-ACK fields (see
+    /// `Recovery`'s layout).
+    #[test]
+    fn the_count_of_ranges_is_the_last_field() {
+        use core::mem::{offset_of, size_of};
+        assert_eq!(
+            offset_of!(Scoreboard, n) + size_of::<usize>(),
+            size_of::<Scoreboard>()
+        );
+    }
     use ackclock_wire::SackBlock;
 
     fn s(v: u32) -> SeqNum {
