@@ -877,6 +877,36 @@ impl Endpoint {
         self.handle_segment(now, &seg);
     }
 
+    /// A SYN for a listener with room in its backlog (counted in its `half_open`): a
+    /// connection in SYN-RECEIVED. Out of line, as `discard`.
+    #[inline(never)]
+    fn accept_syn(&mut self, now: Instant, seg: &Segment<'_>) {
+        let port = seg.dst.port();
+        let Some(l) = self.listeners.get(&port) else {
+            return;
+        };
+        let cfg = l.cfg.clone();
+        let iss = self.isn(now, seg.dst, seg.src);
+        match Connection::accept(now, cfg, seg, iss) {
+            Ok(conn) => {
+                self.insert(conn, Some(port));
+            }
+            Err(_) => {
+                if let Some(l) = self.listeners.get_mut(&port) {
+                    l.half_open -= 1;
+                }
+            }
+        }
+    }
+
+    /// Removes a connection and drops it. Out of line: a `Connection` by value (aligned to
+    /// 64 bytes, see its layout) in `handle_segment`'s frame would make every call realign
+    /// the stack.
+    #[inline(never)]
+    fn discard(&mut self, id: ConnId) {
+        self.remove(id);
+    }
+
     fn count_malformed(&mut self, e: WireError) {
         self.stats.malformed += 1;
         match e {
@@ -942,7 +972,7 @@ impl Endpoint {
                         if after == State::Closed {
                             // RFC 9293: a reset in SYN-RECEIVED of a passive open returns
                             // to LISTEN; the half-open connection simply goes away.
-                            self.remove(id);
+                            self.discard(id);
                         } else if !slot.queued_for_accept {
                             slot.queued_for_accept = true;
                             l.accept_queue.push_back(id);
@@ -988,19 +1018,7 @@ impl Endpoint {
                     return;
                 }
                 l.half_open += 1;
-                let cfg = l.cfg.clone();
-                let port = seg.dst.port();
-                let iss = self.isn(now, seg.dst, seg.src);
-                match Connection::accept(now, cfg, seg, iss) {
-                    Ok(conn) => {
-                        self.insert(conn, Some(port));
-                    }
-                    Err(_) => {
-                        if let Some(l) = self.listeners.get_mut(&port) {
-                            l.half_open -= 1;
-                        }
-                    }
-                }
+                self.accept_syn(now, seg);
                 return;
             }
         }
