@@ -143,7 +143,7 @@ enum Flow {
 // parts that only handshakes, losses, SACK holes, ECN reactions and invalid segments
 // touch. `repr(C)` keeps the fields in the order written, `align(64)` puts the lines where
 // the offsets say. Lines 0 to 4 hold `rec`'s scoreboard; line 5 the recovery's per-ACK
-// fields (its last 40 bytes), the controller and the trace; line 6 the configuration and
+// fields (its last 40 bytes), the controller and the time; line 6 the configuration and
 // the timers (all the endpoint's timer heap reads, when an entry of an idle connection
 // comes up); lines 7 to 16 the rest of the hot fields, largest alignment first so that no
 // padding splits them, then the counters, the per-segment ones first; then the cold
@@ -159,9 +159,8 @@ pub struct Connection {
 
     // ===== the hot block =====
     cc: Box<dyn CongestionControl>,
-    /// Boxed: one word here, read on every segment sent and ACK processed; the vector only
-    /// when tracing.
-    trace: Option<Box<Vec<TraceEvent>>>,
+    /// The latest time passed in, for events the application triggers (close, abort).
+    now: Instant,
     /// Shared with the listener's other connections (one copy per listener, not per
     /// connection: it is read, never written).
     cfg: Arc<TcpConfig>,
@@ -175,8 +174,7 @@ pub struct Connection {
 
     send_buf: SendBuffer,
     recv_buf: RecvBuffer,
-    /// The latest time passed in, for events the application triggers (close, abort).
-    now: Instant,
+    trace: Option<Vec<TraceEvent>>,
     last_send_at: Instant,
     /// When the send sequence last made progress (SND.UNA moved, or data became
     /// outstanding), for the user timeout.
@@ -908,7 +906,7 @@ impl Connection {
 
     /// Starts or stops recording trace events (see [`take_trace`](Self::take_trace)).
     pub fn set_tracing(&mut self, on: bool) {
-        self.trace = if on { Some(Box::default()) } else { None };
+        self.trace = if on { Some(Vec::new()) } else { None };
     }
     /// Moves the recorded trace events into `out`.
     pub fn take_trace(&mut self, out: &mut Vec<TraceEvent>) {
@@ -1162,14 +1160,14 @@ mod layout_tests {
         let mut hot = vec![("rec (per-ACK fields)", rec_hot, Recovery::PER_ACK_BYTES)];
         hot.extend(at! {
             cc: Box<dyn CongestionControl>,
-            trace: Option<Box<Vec<TraceEvent>>>,
+            now: Instant,
             cfg: Arc<TcpConfig>,
             timers: Timers,
             rtt: RttEstimator,
             rtt_timed: Option<(SeqNum, Instant)>,
             send_buf: SendBuffer,
             recv_buf: RecvBuffer,
-            now: Instant,
+            trace: Option<Vec<TraceEvent>>,
             last_send_at: Instant,
             progress_at: Instant,
             ts_recent_age: Instant,
@@ -1237,6 +1235,14 @@ mod layout_tests {
             hp_misses
         ));
         assert_eq!(rec_hot % LINE, 0, "the hot block starts a cache line");
+        // When an idle connection's entry comes up in the endpoint's timer heap, its
+        // deadline is all that is read: one line.
+        let (cfg, timers) = (offset_of!(Connection, cfg), offset_of!(Connection, timers));
+        assert_eq!(
+            cfg / LINE,
+            (timers + size_of::<Timers>() - 1) / LINE,
+            "the configuration and the timers share a cache line"
+        );
         let first = rec_hot / LINE;
         for (name, off, size) in hot {
             let (a, b) = (off / LINE, (off + size - 1) / LINE);

@@ -504,7 +504,10 @@ mod layout_tests {
     fn the_per_ack_fields_are_the_last_forty_bytes() {
         let tail = size_of::<Recovery>() - Recovery::PER_ACK_BYTES;
         let count = offset_of!(Recovery, sb) + size_of::<Scoreboard>() - size_of::<usize>();
-        assert_eq!(count, tail, "the scoreboard's count of ranges begins the tail");
+        assert_eq!(
+            count, tail,
+            "the scoreboard's count of ranges begins the tail"
+        );
         for (name, off) in [
             ("pending", offset_of!(Recovery, pending)),
             ("window", offset_of!(Recovery, window)),
@@ -514,7 +517,10 @@ mod layout_tests {
             ("alg", offset_of!(Recovery, alg)),
             ("in_recovery", offset_of!(Recovery, in_recovery)),
         ] {
-            assert!(off >= tail, "{name} at {off}, before the per-ACK tail at {tail}");
+            assert!(
+                off >= tail,
+                "{name} at {off}, before the per-ACK tail at {tail}"
+            );
         }
     }
 }
