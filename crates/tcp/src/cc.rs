@@ -4,8 +4,14 @@
 //!
 //! - [`Aimd`]: slow start and congestion avoidance as in the seed of 16 Nov 1987 ("if
 //!   (cwnd < ssthresh) cwnd += 1 packet else cwnd += 1/cwnd"), with the decrease factor d
-//!   and increase u of the 11 Feb 1988 message as parameters, and RFC 3465 byte counting
-//!   (ABC) as an option.
+//!   and increase u of the 11 Feb 1988 message as parameters, RFC 3465 byte counting
+//!   (ABC) as an option, and as another the second-order loop of the 16 Nov 1987 message
+//!   that adapts u toward a target loss rate ([`AdaptiveIncrease`]). What that loop shows
+//!   (`crates/sim/tests/adaptive_increase.rs`): on a path whose pipe holds a few packets,
+//!   halving u halves the congestion signals while goodput and the mean round trip stay
+//!   within 1% and 5%, as the message says ("changing the increment affects the frequency
+//!   of oscillation but not the mean window size"), and the loop reaches a target loss rate
+//!   of 0.3% or 0.15% within a third, where u = 1 gives 0.9%.
 //! - [`NoCongestionControl`]: the pre-1988 TCP: the window is the receiver's.
 
 use ackclock_wire::{Duration, Instant};
@@ -151,6 +157,37 @@ pub struct AimdConfig {
     pub ssthresh_base: SsthreshBase,
     /// RFC 3465 byte counting with limit L in segments (1 or 2); None counts ACKs.
     pub abc_limit_segments: Option<u32>,
+    /// A second-order loop that adapts the additive increase between
+    /// [`AdaptiveIncrease::MIN_INCREASE`] and `increase_segments` (seed 000, 16 Nov 1987);
+    /// None keeps `increase_segments` fixed.
+    pub adaptive_increase: Option<AdaptiveIncrease>,
+}
+
+/// The "second order control loop to adaptively determine the appropriate increment to
+/// use for a path" of seed 000 (16 Nov 1987), which Jacobson and Karels left for later.
+///
+/// The message's reasoning sets the loop: the window converges to w either way, and
+/// "changing the increment affects the frequency of oscillation but not the mean window
+/// size"; with additive increase u a sawtooth from d w to w lasts (1 - d) w / u round trips
+/// and delivers (1 - d^2) w^2 / (2 u) segments, so the segments between congestion signals
+/// are inversely proportional to u. The loop therefore counts the segments acknowledged
+/// between two congestion signals, N, and at each signal scales u by sqrt(N / N*), where
+/// N* = 1 / `target_loss`: by the model one step would set N = N*, and the square root (a
+/// gain of one half on log u) damps the noise of a single interval (with several flows, or
+/// a random-drop gateway, one interval says little). The interval that ends the first
+/// signal (slow start's) is not used. u stays between `MIN_INCREASE` and the configured
+/// increase, so the loop can only make 4BSD's controller gentler.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AdaptiveIncrease {
+    /// The loss rate aimed at, in congestion signals per segment delivered (the message's
+    /// "average drop rate of <1%" is 0.01), in (0, 0.5].
+    pub target_loss: f64,
+}
+
+impl AdaptiveIncrease {
+    /// The smallest increase the loop sets, in segments per round trip (a 64th: a window of
+    /// 64 segments then takes 32 x 64 round trips to regrow after a halving).
+    pub const MIN_INCREASE: f64 = 1.0 / 64.0;
 }
 
 impl Default for AimdConfig {
@@ -161,6 +198,7 @@ impl Default for AimdConfig {
             multiplicative_increase: None,
             ssthresh_base: SsthreshBase::FlightSize,
             abc_limit_segments: None,
+            adaptive_increase: None,
         }
     }
 }
@@ -174,6 +212,13 @@ pub struct Aimd {
     /// RFC 3465 §2.1: bytes acknowledged during congestion avoidance not yet turned into
     /// window; also the fractional part of the per-ACK increase without ABC.
     bytes_acked: u64,
+    /// The additive increase in use, segments per round trip: `cfg.increase_segments`, or
+    /// what the adaptive loop set.
+    increase: f64,
+    /// Bytes acknowledged since the last congestion signal (the adaptive loop's N).
+    acked_since_signal: u64,
+    /// Whether a congestion signal has been seen (the first interval is not used).
+    signalled: bool,
 }
 
 impl Aimd {
@@ -185,7 +230,31 @@ impl Aimd {
             cwnd: initial_window_bytes.max(1),
             ssthresh: initial_ssthresh,
             bytes_acked: 0,
+            increase: cfg.increase_segments,
+            acked_since_signal: 0,
+            signalled: false,
         }
+    }
+
+    /// The additive increase in use, in segments per round trip (see [`AdaptiveIncrease`]).
+    pub fn increase(&self) -> f64 {
+        self.increase
+    }
+
+    /// The adaptive loop's step at a congestion signal (see [`AdaptiveIncrease`]).
+    fn adapt_increase(&mut self, mss: u32) {
+        let Some(a) = self.cfg.adaptive_increase else {
+            return;
+        };
+        if self.signalled {
+            let n = self.acked_since_signal as f64 / f64::from(mss.max(1));
+            let target = 1.0 / a.target_loss;
+            let max = self.cfg.increase_segments;
+            let min = AdaptiveIncrease::MIN_INCREASE.min(max);
+            self.increase = (self.increase * (n / target).sqrt()).clamp(min, max);
+        }
+        self.signalled = true;
+        self.acked_since_signal = 0;
     }
 
     fn decreased(&self, ev: &CongestionEvent) -> u32 {
@@ -215,6 +284,7 @@ impl CongestionControl for Aimd {
     }
 
     fn on_ack(&mut self, ev: &AckEvent) {
+        self.acked_since_signal += u64::from(ev.bytes_acked);
         if ev.in_recovery || ev.bytes_acked == 0 {
             return;
         }
@@ -237,7 +307,7 @@ impl CongestionControl for Aimd {
             self.cwnd = self.cwnd.saturating_add(incr as u32);
             return;
         }
-        let u = self.cfg.increase_segments;
+        let u = self.increase;
         match self.cfg.abc_limit_segments {
             Some(_) => {
                 // RFC 3465 §2.1: when the bytes acknowledged reach cwnd, grow by u*SMSS.
@@ -265,11 +335,13 @@ impl CongestionControl for Aimd {
         self.ssthresh = self.decreased(ev);
         self.cwnd = self.ssthresh;
         self.bytes_acked = 0;
+        self.adapt_increase(ev.mss);
     }
 
     fn on_rto(&mut self, ev: &CongestionEvent, first: bool) {
         if first {
             self.ssthresh = self.decreased(ev);
+            self.adapt_increase(ev.mss);
         }
         // RFC 5681 §3.1: the loss window is one segment.
         self.cwnd = ev.mss.max(1);
@@ -384,6 +456,87 @@ mod tests {
         c.on_rto(&loss(10 * MSS, 20 * MSS), true);
         c.set_cwnd(MSS);
         assert_eq!((c.cwnd(), c.ssthresh()), (10 * MSS, 10 * MSS));
+    }
+
+    fn adaptive(target_loss: f64) -> Aimd {
+        let cfg = AimdConfig {
+            adaptive_increase: Some(AdaptiveIncrease { target_loss }),
+            ..AimdConfig::default()
+        };
+        Aimd::new(cfg, 10 * MSS, 10 * MSS)
+    }
+
+    /// Seed 000 (16 Nov 1987): the segments between congestion signals are inversely
+    /// proportional to the increment, so the loop scales it by the root of N / N*.
+    #[test]
+    fn seed000_16nov1987_adaptive_increase_follows_the_interval_between_signals() {
+        let mut c = adaptive(0.01); // N* = 100 segments
+                                    // The first signal ends slow start: its interval is not used.
+        for _ in 0..7 {
+            c.on_ack(&ack(MSS));
+        }
+        c.on_congestion(&loss(20 * MSS, 64 * MSS));
+        assert_eq!(c.increase(), 1.0);
+        // A signal every 25 segments: four times too often, so the increment halves.
+        for _ in 0..25 {
+            c.on_ack(&ack(MSS));
+        }
+        c.on_congestion(&loss(20 * MSS, 64 * MSS));
+        assert_eq!(c.increase(), 0.5);
+        // ACKs in recovery count as delivered segments too.
+        let mut in_recovery = ack(MSS);
+        in_recovery.in_recovery = true;
+        for _ in 0..50 {
+            c.on_ack(&in_recovery);
+        }
+        c.on_rto(&loss(20 * MSS, 64 * MSS), true);
+        assert!((c.increase() - 0.5 * 0.5f64.sqrt()).abs() < 1e-12);
+        // A later timeout of the same episode is not a new signal.
+        c.on_rto(&loss(MSS, 64 * MSS), false);
+        assert!((c.increase() - 0.5 * 0.5f64.sqrt()).abs() < 1e-12);
+        // Rare signals raise it, never above the configured increase (4BSD's 1).
+        for _ in 0..100_000 {
+            c.on_ack(&ack(MSS));
+        }
+        c.on_congestion(&loss(20 * MSS, 64 * MSS));
+        assert_eq!(c.increase(), 1.0);
+        // Back to back signals lower it, never below the floor.
+        for _ in 0..10 {
+            c.on_congestion(&loss(20 * MSS, 64 * MSS));
+        }
+        assert_eq!(c.increase(), AdaptiveIncrease::MIN_INCREASE);
+    }
+
+    /// The adapted increment is what congestion avoidance adds per window: at u = 1/2 a
+    /// window of 10 segments grows by half a segment in a window of ACKs, half of what
+    /// 4BSD's fixed increment adds.
+    #[test]
+    fn seed000_16nov1987_congestion_avoidance_grows_by_the_adapted_increase() {
+        let growth_per_window = |c: &mut Aimd| {
+            let before = c.cwnd();
+            for _ in 0..10 {
+                c.on_ack(&ack(MSS));
+            }
+            c.cwnd() - before
+        };
+        let mut c = adaptive(0.01);
+        c.on_congestion(&loss(20 * MSS, 64 * MSS));
+        for _ in 0..25 {
+            c.on_ack(&ack(MSS));
+        }
+        c.on_congestion(&loss(20 * MSS, 64 * MSS));
+        assert_eq!((c.increase(), c.cwnd()), (0.5, 10 * MSS));
+        let adapted = growth_per_window(&mut c);
+        // Without the loop the increase never moves.
+        let mut fixed = Aimd::new(AimdConfig::default(), 10 * MSS, 10 * MSS);
+        for _ in 0..5 {
+            fixed.on_congestion(&loss(20 * MSS, 64 * MSS));
+        }
+        assert_eq!((fixed.increase(), fixed.cwnd()), (1.0, 10 * MSS));
+        let full = growth_per_window(&mut fixed);
+        // Per ACK u * MSS^2 / cwnd, with cwnd growing meanwhile: just under u * MSS.
+        assert!((480..=500).contains(&adapted), "{adapted}");
+        assert!((950..=1000).contains(&full), "{full}");
     }
 
     #[test]

@@ -594,6 +594,32 @@ mod tests {
         }
     }
     #[test]
+    fn adaptive_increase_takes_a_loss_rate_and_applies_to_aimd_only() {
+        let a = |v: f64| Overrides {
+            adaptive_increase: Some(v),
+            ..Overrides::default()
+        };
+        let mut c = TcpConfig::newreno();
+        a(0.01).apply(&mut c).unwrap();
+        assert!(matches!(
+            c.congestion,
+            CongestionAlgorithm::Aimd(x) if x.adaptive_increase
+                == Some(crate::cc::AdaptiveIncrease { target_loss: 0.01 })
+        ));
+        for bad in [0.0, 0.6, -0.1, f64::NAN] {
+            let e = a(bad).apply(&mut c).unwrap_err();
+            assert_eq!(e.field, "adaptive_increase");
+            assert!(e.message.contains("must be in (0, 0.5]"), "{e}");
+        }
+        let e = Overrides {
+            cc: Some(CongestionName::Cubic),
+            ..a(0.01)
+        }
+        .apply(&mut TcpConfig::newreno())
+        .unwrap_err();
+        assert_eq!(e.field, "adaptive_increase");
+    }
+    #[test]
     fn names_parse_back_and_unknown_ones_say_what_is_accepted() {
         fn round_trip<T>(all: &[T])
         where
@@ -720,7 +746,7 @@ mod tests {
             (
                 Overrides { cc: Some(CongestionName::Cubic), abc: Some(2), ..Overrides::default() },
                 "abc",
-                "abc: applies to cc = \"aimd\" only (decrease, increase, abc, ssthresh_base, multiplicative_increase)",
+                "abc: applies to cc = \"aimd\" only (decrease, increase, adaptive_increase, abc, ssthresh_base, multiplicative_increase)",
             ),
         ];
         for (o, field, message) in cases {
@@ -804,6 +830,10 @@ pub struct Overrides {
     pub decrease: Option<f64>,
     /// AIMD additive increase u in segments per RTT, 0 to 10^6.
     pub increase: Option<f64>,
+    /// Adapt the additive increase (at most `increase`) toward this loss rate, in
+    /// congestion signals per segment, in (0, 0.5]: the second-order loop of seed 000
+    /// (16 Nov 1987), [`AdaptiveIncrease`](crate::cc::AdaptiveIncrease).
+    pub adaptive_increase: Option<f64>,
     /// Multiplicative increase factor per RTT instead of additive (the "mistake" of seed
     /// 000, 11 Feb 1988); must be above 1, at most 1000.
     pub multiplicative_increase: Option<f64>,
@@ -1053,6 +1083,7 @@ impl Overrides {
         let aimd_field = [
             (self.decrease.is_some(), "decrease"),
             (self.increase.is_some(), "increase"),
+            (self.adaptive_increase.is_some(), "adaptive_increase"),
             (
                 self.multiplicative_increase.is_some(),
                 "multiplicative_increase",
@@ -1066,7 +1097,7 @@ impl Overrides {
             let CongestionAlgorithm::Aimd(a) = &mut c.congestion else {
                 return Err(bad(
                     field,
-                    format!("{field}: applies to cc = \"aimd\" only (decrease, increase, abc, ssthresh_base, multiplicative_increase)"),
+                    format!("{field}: applies to cc = \"aimd\" only (decrease, increase, adaptive_increase, abc, ssthresh_base, multiplicative_increase)"),
                 ));
             };
             if let Some(v) = self.decrease {
@@ -1082,6 +1113,15 @@ impl Overrides {
             }
             if let Some(v) = self.increase {
                 a.increase_segments = within("increase", v, 0.0, 1e6, "segments per RTT")?;
+            }
+            if let Some(v) = self.adaptive_increase {
+                if !(v > 0.0 && v <= 0.5) {
+                    return Err(bad(
+                        "adaptive_increase",
+                        format!("adaptive_increase = {v}: must be in (0, 0.5] (a loss rate)"),
+                    ));
+                }
+                a.adaptive_increase = Some(crate::cc::AdaptiveIncrease { target_loss: v });
             }
             if let Some(v) = self.multiplicative_increase {
                 if !(v > 1.0 && v <= 1000.0) {

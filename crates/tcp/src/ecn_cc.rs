@@ -9,7 +9,7 @@
 //!   of the last window's ACKs, multiplies the window by 7/8 when at least half were set and
 //!   adds one packet otherwise.
 //!
-//! Both need the receiver to echo each packet's mark ([`EcnEcho::PerPacket`]
+//! Both need the receiver to echo each packet's mark ([`EcnEcho::PerPacket`](crate::config::EcnEcho::PerPacket)
 //! (crate::config::EcnEcho)); with RFC 3168's latched echo every ACK after a mark would look
 //! marked until the sender's CWR.
 

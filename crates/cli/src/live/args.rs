@@ -112,6 +112,10 @@ pub struct TcpArgs {
     /// AIMD additive increase in segments per RTT.
     #[arg(long)]
     pub increase: Option<f64>,
+    /// Adapt the AIMD increase (at most --increase) toward this loss rate per segment, in
+    /// (0, 0.5] (seed 000's second-order loop).
+    #[arg(long, value_name = "LOSS")]
+    pub adaptive_increase: Option<f64>,
     /// Multiplicative increase per RTT instead of additive (seed 000's mistake).
     #[arg(long)]
     pub multiplicative_increase: Option<f64>,
@@ -243,6 +247,7 @@ impl TcpArgs {
             cc: self.cc,
             decrease: self.decrease,
             increase: self.increase,
+            adaptive_increase: self.adaptive_increase,
             multiplicative_increase: self.multiplicative_increase,
             abc: self.abc,
             ssthresh_base: self.ssthresh_base,
