@@ -1,5 +1,10 @@
 //! The statistics the experiments share (each used to carry its own copy).
 
+/// A simulated time in seconds since the start of the run.
+pub fn secs(t: ackclock_wire::Instant) -> f64 {
+    t.as_nanos() as f64 / 1e9
+}
+
 /// Arithmetic mean; 0 for no values.
 pub fn mean(v: &[f64]) -> f64 {
     if v.is_empty() {

@@ -9,7 +9,7 @@
 use crate::claims::{Judge, Ours};
 use crate::plots;
 use crate::stats::{mean, uniform};
-use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
+use crate::suite::{files, Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_sim::scenario::Topology;
 use ackclock_sim::{RunResult, Scenario};
@@ -356,12 +356,7 @@ impl Experiment for Overload {
     }
 
     fn files(&self) -> Files {
-        Files {
-            dir: "e03_overload",
-            scenario: include_str!("scenario.toml"),
-            claims: include_str!("claims.toml"),
-            text: include_str!("text.md"),
-        }
+        files!("e03_overload")
     }
 
     fn plan(&self, p: Params, base: &Scenario) -> Result<Vec<Scenario>> {
@@ -694,11 +689,10 @@ fn tables(m: &Measured) -> Vec<Table> {
             format!("{:.2}", m.m(i, |p| p.tahoe.goodput)),
         ]);
     }
-    let header = |h: &[&str]| h.iter().map(|s| s.to_string()).collect();
     vec![
         Table {
             caption: "Tahoe, per pipe (means over RNG seeds)".into(),
-            header: header(&[
+            header: Table::header(&[
                 "pipe",
                 "K",
                 "base RTT",
@@ -714,7 +708,7 @@ fn tables(m: &Measured) -> Vec<Table> {
         },
         Table {
             caption: "Without the algorithms (vanilla 4.3BSD) against Tahoe, whole runs".into(),
-            header: header(&[
+            header: Table::header(&[
                 "pipe",
                 "vanilla retransmitted / sent",
                 "vanilla goodput / line",

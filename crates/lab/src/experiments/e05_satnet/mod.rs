@@ -9,7 +9,7 @@
 use crate::claims::{Judge, Ours};
 use crate::plots;
 use crate::stats::{mean, sd};
-use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
+use crate::suite::{files, Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_gateway::ImpairmentsConfig;
 use ackclock_sim::{RunResult, Scenario};
@@ -188,12 +188,7 @@ impl Experiment for Satnet {
     }
 
     fn files(&self) -> Files {
-        Files {
-            dir: "e05_satnet",
-            scenario: include_str!("scenario.toml"),
-            claims: include_str!("claims.toml"),
-            text: include_str!("text.md"),
-        }
+        files!("e05_satnet")
     }
 
     fn plan(&self, p: Params, base: &Scenario) -> Result<Vec<Scenario>> {
