@@ -5,6 +5,25 @@ pub fn secs(t: ackclock_wire::Instant) -> f64 {
     t.as_nanos() as f64 / 1e9
 }
 
+/// Bytes a flow's ACKs acknowledged after `from` s (from the first such ACK to the last),
+/// in bits per second over `from` to `end`; 0 without an ACK after `from`.
+pub fn goodput_after(tr: &[ackclock_tcp::TraceEvent], from: f64, end: f64) -> f64 {
+    let mut first = None;
+    let mut last = None;
+    for e in tr {
+        if let ackclock_tcp::TraceKind::Ack { ack, .. } = e.kind {
+            if secs(e.time) >= from {
+                first.get_or_insert(ack);
+                last = Some(ack);
+            }
+        }
+    }
+    match (first, last) {
+        (Some(a), Some(b)) => f64::from(b.since(a)) * 8.0 / (end - from),
+        _ => 0.0,
+    }
+}
+
 /// Arithmetic mean; 0 for no values.
 pub fn mean(v: &[f64]) -> f64 {
     if v.is_empty() {

@@ -5,7 +5,7 @@
 use crate::claims::{Judge, Ours};
 use crate::gateways::Queue;
 use crate::plots;
-use crate::stats::{jain, mean, secs};
+use crate::stats::{goodput_after, jain, mean, secs};
 use crate::suite::{files, Experiment, Figure, Files, Params, PerSeed, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_sim::net::PortSample;
@@ -75,24 +75,6 @@ fn variant(base: &Scenario, disc: usize, seed: u64, quick: bool) -> Result<Scena
     Ok(s)
 }
 
-/// Bytes acknowledged to flow `i` after `from` s, per second to the end (b/s).
-fn goodput_after(r: &RunResult, i: usize, from: f64) -> f64 {
-    let mut first = None;
-    let mut last = None;
-    for e in &r.traces[i] {
-        if let TraceKind::Ack { ack, .. } = e.kind {
-            if secs(e.time) >= from {
-                first.get_or_insert(ack);
-                last = Some(ack);
-            }
-        }
-    }
-    match (first, last) {
-        (Some(a), Some(b)) => f64::from(b.since(a)) * 8.0 / (r.summary.duration_s - from),
-        _ => 0.0,
-    }
-}
-
 /// Times a flow cut its window (fast retransmit or timeout) after `from` s; a cut within a
 /// round trip of the previous one is the same congestion event.
 fn cuts(tr: &[TraceEvent], from: f64, base_rtt: f64) -> Vec<f64> {
@@ -151,7 +133,7 @@ fn inflation(tr: &[TraceEvent], from: f64) -> f64 {
 }
 
 fn metrics(r: &RunResult, from: f64) -> Metrics {
-    let goodput = [0, 1, 2].map(|i| goodput_after(r, i, from));
+    let goodput = [0, 1, 2].map(|i| goodput_after(&r.traces[i], from, r.summary.duration_s));
     let link = r.summary.links.iter().find(|l| l.name == PORT);
     let span = r.summary.duration_s - from;
     let c: Vec<Vec<f64>> = (0..3).map(|i| cuts(&r.traces[i], from, RTTS[i])).collect();

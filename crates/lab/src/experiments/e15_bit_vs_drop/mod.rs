@@ -6,13 +6,13 @@
 use crate::claims::{Judge, Ours};
 use crate::gateways::{self, Queue};
 use crate::plots::{self, Chart, Mark, Panel, Series};
-use crate::stats::{jain, mean, sd, secs, uniform};
+use crate::stats::{goodput_after, jain, mean, sd, secs, uniform};
 use crate::suite::{files, Experiment, Figure, Files, Params, PerSeed, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_sim::{RunResult, Scenario};
 use ackclock_tcp::cc::SsthreshBase;
 use ackclock_tcp::config::CongestionName;
-use ackclock_tcp::{TraceEvent, TraceKind};
+use ackclock_tcp::TraceEvent;
 use anyhow::{anyhow, Result};
 use std::path::Path;
 
@@ -173,24 +173,6 @@ fn variant(base: &Scenario, c: usize, seed: u64, quick: bool) -> Result<Scenario
         }
     }
     Ok(s)
-}
-
-/// Bytes acknowledged to a flow after `from` s, per second to `end` (b/s).
-fn goodput_after(tr: &[TraceEvent], from: f64, end: f64) -> f64 {
-    let mut first = None;
-    let mut last = None;
-    for e in tr {
-        if let TraceKind::Ack { ack, .. } = e.kind {
-            if secs(e.time) >= from {
-                first.get_or_insert(ack);
-                last = Some(ack);
-            }
-        }
-    }
-    match (first, last) {
-        (Some(a), Some(b)) => f64::from(b.since(a)) * 8.0 / (end - from),
-        _ => 0.0,
-    }
 }
 
 /// A flow's cwnd every 100 ms after `from` (the value set by the last event before each

@@ -648,22 +648,18 @@ fn cdf_plot(m: &Measured, text: &Text, out: &Path) -> Result<Figure> {
         text,
         &[],
     )?;
-    let series = [RED_DROP, RED_ECN, CODEL_DROP, CODEL_ECN, DT]
-        .iter()
-        .map(|&c| {
-            let mut v: Vec<f64> = m.completions[c].iter().map(|x| x.1).collect();
-            v.sort_by(f64::total_cmp);
-            // Over all transfers started, so the incomplete ones keep the curve below 1.
-            let n = m.sum[c].transfers.max(1) as f64;
-            let pts: Vec<(f64, f64)> = v
-                .iter()
-                .enumerate()
-                .map(|(i, &t)| (t, (i + 1) as f64 / n))
-                .collect();
-            let (color, mark) = style(c);
-            Series::new(CONFIGS[c].label, color, mark, plots::step_path(pts))
-        })
-        .collect();
+    let series = per_config(false, |c| {
+        let mut v: Vec<f64> = m.completions[c].iter().map(|x| x.1).collect();
+        v.sort_by(f64::total_cmp);
+        // Over all transfers started, so the incomplete ones keep the curve below 1.
+        let n = m.sum[c].transfers.max(1) as f64;
+        let pts: Vec<(f64, f64)> = v
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| (t, (i + 1) as f64 / n))
+            .collect();
+        plots::step_path(pts)
+    });
     fig.draw(Chart {
         x_desc: "completion time, connect to the receiver's end of stream (s, log scale)".into(),
         y_desc: "part of the short transfers done".into(),
@@ -684,6 +680,22 @@ fn style(c: usize) -> (plotters::style::RGBColor, Mark) {
     }
 }
 
+/// One series per configuration, in [`CONFIGS`]' order and [`style`]'s colour and dash, of
+/// `points(c)`; with `dots`, the solid lines with a dot at each point.
+fn per_config(dots: bool, points: impl Fn(usize) -> Vec<(f64, f64)>) -> Vec<Series> {
+    (0..CONFIGS.len())
+        .map(|c| {
+            let (color, mark) = style(c);
+            let mark = if dots && mark == Mark::Line {
+                Mark::LinePoints
+            } else {
+                mark
+            };
+            Series::new(CONFIGS[c].label, color, mark, points(c))
+        })
+        .collect()
+}
+
 /// Mean completion time against the transfer's size, per configuration.
 fn by_size_plot(m: &Measured, text: &Text, out: &Path) -> Result<Figure> {
     let fig = Figure::from_text(
@@ -693,26 +705,13 @@ fn by_size_plot(m: &Measured, text: &Text, out: &Path) -> Result<Figure> {
         text,
         &[],
     )?;
-    let series = [RED_DROP, RED_ECN, CODEL_DROP, CODEL_ECN, DT]
-        .iter()
-        .map(|&c| {
-            let (color, mark) = style(c);
-            Series::new(
-                CONFIGS[c].label,
-                color,
-                if mark == Mark::Line {
-                    Mark::LinePoints
-                } else {
-                    mark
-                },
-                SIZES
-                    .iter()
-                    .zip(&m.sum[c].by_size)
-                    .map(|(&s, &t)| (s as f64 / 1024.0, t))
-                    .collect(),
-            )
-        })
-        .collect();
+    let series = per_config(true, |c| {
+        SIZES
+            .iter()
+            .zip(&m.sum[c].by_size)
+            .map(|(&s, &t)| (s as f64 / 1024.0, t))
+            .collect()
+    });
     fig.draw(Chart {
         x_desc: "transfer size (KB, log scale)".into(),
         y_desc: "mean completion time (s)".into(),
