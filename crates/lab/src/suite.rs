@@ -64,6 +64,14 @@ impl Verdict {
             Verdict::Fail
         }
     }
+    /// Pass, or where it does not hold, a disagreement (which the report explains).
+    pub fn pass_or_disagree(ok: bool) -> Verdict {
+        if ok {
+            Verdict::Pass
+        } else {
+            Verdict::Disagree
+        }
+    }
 }
 
 /// One row of the claims table.

@@ -273,22 +273,14 @@ impl Experiment for Satnet {
         j.claim(
             "vanilla_56",
             Ours::num(mv, format!("{mv:.3} (sd {:.3}, {n} RNG seeds)", sd(&van))),
-            if van_ok {
-                Verdict::Pass
-            } else {
-                Verdict::Disagree
-            },
+            Verdict::pass_or_disagree(van_ok),
             note,
         )?;
         let new_ok = (0.44..=0.54).contains(&mt);
         j.claim(
             "new_49",
             Ours::num(mt, format!("{mt:.3} (Tahoe; Reno {mr:.3})")),
-            if new_ok {
-                Verdict::Pass
-            } else {
-                Verdict::Disagree
-            },
+            Verdict::pass_or_disagree(new_ok),
             if new_ok {
                 String::new()
             } else {

@@ -536,11 +536,7 @@ impl Experiment for SatnetTrace {
 
 /// A claim whose band the seed's mechanism may miss: outside it we disagree and say why.
 fn disagree_unless(ok: bool) -> Verdict {
-    if ok {
-        Verdict::Pass
-    } else {
-        Verdict::Disagree
-    }
+    Verdict::pass_or_disagree(ok)
 }
 
 /// The "best possible" 78%: our vanilla TCP against the footnote-6 model.

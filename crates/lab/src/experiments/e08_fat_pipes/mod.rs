@@ -366,11 +366,7 @@ fn judge_sack_flat(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
     j.claim(
         "sack_flat",
         format!("{} (slope {slope:+.2} per decade)", list(&sack_by_w)),
-        if sack_ok {
-            Verdict::Pass
-        } else {
-            Verdict::Disagree
-        },
+        Verdict::pass_or_disagree(sack_ok),
         note,
     )
 }

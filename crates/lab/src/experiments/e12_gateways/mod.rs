@@ -481,21 +481,13 @@ fn judge_sync(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
     j.claim(
         "dt_sync",
         Ours::num(dts, format!("{dts:.2}")),
-        if dts > 1.2 {
-            Verdict::Pass
-        } else {
-            Verdict::Disagree
-        },
+        Verdict::pass_or_disagree(dts > 1.2),
         m.sync_note(DT, text)?,
     )?;
     j.claim(
         "red_desync",
         format!("{reds:.2} (drop-tail {dts:.2})"),
-        if reds < dts {
-            Verdict::Pass
-        } else {
-            Verdict::Disagree
-        },
+        Verdict::pass_or_disagree(reds < dts),
         m.sync_note(RED, text)?,
     )?;
     let mut note = text.fill(
@@ -512,11 +504,7 @@ fn judge_sync(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
     j.claim(
         "random_desync",
         format!("{rds:.2} (drop-tail {dts:.2})"),
-        if rds < dts {
-            Verdict::Pass
-        } else {
-            Verdict::Disagree
-        },
+        Verdict::pass_or_disagree(rds < dts),
         note,
     )
 }

@@ -186,11 +186,7 @@ impl Experiment for UnitsOfWork {
                     m.at(1024)
                 ),
             ),
-            if (0.05..=0.50).contains(&gain) {
-                Verdict::Pass
-            } else {
-                Verdict::Disagree
-            },
+            Verdict::pass_or_disagree((0.05..=0.50).contains(&gain)),
             // The same comparison when a 1 KB unit costs nothing beyond its copy: the seed's
             // 1K units were turns of sosend's loop inside one write call.
             text.fill(

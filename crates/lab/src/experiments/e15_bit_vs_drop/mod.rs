@@ -390,11 +390,7 @@ impl Experiment for BitVsDrop {
                     loss.util * 100.0
                 ),
             ),
-            if stuck {
-                Verdict::Pass
-            } else {
-                Verdict::Disagree
-            },
+            Verdict::pass_or_disagree(stuck),
             text.fill(
                 if stuck {
                     "note bit_queue_stuck"
@@ -424,11 +420,7 @@ impl Experiment for BitVsDrop {
                     loss.delay_mean_ms, loss.delay_p99_ms, bit.delay_mean_ms
                 ),
             ),
-            if minimal {
-                Verdict::Pass
-            } else {
-                Verdict::Disagree
-            },
+            Verdict::pass_or_disagree(minimal),
             text.fill(
                 if minimal {
                     "note drop_delay_minimal"
@@ -471,11 +463,7 @@ impl Experiment for BitVsDrop {
                     l5.loss * 100.0
                 ),
             ),
-            if more {
-                Verdict::Pass
-            } else {
-                Verdict::Disagree
-            },
+            Verdict::pass_or_disagree(more),
             text.fill(
                 "note decrease_loss",
                 &[
@@ -499,11 +487,7 @@ impl Experiment for BitVsDrop {
                     bit.util * 100.0
                 ),
             ),
-            if better {
-                Verdict::Pass
-            } else {
-                Verdict::Disagree
-            },
+            Verdict::pass_or_disagree(better),
             text.fill(
                 "note decrease_bit",
                 &[

@@ -453,11 +453,7 @@ impl Experiment for SelfProtection {
         j.claim(
             "dt_share",
             Ours::num(dt, describe(DT)),
-            if unprotected {
-                Verdict::Pass
-            } else {
-                Verdict::Disagree
-            },
+            Verdict::pass_or_disagree(unprotected),
             note(
                 if unprotected {
                     "note dt_share"
@@ -475,11 +471,7 @@ impl Experiment for SelfProtection {
             j.claim(
                 id,
                 Ours::num(s, describe(g)),
-                if protects {
-                    Verdict::Pass
-                } else {
-                    Verdict::Disagree
-                },
+                Verdict::pass_or_disagree(protects),
                 note(
                     &format!("note {id}{}", if protects { "" } else { "_not" }),
                     g,

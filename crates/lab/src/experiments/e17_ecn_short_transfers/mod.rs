@@ -433,11 +433,7 @@ impl Experiment for EcnShortTransfers {
                         ecn.retx_per_transfer, drop.retx_per_transfer
                     ),
                 ),
-                if fewer {
-                    Verdict::Pass
-                } else {
-                    Verdict::Disagree
-                },
+                Verdict::pass_or_disagree(fewer),
                 text.fill(if fewer { "note retx" } else { "note retx_not" }, &values)?,
             )?;
             // Shorter completion: both the mean and the 90th percentile.
@@ -455,11 +451,7 @@ impl Experiment for EcnShortTransfers {
                         drop.completion_p90
                     ),
                 ),
-                if shorter {
-                    Verdict::Pass
-                } else {
-                    Verdict::Disagree
-                },
+                Verdict::pass_or_disagree(shorter),
                 text.fill(
                     if shorter {
                         "note completion"
@@ -495,11 +487,7 @@ impl Experiment for EcnShortTransfers {
                 })
                 .collect::<Vec<_>>()
                 .join("; "),
-            if avoided {
-                Verdict::Pass
-            } else {
-                Verdict::Disagree
-            },
+            Verdict::pass_or_disagree(avoided),
             text.fill(
                 if avoided {
                     "note rto_avoided"

@@ -625,34 +625,28 @@ fn share_plot(m: &Measured, text: &Text, out: &Path) -> Result<Figure> {
 }
 
 fn table(p: Params, m: &Measured) -> Table {
-    let mut rows = Vec::new();
-    for &s in &SCHEMES {
-        for &n in client_counts(p.quick) {
-            let r = m.clients(s, n);
-            rows.push(vec![
-                s.label().to_string(),
-                n.to_string(),
-                format!("{:.0}%", r.useful * 100.0),
-                format!("{:.2}", r.tx_per_done),
-                format!("{:.1}%", r.failed * 100.0),
-                format!("{:.0}", r.latency_ms),
-                format!("{:.0}", r.queue_delay_ms),
-                format!("{:.1}%", r.loss * 100.0),
-                "-".into(),
-            ]);
-        }
-        let r = m.with_tcp(s);
-        rows.push(vec![
+    // The scheme, the clients, the RPC run's figures, and TCP's goodput where a TCP ran.
+    let row = |s: Scheme, clients: String, r: Run, tcp: String| {
+        vec![
             s.label().to_string(),
-            format!("{SHARED_CLIENTS} + TCP"),
+            clients,
             format!("{:.0}%", r.useful * 100.0),
             format!("{:.2}", r.tx_per_done),
             format!("{:.1}%", r.failed * 100.0),
             format!("{:.0}", r.latency_ms),
             format!("{:.0}", r.queue_delay_ms),
             format!("{:.1}%", r.loss * 100.0),
-            format!("{:.1}", r.tcp_bps / 1e3),
-        ]);
+            tcp,
+        ]
+    };
+    let mut rows = Vec::new();
+    for &s in &SCHEMES {
+        for &n in client_counts(p.quick) {
+            rows.push(row(s, n.to_string(), m.clients(s, n), "-".into()));
+        }
+        let r = m.with_tcp(s);
+        let tcp = format!("{:.1}", r.tcp_bps / 1e3);
+        rows.push(row(s, format!("{SHARED_CLIENTS} + TCP"), r, tcp));
     }
     Table {
         caption: format!(
