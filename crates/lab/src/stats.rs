@@ -1,4 +1,17 @@
-//! The statistics the experiments share (each used to carry its own copy).
+//! The statistics the experiments share, and what they read of a run the same way (each used
+//! to carry its own copy).
+
+/// The summary of the link direction `name` (`"a-b"`) of a run; an error if the run has none.
+pub fn link<'a>(
+    r: &'a ackclock_sim::RunResult,
+    name: &str,
+) -> anyhow::Result<&'a ackclock_sim::results::LinkSummary> {
+    r.summary
+        .links
+        .iter()
+        .find(|l| l.name == name)
+        .ok_or_else(|| anyhow::anyhow!("no link {name}"))
+}
 
 /// A simulated time in seconds since the start of the run.
 pub fn secs(t: ackclock_wire::Instant) -> f64 {

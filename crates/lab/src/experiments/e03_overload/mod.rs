@@ -8,7 +8,7 @@
 
 use crate::claims::{Judge, Ours};
 use crate::plots;
-use crate::stats::{mean, uniform};
+use crate::stats::{link, mean, uniform};
 use crate::suite::{files, Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_sim::scenario::Topology;
@@ -136,12 +136,7 @@ fn runs_of(base: &Scenario, p: u32, seed: u64, len: &Lengths) -> Result<[Scenari
 
 /// The bottleneck's rate as the run configured it.
 fn line_bps(r: &RunResult) -> Result<f64> {
-    r.summary
-        .links
-        .iter()
-        .find(|l| l.name == PORT)
-        .map(|l| l.rate_bps as f64)
-        .ok_or_else(|| anyhow!("no link {PORT}"))
+    Ok(link(r, PORT)?.rate_bps as f64)
 }
 
 /// The link counters of the bottleneck: (packets sent, packets dropped).

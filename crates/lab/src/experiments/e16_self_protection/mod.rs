@@ -6,7 +6,7 @@
 use crate::claims::{Judge, Ours};
 use crate::gateways::{self, Queue};
 use crate::plots::{self, Chart, Mark, Panel, Series};
-use crate::stats::{mean, sd, secs, uniform};
+use crate::stats::{link, mean, sd, secs, uniform};
 use crate::suite::{files, Experiment, Figure, Files, Params, PerSeed, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_sim::net::PortSample;
@@ -188,12 +188,7 @@ fn sent_at(s: &[PortSample], t: f64) -> u64 {
 
 /// A link direction's packets over the whole run, from the summary.
 fn packets(r: &RunResult, name: &str) -> Result<u64> {
-    r.summary
-        .links
-        .iter()
-        .find(|l| l.name == name)
-        .map(|l| l.packets)
-        .ok_or_else(|| anyhow!("no link {name}"))
+    Ok(link(r, name)?.packets)
 }
 
 /// One run, reduced.
@@ -303,12 +298,7 @@ fn metrics(r: &RunResult, warmup: f64, stop: f64, flood: bool) -> Result<(Metric
         m.retx0 = f0.retransmitted_segments;
         m.rtos0 = f0.timeouts;
     }
-    let link = r
-        .summary
-        .links
-        .iter()
-        .find(|l| l.name == PORT)
-        .ok_or_else(|| anyhow!("no link {PORT}"))?;
+    let link = link(r, PORT)?;
     m.overflow = ratio(link.queue_drops_overflow as f64, link.queue_drops as f64);
     Ok((m, series))
 }

@@ -6,7 +6,7 @@
 use crate::claims::{Judge, Ours};
 use crate::gateways::{self, Queue};
 use crate::plots::{self, Chart, Mark, Series};
-use crate::stats::{mean, sd, secs, uniform};
+use crate::stats::{link, mean, sd, secs, uniform};
 use crate::suite::{files, Experiment, Figure, Files, Params, PerSeed, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_sim::scenario::AppSpec;
@@ -219,12 +219,7 @@ fn reduce_run(r: &RunResult, warmup: f64) -> Result<RunMetrics> {
     delays.sort_by(f64::total_cmp);
     let delay_p99_ms = quantile(&delays, 0.99);
     let span = secs(b.at) - secs(a.at);
-    let link = r
-        .summary
-        .links
-        .iter()
-        .find(|l| l.name == PORT)
-        .ok_or_else(|| anyhow!("no link {PORT}"))?;
+    let link = link(r, PORT)?;
     let flows = &r.summary.flows;
     let bulk_bps = flows[..BULK].iter().map(|f| f.goodput_bps).sum::<f64>();
     let transfers = flows[BULK..]

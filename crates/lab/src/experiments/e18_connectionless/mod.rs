@@ -6,7 +6,7 @@
 use crate::claims::{Judge, Ours};
 use crate::gateways::Queue;
 use crate::plots::{self, Chart, Mark, Series};
-use crate::stats::{mean, uniform};
+use crate::stats::{link, mean, uniform};
 use crate::suite::{files, Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_sim::scenario::{
@@ -248,12 +248,7 @@ pub struct Run {
 }
 
 fn reduce_run(r: &RunResult, rate_bps: f64) -> Result<Run> {
-    let link = r
-        .summary
-        .links
-        .iter()
-        .find(|l| l.name == PORT)
-        .ok_or_else(|| anyhow!("no link {PORT}"))?;
+    let link = link(r, PORT)?;
     let dur = r.summary.duration_s;
     let mut run = Run {
         queue_delay_ms: link.queue_delay_mean_ms.unwrap_or(0.0),
@@ -534,12 +529,7 @@ impl Experiment for Connectionless {
 
 /// The gateway's rate of an RPC run (the scenario's bottleneck).
 fn rpc_rate(r: &RunResult) -> Result<f64> {
-    r.summary
-        .links
-        .iter()
-        .find(|l| l.name == PORT)
-        .map(|l| l.rate_bps as f64)
-        .ok_or_else(|| anyhow!("no link {PORT}"))
+    Ok(link(r, PORT)?.rate_bps as f64)
 }
 
 /// Useful goodput (or transmissions per completed request) against the number of clients.
