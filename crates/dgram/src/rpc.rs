@@ -54,12 +54,34 @@ pub enum Timer {
     Adaptive(RttConfig),
 }
 
+impl Timer {
+    /// The name scenario files and reports use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Timer::Fixed(_) => "fixed",
+            Timer::Adaptive(_) => "adaptive",
+        }
+    }
+}
+
 /// Rate control of the client's transmissions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RateControl {
     None,
     Aimd,
     Tfrc,
+}
+
+impl RateControl {
+    /// The name scenario files and reports use, as [`Controller::name`] gives it for a
+    /// stream's controller (`"none"` for no rate control).
+    pub fn name(self) -> &'static str {
+        match self {
+            RateControl::None => "none",
+            RateControl::Aimd => "aimd",
+            RateControl::Tfrc => "tfrc",
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -712,6 +734,29 @@ impl RpcServer {
         if sock.send_to(to, &self.buf) {
             self.stats.responses += 1;
             self.stats.response_bytes += len as u64;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A client's rate control is named as the controller it builds is, so an RPC flow and a
+    /// stream with the same control report the same name; without one, as a fixed rate.
+    #[test]
+    fn rate_control_names_are_the_controllers_names() {
+        let server = SocketAddrV4::new(std::net::Ipv4Addr::new(10, 0, 0, 2), 2049);
+        for rate in [RateControl::None, RateControl::Aimd, RateControl::Tfrc] {
+            let c = RpcClient::new(RpcClientConfig {
+                rate,
+                ..RpcClientConfig::nfs(server)
+            });
+            let want = c
+                .ctl
+                .as_ref()
+                .map_or(Controller::Fixed(0.0).name(), |k| k.name());
+            assert_eq!(rate.name(), want);
         }
     }
 }

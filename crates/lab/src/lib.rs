@@ -10,6 +10,7 @@
 
 pub mod claims;
 pub mod experiments;
+pub mod gateways;
 pub mod plots;
 pub mod report;
 pub mod runinfo;
@@ -20,7 +21,7 @@ pub mod text;
 pub use claims::{ClaimSpec, Judge, Ours};
 pub use runinfo::RunInfo;
 pub use suite::{
-    run, run_with, ClaimResult, Ctx, Experiment, Figure, Files, Options, Outcome, Params, Progress,
-    Rendered, Runnable, Section, Table, Verdict,
+    run, run_with, ClaimResult, Ctx, Experiment, Figure, Files, Options, Outcome, Params, PerSeed,
+    Progress, Rendered, Runnable, Section, Table, Verdict,
 };
 pub use text::Text;

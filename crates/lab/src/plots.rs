@@ -6,6 +6,7 @@
 //! 0 to about 1.1 times the data's maximum and to the end of the data, and log axes labelled
 //! at each decade (and at 2 and 5 times it, or more, where there is room).
 
+use crate::stats::secs;
 use ackclock_sim::RunResult;
 use ackclock_tcp::TraceKind;
 use anyhow::Result;
@@ -57,10 +58,6 @@ const REXMIT: RGBColor = RGBColor(214, 39, 40);
 
 /// The receive window's line (tcptrace draws it yellow; olive reads on white).
 const RWND: RGBColor = RGBColor(188, 189, 34);
-
-fn secs(t: ackclock_wire::Instant) -> f64 {
-    t.as_nanos() as f64 / 1e9
-}
 
 /// Horizontal resolution the thinning keeps: one bucket per pixel column of the plot.
 const COLUMNS: usize = W as usize;
@@ -184,6 +181,20 @@ pub struct Chart {
     /// The top of the y axis; `None`: 1.1 times the largest y of the data.
     pub y_max: Option<f64>,
     pub panels: Vec<Panel>,
+}
+
+impl Chart {
+    /// A chart of one unnamed panel of `series`, the rest as [`Chart::default`] (the title
+    /// and the axes' words to be filled in).
+    pub fn one_panel(series: Vec<Series>) -> Chart {
+        Chart {
+            panels: vec![Panel {
+                name: String::new(),
+                series,
+            }],
+            ..Chart::default()
+        }
+    }
 }
 
 /// The PNG of a figure is drawn at this many times the SVG's size.
@@ -1318,11 +1329,7 @@ pub fn lines_with_models(
         x_desc: x_desc.to_string(),
         y_desc: y_desc.to_string(),
         log_x,
-        panels: vec![Panel {
-            name: String::new(),
-            series,
-        }],
-        ..Chart::default()
+        ..Chart::one_panel(series)
     }
     .write(path)
 }

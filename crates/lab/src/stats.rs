@@ -1,4 +1,41 @@
-//! The statistics the experiments share (each used to carry its own copy).
+//! The statistics the experiments share, and what they read of a run the same way (each used
+//! to carry its own copy).
+
+/// The summary of the link direction `name` (`"a-b"`) of a run; an error if the run has none.
+pub fn link<'a>(
+    r: &'a ackclock_sim::RunResult,
+    name: &str,
+) -> anyhow::Result<&'a ackclock_sim::results::LinkSummary> {
+    r.summary
+        .links
+        .iter()
+        .find(|l| l.name == name)
+        .ok_or_else(|| anyhow::anyhow!("no link {name}"))
+}
+
+/// A simulated time in seconds since the start of the run.
+pub fn secs(t: ackclock_wire::Instant) -> f64 {
+    t.as_nanos() as f64 / 1e9
+}
+
+/// Bytes a flow's ACKs acknowledged after `from` s (from the first such ACK to the last),
+/// in bits per second over `from` to `end`; 0 without an ACK after `from`.
+pub fn goodput_after(tr: &[ackclock_tcp::TraceEvent], from: f64, end: f64) -> f64 {
+    let mut first = None;
+    let mut last = None;
+    for e in tr {
+        if let ackclock_tcp::TraceKind::Ack { ack, .. } = e.kind {
+            if secs(e.time) >= from {
+                first.get_or_insert(ack);
+                last = Some(ack);
+            }
+        }
+    }
+    match (first, last) {
+        (Some(a), Some(b)) => f64::from(b.since(a)) * 8.0 / (end - from),
+        _ => 0.0,
+    }
+}
 
 /// Arithmetic mean; 0 for no values.
 pub fn mean(v: &[f64]) -> f64 {

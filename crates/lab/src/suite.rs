@@ -4,6 +4,7 @@
 
 use crate::claims::{ClaimSpec, Judge};
 use crate::experiments::experiments;
+use crate::plots::Chart;
 use crate::report;
 use crate::runinfo::{self, Machine, RngSeeds, RunInfo};
 use crate::text::Text;
@@ -63,6 +64,14 @@ impl Verdict {
             Verdict::Fail
         }
     }
+    /// Pass, or where it does not hold, a disagreement (which the report explains).
+    pub fn pass_or_disagree(ok: bool) -> Verdict {
+        if ok {
+            Verdict::Pass
+        } else {
+            Verdict::Disagree
+        }
+    }
 }
 
 /// One row of the claims table.
@@ -85,6 +94,13 @@ pub struct Table {
     pub caption: String,
     pub header: Vec<String>,
     pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// A header row of these words.
+    pub fn header(words: &[&str]) -> Vec<String> {
+        words.iter().map(|s| s.to_string()).collect()
+    }
 }
 
 /// A figure of an experiment's section: its SVG file (in the experiment's output
@@ -112,6 +128,17 @@ impl Figure {
             title: title.into(),
             caption: text.fill(&format!("figure {stem}"), values)?,
         })
+    }
+
+    /// Draws `chart`, titled with the figure's title, into the figure's file (and the PNG
+    /// beside it), and returns the figure.
+    pub fn draw(self, chart: Chart) -> Result<Figure> {
+        Chart {
+            title: self.title.clone(),
+            ..chart
+        }
+        .write(&self.file)?;
+        Ok(self)
     }
 }
 
@@ -178,6 +205,46 @@ pub struct Params {
     pub seeds: u64,
 }
 
+/// An experiment's runs laid out as configurations times RNG seeds: configuration after
+/// configuration, `seeds` runs each, with the RNG seeds `base.seed`, `base.seed + 1`, ...
+/// (the same seeds for every configuration, so they are compared on the same draws).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PerSeed {
+    pub configs: usize,
+    pub seeds: u64,
+}
+
+impl PerSeed {
+    /// The plan: `variant(c, seed)` for each configuration `c` and each RNG seed, in order.
+    pub fn plan(
+        self,
+        base: &Scenario,
+        variant: impl Fn(usize, u64) -> Result<Scenario>,
+    ) -> Result<Vec<Scenario>> {
+        let mut runs = Vec::new();
+        for c in 0..self.configs {
+            for k in 0..self.seeds {
+                runs.push(variant(c, base.seed + k)?);
+            }
+        }
+        Ok(runs)
+    }
+
+    /// The configuration of the plan's run `index`, and whether the run is its first seed.
+    pub fn config_of(self, index: usize) -> (usize, bool) {
+        let n = self.seeds as usize;
+        (index / n, index % n == 0)
+    }
+
+    /// The reduced runs, in the plan's order, grouped by configuration.
+    pub fn groups<T>(self, runs: Vec<T>) -> Vec<Vec<T>> {
+        let mut runs = runs.into_iter();
+        (0..self.configs)
+            .map(|_| runs.by_ref().take(self.seeds as usize).collect())
+            .collect()
+    }
+}
+
 /// An experiment's files, embedded in the binary (`include_str!` of the files in its
 /// directory), so `ackclock repro` needs no file at run time.
 #[derive(Clone, Copy, Debug)]
@@ -192,6 +259,21 @@ pub struct Files {
     /// The prose (see [`crate::text`]).
     pub text: &'static str,
 }
+
+/// An experiment's [`Files`]: the name of its directory, and the `scenario.toml`,
+/// `claims.toml` and `text.md` in it, beside the `mod.rs` that calls this (`include_str!`
+/// finds them from the file of the call).
+macro_rules! files {
+    ($dir:literal) => {
+        $crate::suite::Files {
+            dir: $dir,
+            scenario: include_str!("scenario.toml"),
+            claims: include_str!("claims.toml"),
+            text: include_str!("text.md"),
+        }
+    };
+}
+pub(crate) use files;
 
 /// What the render phase adds to the section (the title, the quote and its source come
 /// from `text.md` as they are).
@@ -629,3 +711,61 @@ pub fn claims_json_text(sections: &[Section]) -> Result<String> {
 
 /// The version of `claims.json`'s layout; raised when a field changes meaning or goes away.
 pub const CLAIMS_SCHEMA_VERSION: u32 = 2;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Configuration after configuration, the RNG seeds counting up from the base's; and
+    /// `config_of` and `groups` read the runs back in that order.
+    #[test]
+    fn per_seed_plans_configuration_after_configuration() {
+        let base = Scenario::from_str_named(
+            include_str!("experiments/e15_bit_vs_drop/scenario.toml"),
+            Path::new("scenario.toml"),
+        )
+        .unwrap();
+        let g = PerSeed {
+            configs: 3,
+            seeds: 2,
+        };
+        let runs = g
+            .plan(&base, |c, seed| {
+                let mut s = base.clone();
+                s.seed = seed;
+                s.duration_s = c as f64 + 1.0;
+                Ok(s)
+            })
+            .unwrap();
+        let got: Vec<(f64, u64)> = runs.iter().map(|s| (s.duration_s, s.seed)).collect();
+        let b = base.seed;
+        assert_eq!(
+            got,
+            [
+                (1.0, b),
+                (1.0, b + 1),
+                (2.0, b),
+                (2.0, b + 1),
+                (3.0, b),
+                (3.0, b + 1)
+            ]
+        );
+        let of: Vec<(usize, bool)> = (0..6).map(|i| g.config_of(i)).collect();
+        assert_eq!(
+            of,
+            [
+                (0, true),
+                (0, false),
+                (1, true),
+                (1, false),
+                (2, true),
+                (2, false)
+            ]
+        );
+        assert_eq!(
+            g.groups((0..6).collect()),
+            [vec![0, 1], vec![2, 3], vec![4, 5]]
+        );
+        assert!(g.plan(&base, |_, _| Err(anyhow!("no"))).is_err());
+    }
+}

@@ -61,18 +61,9 @@ impl App for RpcClientApp {
         let ms = |v: Option<f64>| v.map(|ns| ns / 1e6);
         Some(DatagramSummary {
             kind: self.kind.into(),
-            rate_control: match cfg.rate {
-                ackclock_dgram::rpc::RateControl::None => "none",
-                ackclock_dgram::rpc::RateControl::Aimd => "aimd",
-                ackclock_dgram::rpc::RateControl::Tfrc => "tfrc",
-            }
-            .into(),
+            rate_control: cfg.rate.name().into(),
             rpc: Some(RpcSummary {
-                timer: match cfg.timer {
-                    ackclock_dgram::rpc::Timer::Fixed(_) => "fixed",
-                    ackclock_dgram::rpc::Timer::Adaptive(_) => "adaptive",
-                }
-                .into(),
+                timer: cfg.timer.name().into(),
                 issued: st.issued,
                 completed: st.completed,
                 failed: st.failed,

@@ -8,7 +8,7 @@
 
 use crate::claims::{Judge, Ours};
 use crate::plots;
-use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
+use crate::suite::{files, Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_sim::results::FlowSummary;
 use ackclock_sim::{RunResult, Scenario};
@@ -306,12 +306,7 @@ impl Experiment for Startup {
     }
 
     fn files(&self) -> Files {
-        Files {
-            dir: "e01_startup",
-            scenario: include_str!("scenario.toml"),
-            claims: include_str!("claims.toml"),
-            text: include_str!("text.md"),
-        }
+        files!("e01_startup")
     }
 
     fn plan(&self, p: Params, base: &Scenario) -> Result<Vec<Scenario>> {

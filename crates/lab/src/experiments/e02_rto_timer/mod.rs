@@ -9,7 +9,7 @@
 use crate::claims::{Judge, Ours};
 use crate::plots;
 use crate::stats::mean;
-use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
+use crate::suite::{files, Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_gateway::{ImpairmentsConfig, ReorderConfig, ScriptedDrop};
 use ackclock_sim::{RunResult, Scenario};
@@ -387,12 +387,7 @@ impl Experiment for RtoTimer {
     }
 
     fn files(&self) -> Files {
-        Files {
-            dir: "e02_rto_timer",
-            scenario: include_str!("scenario.toml"),
-            claims: include_str!("claims.toml"),
-            text: include_str!("text.md"),
-        }
+        files!("e02_rto_timer")
     }
 
     fn plan(&self, p: Params, base: &Scenario) -> Result<Vec<Scenario>> {

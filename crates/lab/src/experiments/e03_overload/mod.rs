@@ -8,8 +8,8 @@
 
 use crate::claims::{Judge, Ours};
 use crate::plots;
-use crate::stats::{mean, uniform};
-use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
+use crate::stats::{link, mean, uniform};
+use crate::suite::{files, Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_sim::scenario::Topology;
 use ackclock_sim::{RunResult, Scenario};
@@ -136,12 +136,7 @@ fn runs_of(base: &Scenario, p: u32, seed: u64, len: &Lengths) -> Result<[Scenari
 
 /// The bottleneck's rate as the run configured it.
 fn line_bps(r: &RunResult) -> Result<f64> {
-    r.summary
-        .links
-        .iter()
-        .find(|l| l.name == PORT)
-        .map(|l| l.rate_bps as f64)
-        .ok_or_else(|| anyhow!("no link {PORT}"))
+    Ok(link(r, PORT)?.rate_bps as f64)
 }
 
 /// The link counters of the bottleneck: (packets sent, packets dropped).
@@ -356,12 +351,7 @@ impl Experiment for Overload {
     }
 
     fn files(&self) -> Files {
-        Files {
-            dir: "e03_overload",
-            scenario: include_str!("scenario.toml"),
-            claims: include_str!("claims.toml"),
-            text: include_str!("text.md"),
-        }
+        files!("e03_overload")
     }
 
     fn plan(&self, p: Params, base: &Scenario) -> Result<Vec<Scenario>> {
@@ -694,11 +684,10 @@ fn tables(m: &Measured) -> Vec<Table> {
             format!("{:.2}", m.m(i, |p| p.tahoe.goodput)),
         ]);
     }
-    let header = |h: &[&str]| h.iter().map(|s| s.to_string()).collect();
     vec![
         Table {
             caption: "Tahoe, per pipe (means over RNG seeds)".into(),
-            header: header(&[
+            header: Table::header(&[
                 "pipe",
                 "K",
                 "base RTT",
@@ -714,7 +703,7 @@ fn tables(m: &Measured) -> Vec<Table> {
         },
         Table {
             caption: "Without the algorithms (vanilla 4.3BSD) against Tahoe, whole runs".into(),
-            header: header(&[
+            header: Table::header(&[
                 "pipe",
                 "vanilla retransmitted / sent",
                 "vanilla goodput / line",

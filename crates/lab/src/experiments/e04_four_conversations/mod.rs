@@ -9,7 +9,7 @@
 use crate::claims::{Judge, Ours};
 use crate::plots;
 use crate::stats::{mean, uniform};
-use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
+use crate::suite::{files, Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_sim::scenario::Topology;
 use ackclock_sim::{RunResult, Scenario};
@@ -352,12 +352,7 @@ impl Experiment for FourConversations {
     }
 
     fn files(&self) -> Files {
-        Files {
-            dir: "e04_four_conversations",
-            scenario: include_str!("scenario.toml"),
-            claims: include_str!("claims.toml"),
-            text: include_str!("text.md"),
-        }
+        files!("e04_four_conversations")
     }
 
     /// Every group of [`GROUPS`] once per seed, the seeds of a group together.
@@ -578,7 +573,7 @@ fn table(m: &Measured) -> Table {
         .collect();
     Table {
         caption: "Per configuration, means over RNG seeds (throughput per flow in KB/s from its start to its completion)".into(),
-        header: [
+        header: Table::header(&[
             "configuration",
             "retransmitted / sent",
             "delivered / link (to last completion)",
@@ -587,10 +582,7 @@ fn table(m: &Measured) -> Table {
             "KBps per flow (all four running)",
             "retransmitted / sent per flow (all four running)",
             "max / min (all four running)",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect(),
+        ]),
         rows,
     }
 }

@@ -9,7 +9,7 @@
 use crate::claims::{Judge, Ours};
 use crate::plots;
 use crate::stats::{mean, sd};
-use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
+use crate::suite::{files, Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_gateway::ImpairmentsConfig;
 use ackclock_sim::{RunResult, Scenario};
@@ -188,12 +188,7 @@ impl Experiment for Satnet {
     }
 
     fn files(&self) -> Files {
-        Files {
-            dir: "e05_satnet",
-            scenario: include_str!("scenario.toml"),
-            claims: include_str!("claims.toml"),
-            text: include_str!("text.md"),
-        }
+        files!("e05_satnet")
     }
 
     fn plan(&self, p: Params, base: &Scenario) -> Result<Vec<Scenario>> {
@@ -278,22 +273,14 @@ impl Experiment for Satnet {
         j.claim(
             "vanilla_56",
             Ours::num(mv, format!("{mv:.3} (sd {:.3}, {n} RNG seeds)", sd(&van))),
-            if van_ok {
-                Verdict::Pass
-            } else {
-                Verdict::Disagree
-            },
+            Verdict::pass_or_disagree(van_ok),
             note,
         )?;
         let new_ok = (0.44..=0.54).contains(&mt);
         j.claim(
             "new_49",
             Ours::num(mt, format!("{mt:.3} (Tahoe; Reno {mr:.3})")),
-            if new_ok {
-                Verdict::Pass
-            } else {
-                Verdict::Disagree
-            },
+            Verdict::pass_or_disagree(new_ok),
             if new_ok {
                 String::new()
             } else {

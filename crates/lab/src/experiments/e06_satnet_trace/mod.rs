@@ -9,7 +9,7 @@
 use crate::claims::{Judge, Ours};
 use crate::plots;
 use crate::stats::{mean, sd};
-use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
+use crate::suite::{files, Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_gateway::{DropTailConfig, ImpairmentsConfig, QdiscConfig};
 use ackclock_sim::scenario::LinkSpec;
@@ -322,12 +322,7 @@ impl Experiment for SatnetTrace {
     }
 
     fn files(&self) -> Files {
-        Files {
-            dir: "e06_satnet_trace",
-            scenario: include_str!("scenario.toml"),
-            claims: include_str!("claims.toml"),
-            text: include_str!("text.md"),
-        }
+        files!("e06_satnet_trace")
     }
 
     fn plan(&self, p: Params, base: &Scenario) -> Result<Vec<Scenario>> {
@@ -541,11 +536,7 @@ impl Experiment for SatnetTrace {
 
 /// A claim whose band the seed's mechanism may miss: outside it we disagree and say why.
 fn disagree_unless(ok: bool) -> Verdict {
-    if ok {
-        Verdict::Pass
-    } else {
-        Verdict::Disagree
-    }
+    Verdict::pass_or_disagree(ok)
 }
 
 /// The "best possible" 78%: our vanilla TCP against the footnote-6 model.

@@ -5,7 +5,7 @@
 
 use crate::claims::{Judge, Ours};
 use crate::plots;
-use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
+use crate::suite::{files, Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_gateway::{ImpairmentsConfig, ScriptedDrop};
 use ackclock_sim::{RunResult, Scenario};
@@ -116,12 +116,7 @@ impl Experiment for FastRecovery {
     }
 
     fn files(&self) -> Files {
-        Files {
-            dir: "e07_fast_recovery",
-            scenario: include_str!("scenario.toml"),
-            claims: include_str!("claims.toml"),
-            text: include_str!("text.md"),
-        }
+        files!("e07_fast_recovery")
     }
 
     fn plan(&self, _p: Params, base: &Scenario) -> Result<Vec<Scenario>> {

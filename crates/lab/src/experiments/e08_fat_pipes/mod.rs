@@ -10,7 +10,7 @@
 use crate::claims::{Judge, Ours};
 use crate::plots;
 use crate::stats::mean;
-use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
+use crate::suite::{files, Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_gateway::{DropTailConfig, ImpairmentsConfig, QdiscConfig};
 use ackclock_sim::{RunResult, Scenario};
@@ -194,12 +194,7 @@ impl Experiment for FatPipes {
     }
 
     fn files(&self) -> Files {
-        Files {
-            dir: "e08_fat_pipes",
-            scenario: include_str!("scenario.toml"),
-            claims: include_str!("claims.toml"),
-            text: include_str!("text.md"),
-        }
+        files!("e08_fat_pipes")
     }
 
     fn plan(&self, p: Params, base: &Scenario) -> Result<Vec<Scenario>> {
@@ -371,11 +366,7 @@ fn judge_sack_flat(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
     j.claim(
         "sack_flat",
         format!("{} (slope {slope:+.2} per decade)", list(&sack_by_w)),
-        if sack_ok {
-            Verdict::Pass
-        } else {
-            Verdict::Disagree
-        },
+        Verdict::pass_or_disagree(sack_ok),
         note,
     )
 }

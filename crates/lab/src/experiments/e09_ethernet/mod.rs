@@ -8,7 +8,7 @@
 
 use crate::claims::{Judge, Ours};
 use crate::plots;
-use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
+use crate::suite::{files, Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_sim::{RunResult, Scenario};
 use ackclock_tcp::{TraceEvent, TraceKind};
@@ -235,12 +235,7 @@ impl Experiment for Ethernet {
     }
 
     fn files(&self) -> Files {
-        Files {
-            dir: "e09_ethernet",
-            scenario: include_str!("scenario.toml"),
-            claims: include_str!("claims.toml"),
-            text: include_str!("text.md"),
-        }
+        files!("e09_ethernet")
     }
 
     /// The equal buffers of [`sizes`], the two runs without host costs, then the unequal
@@ -441,10 +436,6 @@ fn judge_curve(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
     )
 }
 
-fn strings(v: &[&str]) -> Vec<String> {
-    v.iter().map(|s| s.to_string()).collect()
-}
-
 /// Equal buffers: the seed's column beside ours, with the wire and the hosts' CPUs.
 fn equal_table(m: &Measured) -> Table {
     let rows = m
@@ -469,7 +460,7 @@ fn equal_table(m: &Measured) -> Table {
         caption:
             "Send = receive buffer: the published 3/60 column (24 Oct 1988) beside ours (published KB/s read as KiB/s)"
                 .into(),
-        header: strings(&[
+        header: Table::header(&[
             "buffer (packets)",
             "published 3/60 (KB/s)",
             "ackclock (KiB/s)",
@@ -509,7 +500,7 @@ fn grid_table(m: &Measured) -> Table {
 fn bounds_table(m: &Measured) -> Table {
     Table {
         caption: "Framing bounds without host costs (steady state, KiB/s)".into(),
-        header: strings(&["ACK policy", "derived bound", "ackclock"]),
+        header: Table::header(&["ACK policy", "derived bound", "ackclock"]),
         rows: vec![
             vec![
                 "every segment".into(),

@@ -5,7 +5,7 @@
 use crate::claims::Judge;
 use crate::plots;
 use crate::stats::mean;
-use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
+use crate::suite::{files, Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_gateway::{DropTailConfig, QdiscConfig};
 use ackclock_sim::scenario::CpuSpec;
@@ -268,12 +268,7 @@ impl Experiment for AckAvoidance {
     }
 
     fn files(&self) -> Files {
-        Files {
-            dir: "e10_ack_avoidance",
-            scenario: include_str!("scenario.toml"),
-            claims: include_str!("claims.toml"),
-            text: include_str!("text.md"),
-        }
+        files!("e10_ack_avoidance")
     }
 
     /// Two cost models on the gigabit link; two WAN runs (lossless, congested) per ABC
@@ -510,10 +505,6 @@ fn judge_window(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
     )
 }
 
-fn strings(v: &[&str]) -> Vec<String> {
-    v.iter().map(|s| s.to_string()).collect()
-}
-
 /// Service demand and throughput per N: Rick Jones's beside both cost models'.
 fn cpu_table(m: &Measured) -> Table {
     let rows = NS
@@ -538,7 +529,7 @@ fn cpu_table(m: &Measured) -> Table {
         .collect();
     Table {
         caption: "Service demand (us/KB) and throughput, CPU-bound hosts on a gigabit link; Rick Jones's HP-UX TCP_MAERTS numbers beside ours (netperf = the receiver)".into(),
-        header: strings(&[
+        header: Table::header(&[
             "N (segments per ACK)",
             "Rick: Mb/s",
             "Rick: receiver us/KB",
@@ -573,7 +564,7 @@ fn window_table(m: &Measured) -> Table {
     }
     Table {
         caption: "10 Mb/s, 100 ms path: slow start to 32 segments and congestion-avoidance growth (lossless), goodput through a 40-packet drop-tail queue".into(),
-        header: strings(&[
+        header: Table::header(&[
             "N",
             "ABC",
             "slow start to 32 segments",

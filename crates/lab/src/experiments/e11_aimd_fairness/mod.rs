@@ -4,7 +4,7 @@
 use crate::claims::{Judge, Ours};
 use crate::plots;
 use crate::stats::{jain, mean, uniform};
-use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
+use crate::suite::{files, Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_sim::scenario::Topology;
 use ackclock_sim::{RunResult, Scenario};
@@ -338,12 +338,7 @@ impl Experiment for AimdFairness {
     }
 
     fn files(&self) -> Files {
-        Files {
-            dir: "e11_aimd_fairness",
-            scenario: include_str!("scenario.toml"),
-            claims: include_str!("claims.toml"),
-            text: include_str!("text.md"),
-        }
+        files!("e11_aimd_fairness")
     }
 
     /// `seeds` runs per law, law after law.
@@ -500,7 +495,7 @@ fn law_table(m: &Measured) -> Table {
         caption:
             "Per law, means over RNG seeds (second half of the run for the index, goodput, CoVs)"
                 .into(),
-        header: [
+        header: Table::header(&[
             "law",
             "to Jain >= 0.95 for good",
             "epoch length",
@@ -510,10 +505,7 @@ fn law_table(m: &Measured) -> Table {
             "timeouts per run",
             "cwnd CoV",
             "throughput CoV (1 s)",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect(),
+        ]),
         rows,
     }
 }

@@ -3,11 +3,11 @@
 //! FQ-CoDel (RFC 8290) under flows of mixed round-trip times and bursty cross traffic.
 
 use crate::claims::{Judge, Ours};
+use crate::gateways::Queue;
 use crate::plots;
-use crate::stats::{jain, mean};
-use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
+use crate::stats::{goodput_after, jain, mean, secs};
+use crate::suite::{files, Experiment, Figure, Files, Params, PerSeed, Rendered, Table, Verdict};
 use crate::text::Text;
-use ackclock_gateway::QdiscConfig;
 use ackclock_sim::net::PortSample;
 use ackclock_sim::{RunResult, Scenario};
 use ackclock_tcp::{TraceEvent, TraceKind};
@@ -25,47 +25,16 @@ const RTTS: [f64; 3] = [0.020, 0.060, 0.180];
 /// learns of a drop one (own) round trip after it.
 const SYNC_WINDOW_S: f64 = 0.2;
 
-/// (name, queue discipline as a scenario file spells it), each with 100 packets of buffer.
-const DISCIPLINES: [(&str, &str); 6] = [
-    (
-        "drop-tail",
-        r#"kind = "drop_tail"
-limit_pkts = 100"#,
-    ),
-    (
-        "random drop",
-        r#"kind = "random_drop"
-limit_pkts = 100"#,
-    ),
-    (
-        "RED",
-        r#"kind = "red"
-limit_pkts = 100
-min_th_pkts = 5.0
-max_th_pkts = 15.0
-max_p = 0.02
-w_q = 0.002"#,
-    ),
-    (
-        "DRR",
-        r#"kind = "drr"
-limit_pkts = 100"#,
-    ),
-    (
-        "CoDel",
-        r#"kind = "codel"
-limit_pkts = 100
-target_ms = 5.0
-interval_ms = 100.0"#,
-    ),
-    (
-        "FQ-CoDel",
-        r#"kind = "fq_codel"
-limit_pkts = 100
-target_ms = 5.0
-interval_ms = 100.0"#,
-    ),
+/// The queue disciplines, each with [`LIMIT_PKTS`] packets of buffer.
+const DISCIPLINES: [Queue; 6] = [
+    Queue::DropTail,
+    Queue::RandomDrop,
+    Queue::Red { max_p: 0.02 },
+    Queue::Drr,
+    Queue::Codel,
+    Queue::FqCodel,
 ];
+const LIMIT_PKTS: usize = 100;
 const DT: usize = 0;
 const RD: usize = 1;
 const RED: usize = 2;
@@ -76,7 +45,9 @@ const FQC: usize = 5;
 const DRR_NR: usize = 6;
 
 fn label(d: usize) -> &'static str {
-    DISCIPLINES.get(d).map_or("DRR, NewReno senders", |x| x.0)
+    DISCIPLINES
+        .get(d)
+        .map_or("DRR, NewReno senders", |q| q.label())
 }
 
 fn warmup(quick: bool) -> f64 {
@@ -96,36 +67,12 @@ fn variant(base: &Scenario, disc: usize, seed: u64, quick: bool) -> Result<Scena
         }
         return variant(&s, DRR, seed, quick);
     }
-    let q: QdiscConfig =
-        toml::from_str(DISCIPLINES[disc].1).map_err(|e| anyhow!("{}: {e}", DISCIPLINES[disc].0))?;
-    s.link[0].queue_ab = Some(q);
+    s.link[0].queue_ab = Some(DISCIPLINES[disc].config(LIMIT_PKTS, false)?);
     s.seed = seed;
     if quick {
         s.duration_s = 30.0;
     }
     Ok(s)
-}
-
-fn secs(t: Instant) -> f64 {
-    t.as_nanos() as f64 / 1e9
-}
-
-/// Bytes acknowledged to flow `i` after `from` s, per second to the end (b/s).
-fn goodput_after(r: &RunResult, i: usize, from: f64) -> f64 {
-    let mut first = None;
-    let mut last = None;
-    for e in &r.traces[i] {
-        if let TraceKind::Ack { ack, .. } = e.kind {
-            if secs(e.time) >= from {
-                first.get_or_insert(ack);
-                last = Some(ack);
-            }
-        }
-    }
-    match (first, last) {
-        (Some(a), Some(b)) => f64::from(b.since(a)) * 8.0 / (r.summary.duration_s - from),
-        _ => 0.0,
-    }
 }
 
 /// Times a flow cut its window (fast retransmit or timeout) after `from` s; a cut within a
@@ -186,7 +133,7 @@ fn inflation(tr: &[TraceEvent], from: f64) -> f64 {
 }
 
 fn metrics(r: &RunResult, from: f64) -> Metrics {
-    let goodput = [0, 1, 2].map(|i| goodput_after(r, i, from));
+    let goodput = [0, 1, 2].map(|i| goodput_after(&r.traces[i], from, r.summary.duration_s));
     let link = r.summary.links.iter().find(|l| l.name == PORT);
     let span = r.summary.duration_s - from;
     let c: Vec<Vec<f64>> = (0..3).map(|i| cuts(&r.traces[i], from, RTTS[i])).collect();
@@ -308,6 +255,14 @@ fn seeds(p: Params) -> u64 {
     p.seeds.max(1)
 }
 
+/// The runs: every discipline, then DRR with NewReno senders, [`seeds`] RNG seeds each.
+fn grid(p: Params) -> PerSeed {
+    PerSeed {
+        configs: DISCIPLINES.len() + 1,
+        seeds: seeds(p),
+    }
+}
+
 /// Where the plotted windows start.
 fn plot_from(p: Params) -> f64 {
     warmup(p.quick) + 10.0
@@ -366,12 +321,7 @@ impl Experiment for Gateways {
     }
 
     fn files(&self) -> Files {
-        Files {
-            dir: "e12_gateways",
-            scenario: include_str!("scenario.toml"),
-            claims: include_str!("claims.toml"),
-            text: include_str!("text.md"),
-        }
+        files!("e12_gateways")
     }
 
     /// The queue plot needs the bottleneck's queue samples.
@@ -381,18 +331,11 @@ impl Experiment for Gateways {
 
     /// Every discipline, then DRR with NewReno senders; `seeds` runs each, in that order.
     fn plan(&self, p: Params, base: &Scenario) -> Result<Vec<Scenario>> {
-        let mut runs = Vec::new();
-        for d in 0..=DISCIPLINES.len() {
-            for k in 0..seeds(p) {
-                runs.push(variant(base, d, base.seed + k, p.quick)?);
-            }
-        }
-        Ok(runs)
+        grid(p).plan(base, |d, seed| variant(base, d, seed, p.quick))
     }
 
     fn reduce(&self, p: Params, index: usize, r: RunResult) -> Result<Run> {
-        let n = seeds(p) as usize;
-        let (d, first) = (index / n, index % n == 0);
+        let (d, first) = grid(p).config_of(index);
         let from = plot_from(p);
         Ok(Run {
             metrics: metrics(&r, warmup(p.quick)),
@@ -403,12 +346,9 @@ impl Experiment for Gateways {
     }
 
     fn measure(&self, p: Params, runs: Vec<Run>) -> Result<Measured> {
-        let n = seeds(p) as usize;
         let (mut all, mut mean, mut queue_windows, mut cwnd_windows) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let mut runs = runs.into_iter();
-        for _ in 0..=DISCIPLINES.len() {
-            let group: Vec<Run> = runs.by_ref().take(n).collect();
+        for group in grid(p).groups(runs) {
             let metrics: Vec<Metrics> = group.iter().map(|r| r.metrics).collect();
             mean.push(mean_metrics(&metrics));
             all.push(metrics);
@@ -541,21 +481,13 @@ fn judge_sync(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
     j.claim(
         "dt_sync",
         Ours::num(dts, format!("{dts:.2}")),
-        if dts > 1.2 {
-            Verdict::Pass
-        } else {
-            Verdict::Disagree
-        },
+        Verdict::pass_or_disagree(dts > 1.2),
         m.sync_note(DT, text)?,
     )?;
     j.claim(
         "red_desync",
         format!("{reds:.2} (drop-tail {dts:.2})"),
-        if reds < dts {
-            Verdict::Pass
-        } else {
-            Verdict::Disagree
-        },
+        Verdict::pass_or_disagree(reds < dts),
         m.sync_note(RED, text)?,
     )?;
     let mut note = text.fill(
@@ -572,11 +504,7 @@ fn judge_sync(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
     j.claim(
         "random_desync",
         format!("{rds:.2} (drop-tail {dts:.2})"),
-        if rds < dts {
-            Verdict::Pass
-        } else {
-            Verdict::Disagree
-        },
+        Verdict::pass_or_disagree(rds < dts),
         note,
     )
 }
@@ -631,7 +559,7 @@ fn judge_delay(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
         DISCIPLINES
             .iter()
             .zip(x)
-            .map(|((n, _), y)| format!("{n} {:.0}%", y.util * 100.0))
+            .map(|(q, y)| format!("{} {:.0}%", q.label(), y.util * 100.0))
             .collect::<Vec<_>>()
             .join(", "),
         Verdict::Info,
@@ -670,7 +598,7 @@ fn table(p: Params, m: &Measured) -> Table {
             seeds(p),
             warmup(p.quick)
         ),
-        header: [
+        header: Table::header(&[
             "gateway",
             "utilization",
             "20 ms flow (Mb/s)",
@@ -686,10 +614,7 @@ fn table(p: Params, m: &Measured) -> Table {
             "cut within 200 ms of another: observed / if independent",
             "ratio",
             "all three together",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect(),
+        ]),
         rows,
     }
 }

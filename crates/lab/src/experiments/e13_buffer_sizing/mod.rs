@@ -7,7 +7,7 @@
 use crate::claims::{Judge, Ours};
 use crate::plots;
 use crate::stats::mean;
-use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
+use crate::suite::{files, Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_gateway::{DropTailConfig, QdiscConfig};
 use ackclock_sim::scenario::{FlowSpec, LinkSpec, NodeSpec};
@@ -280,12 +280,7 @@ impl Experiment for BufferSizing {
     }
 
     fn files(&self) -> Files {
-        Files {
-            dir: "e13_buffer_sizing",
-            scenario: include_str!("scenario.toml"),
-            claims: include_str!("claims.toml"),
-            text: include_str!("text.md"),
-        }
+        files!("e13_buffer_sizing")
     }
 
     /// One run per (TCP, buffer) for one flow, then the seeds of each (TCP, buffer) for

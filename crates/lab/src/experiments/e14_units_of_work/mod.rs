@@ -6,7 +6,7 @@
 use super::e09_ethernet::zoom;
 use crate::claims::{Judge, Ours};
 use crate::plots;
-use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
+use crate::suite::{files, Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_sim::scenario::AppSpec;
 use ackclock_sim::{RunResult, Scenario};
@@ -122,12 +122,7 @@ impl Experiment for UnitsOfWork {
     }
 
     fn files(&self) -> Files {
-        Files {
-            dir: "e14_units_of_work",
-            scenario: include_str!("scenario.toml"),
-            claims: include_str!("claims.toml"),
-            text: include_str!("text.md"),
-        }
+        files!("e14_units_of_work")
     }
 
     /// Every chunk at every fixed cost, fixed cost first.
@@ -191,11 +186,7 @@ impl Experiment for UnitsOfWork {
                     m.at(1024)
                 ),
             ),
-            if (0.05..=0.50).contains(&gain) {
-                Verdict::Pass
-            } else {
-                Verdict::Disagree
-            },
+            Verdict::pass_or_disagree((0.05..=0.50).contains(&gain)),
             // The same comparison when a 1 KB unit costs nothing beyond its copy: the seed's
             // 1K units were turns of sosend's loop inside one write call.
             text.fill(

@@ -4,17 +4,15 @@
 //! on drops and on bits.
 
 use crate::claims::{Judge, Ours};
+use crate::gateways::{self, Queue};
 use crate::plots::{self, Chart, Mark, Panel, Series};
-use crate::stats::{jain, mean, sd, uniform};
-use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
+use crate::stats::{goodput_after, jain, mean, sd, secs, uniform};
+use crate::suite::{files, Experiment, Figure, Files, Params, PerSeed, Rendered, Table, Verdict};
 use crate::text::Text;
-use ackclock_gateway::QdiscConfig;
-use ackclock_sim::scenario::Topology;
 use ackclock_sim::{RunResult, Scenario};
 use ackclock_tcp::cc::SsthreshBase;
 use ackclock_tcp::config::CongestionName;
-use ackclock_tcp::{TraceEvent, TraceKind};
-use ackclock_wire::Instant;
+use ackclock_tcp::TraceEvent;
 use anyhow::{anyhow, Result};
 use std::path::Path;
 
@@ -29,27 +27,10 @@ const PKT_BYTES: f64 = 1500.0;
 /// The decrease factors swept: the seed's 0.5, Jain's 7/8, and two between and beyond.
 const DS: [f64; 4] = [0.5, 0.7, 0.875, 0.95];
 
-/// The gateway queues, as a scenario file spells them, each with 100 packets of buffer.
-const DROP_TAIL: &str = r#"kind = "drop_tail"
-limit_pkts = 100"#;
-/// Ramakrishnan and Jain's gateway: the bit while the average queue over the last
-/// regeneration cycle is at least one packet.
-const DEC_BIT: &str = r#"kind = "dec_bit"
-limit_pkts = 100"#;
+/// Packets of buffer at the gateway.
+const LIMIT_PKTS: usize = 100;
 /// RED with Floyd's suggested max_th = 3 min_th and max_p 0.1.
-const RED: &str = r#"kind = "red"
-limit_pkts = 100
-min_th_pkts = 5.0
-max_th_pkts = 15.0
-max_p = 0.1
-w_q = 0.002"#;
-const RED_ECN: &str = r#"kind = "red"
-limit_pkts = 100
-min_th_pkts = 5.0
-max_th_pkts = 15.0
-max_p = 0.1
-w_q = 0.002
-ecn = true"#;
+const RED: Queue = Queue::Red { max_p: 0.1 };
 
 /// The sender's reaction.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -60,11 +41,13 @@ enum Sender {
     Aimd { d: f64, ecn: bool },
 }
 
-/// One configuration: its label, its gateway queue and its senders.
+/// One configuration: its label, its gateway queue (marking instead of dropping early with
+/// `marks`) and its senders.
 #[derive(Clone, Copy, Debug)]
 struct Config {
     label: &'static str,
-    queue: &'static str,
+    queue: Queue,
+    marks: bool,
     sender: Sender,
 }
 
@@ -74,17 +57,20 @@ fn configs() -> Vec<Config> {
     let mut v = vec![
         Config {
             label: "DEC bit: 7/8 on bits, DEC-bit gateway",
-            queue: DEC_BIT,
+            queue: Queue::DecBit,
+            marks: false,
             sender: Sender::DecBit,
         },
         Config {
             label: "ECN: halving on RED marks",
-            queue: RED_ECN,
+            queue: RED,
+            marks: true,
             sender: Sender::Aimd { d: 0.5, ecn: true },
         },
         Config {
             label: "loss: halving on RED drops",
             queue: RED,
+            marks: false,
             sender: Sender::Aimd { d: 0.5, ecn: false },
         },
     ];
@@ -95,7 +81,8 @@ fn configs() -> Vec<Config> {
             } else {
                 "loss, drop-tail"
             },
-            queue: DROP_TAIL,
+            queue: Queue::DropTail,
+            marks: false,
             sender: Sender::Aimd { d, ecn: false },
         });
     }
@@ -106,7 +93,8 @@ fn configs() -> Vec<Config> {
             } else {
                 "bits, DEC-bit gateway"
             },
-            queue: DEC_BIT,
+            queue: Queue::DecBit,
+            marks: false,
             sender: Sender::Aimd { d, ecn: true },
         });
     }
@@ -149,16 +137,21 @@ fn seeds(p: Params) -> u64 {
     p.seeds.clamp(1, 5)
 }
 
+/// The runs: every configuration, [`seeds`] RNG seeds each.
+fn grid(p: Params) -> PerSeed {
+    PerSeed {
+        configs: configs().len(),
+        seeds: seeds(p),
+    }
+}
+
 fn variant(base: &Scenario, c: usize, seed: u64, quick: bool) -> Result<Scenario> {
     let cf = configs()[c];
     let mut s = base.clone();
     s.seed = seed;
     s.duration_s = timing(quick).0;
-    let q: QdiscConfig = toml::from_str(cf.queue).map_err(|e| anyhow!("{}: {e}", cf.label))?;
-    match s.topology.as_mut() {
-        Some(Topology::Dumbbell { bottleneck, .. }) => bottleneck.queue_ab = Some(q),
-        _ => return Err(anyhow!("bit_vs_drop: the scenario is not a dumbbell")),
-    }
+    let q = cf.queue.config(LIMIT_PKTS, cf.marks)?;
+    gateways::set_bottleneck(&mut s, q, "bit_vs_drop")?;
     let n = s.flow.len() as u64;
     for (i, f) in s.flow.iter_mut().enumerate() {
         // The flows start within the first second at times drawn from the RNG seed, so the
@@ -180,28 +173,6 @@ fn variant(base: &Scenario, c: usize, seed: u64, quick: bool) -> Result<Scenario
         }
     }
     Ok(s)
-}
-
-fn secs(t: Instant) -> f64 {
-    t.as_nanos() as f64 / 1e9
-}
-
-/// Bytes acknowledged to a flow after `from` s, per second to `end` (b/s).
-fn goodput_after(tr: &[TraceEvent], from: f64, end: f64) -> f64 {
-    let mut first = None;
-    let mut last = None;
-    for e in tr {
-        if let TraceKind::Ack { ack, .. } = e.kind {
-            if secs(e.time) >= from {
-                first.get_or_insert(ack);
-                last = Some(ack);
-            }
-        }
-    }
-    match (first, last) {
-        (Some(a), Some(b)) => f64::from(b.since(a)) * 8.0 / (end - from),
-        _ => 0.0,
-    }
 }
 
 /// A flow's cwnd every 100 ms after `from` (the value set by the last event before each
@@ -349,12 +320,7 @@ impl Experiment for BitVsDrop {
     }
 
     fn files(&self) -> Files {
-        Files {
-            dir: "e15_bit_vs_drop",
-            scenario: include_str!("scenario.toml"),
-            claims: include_str!("claims.toml"),
-            text: include_str!("text.md"),
-        }
+        files!("e15_bit_vs_drop")
     }
 
     /// The delay, utilization and drops come from the bottleneck's samples.
@@ -364,18 +330,11 @@ impl Experiment for BitVsDrop {
 
     /// Every configuration, `seeds` runs each, in that order.
     fn plan(&self, p: Params, base: &Scenario) -> Result<Vec<Scenario>> {
-        let mut runs = Vec::new();
-        for c in 0..configs().len() {
-            for k in 0..seeds(p) {
-                runs.push(variant(base, c, base.seed + k, p.quick)?);
-            }
-        }
-        Ok(runs)
+        grid(p).plan(base, |c, seed| variant(base, c, seed, p.quick))
     }
 
     fn reduce(&self, p: Params, index: usize, r: RunResult) -> Result<Run> {
-        let n = seeds(p) as usize;
-        let (c, first) = (index / n, index % n == 0);
+        let (c, first) = grid(p).config_of(index);
         let (m, q) = metrics(&r, timing(p.quick).1)?;
         Ok(Run {
             metrics: m,
@@ -385,12 +344,9 @@ impl Experiment for BitVsDrop {
     }
 
     fn measure(&self, p: Params, runs: Vec<Run>) -> Result<Measured> {
-        let n = seeds(p) as usize;
-        let mut runs = runs.into_iter();
         let (mut all, mut means, mut queues) = (Vec::new(), Vec::new(), Vec::new());
         let mut seed = 0;
-        for c in 0..configs().len() {
-            let group: Vec<Run> = runs.by_ref().take(n).collect();
+        for (c, group) in grid(p).groups(runs).into_iter().enumerate() {
             if c == 0 {
                 seed = group.first().map_or(0, |r| r.seed);
             }
@@ -434,11 +390,7 @@ impl Experiment for BitVsDrop {
                     loss.util * 100.0
                 ),
             ),
-            if stuck {
-                Verdict::Pass
-            } else {
-                Verdict::Disagree
-            },
+            Verdict::pass_or_disagree(stuck),
             text.fill(
                 if stuck {
                     "note bit_queue_stuck"
@@ -468,11 +420,7 @@ impl Experiment for BitVsDrop {
                     loss.delay_mean_ms, loss.delay_p99_ms, bit.delay_mean_ms
                 ),
             ),
-            if minimal {
-                Verdict::Pass
-            } else {
-                Verdict::Disagree
-            },
+            Verdict::pass_or_disagree(minimal),
             text.fill(
                 if minimal {
                     "note drop_delay_minimal"
@@ -515,11 +463,7 @@ impl Experiment for BitVsDrop {
                     l5.loss * 100.0
                 ),
             ),
-            if more {
-                Verdict::Pass
-            } else {
-                Verdict::Disagree
-            },
+            Verdict::pass_or_disagree(more),
             text.fill(
                 "note decrease_loss",
                 &[
@@ -543,11 +487,7 @@ impl Experiment for BitVsDrop {
                     bit.util * 100.0
                 ),
             ),
-            if better {
-                Verdict::Pass
-            } else {
-                Verdict::Disagree
-            },
+            Verdict::pass_or_disagree(better),
             text.fill(
                 "note decrease_bit",
                 &[
@@ -659,19 +599,12 @@ fn schemes_plot(m: &Measured, text: &Text, out: &Path) -> Result<Figure> {
             )
         })
         .collect();
-    Chart {
-        title: fig.title.clone(),
+    fig.draw(Chart {
         x_desc: "bottleneck utilization after the warm-up (%)".into(),
         y_desc: "mean queueing delay (ms)".into(),
         x_range: Some((0.0, 100.0)),
-        panels: vec![Panel {
-            name: String::new(),
-            series,
-        }],
-        ..Chart::default()
-    }
-    .write(&fig.file)?;
-    Ok(fig)
+        ..Chart::one_panel(series)
+    })
 }
 
 #[derive(Clone, Copy)]
@@ -772,16 +705,13 @@ fn queues_plot(m: &Measured, text: &Text, out: &Path) -> Result<Figure> {
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    Chart {
-        title: fig.title.clone(),
+    fig.draw(Chart {
         x_desc: "time after the warm-up (s)".into(),
         y_desc: "packets".into(),
         x_range: Some((0.0, 10.0)),
         panels,
         ..Chart::default()
-    }
-    .write(&fig.file)?;
-    Ok(fig)
+    })
 }
 
 /// One row per configuration, means over the seeds.
@@ -826,7 +756,7 @@ fn table(p: Params, m: &Measured) -> Table {
             "Mean over {} RNG seeds after a {warmup:.0} s warm-up (utilization: the range over the seeds in brackets). Queueing delay: queued bytes over the link rate, sampled every 10 ms. Retransmitted and marks: whole run.",
             seeds(p)
         ),
-        header: [
+        header: Table::header(&[
             "configuration",
             "d",
             "utilization",
@@ -837,10 +767,7 @@ fn table(p: Params, m: &Measured) -> Table {
             "marks/s",
             "Jain",
             "cwnd CoV",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect(),
+        ]),
         rows,
     }
 }

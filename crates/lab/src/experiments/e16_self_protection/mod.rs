@@ -4,16 +4,15 @@
 //! the line, everyone's goodput and who loses the packets.
 
 use crate::claims::{Judge, Ours};
+use crate::gateways::{self, Queue};
 use crate::plots::{self, Chart, Mark, Panel, Series};
-use crate::stats::{mean, sd, uniform};
-use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
+use crate::stats::{link, mean, sd, secs, uniform};
+use crate::suite::{files, Experiment, Figure, Files, Params, PerSeed, Rendered, Table, Verdict};
 use crate::text::Text;
-use ackclock_gateway::QdiscConfig;
 use ackclock_sim::net::PortSample;
-use ackclock_sim::scenario::{AppSpec, CrossKindName, CrossSpec, Topology};
+use ackclock_sim::scenario::{AppSpec, CrossKindName, CrossSpec};
 use ackclock_sim::{RunResult, Scenario};
 use ackclock_tcp::{TraceEvent, TraceKind};
-use ackclock_wire::Instant;
 use anyhow::{anyhow, Result};
 use std::path::Path;
 
@@ -29,7 +28,7 @@ const HOSTS: usize = 5;
 const MSS: f64 = 512.0;
 const PKT_BYTES: f64 = 552.0;
 /// Packets of buffer at the gateway and of the pipe (1.5 Mb/s x 100 ms / 552 bytes).
-const BUFFER_PKTS: f64 = 34.0;
+const BUFFER_PKTS: usize = 34;
 const PIPE_PKTS: f64 = 34.0;
 /// The mis-behaving host's window (its socket buffers, bytes): the 4.3BSD default of 4 KB,
 /// 8 KB, seed 003's 16 KB, and 32 KB (about the pipe plus the buffer).
@@ -50,39 +49,13 @@ const DRAIN_S: f64 = 3.0;
 /// What "protects" means here: the mis-behaving host takes at most this many fair shares.
 const PROTECT_MAX: f64 = 2.0;
 
-/// (label, queue as a scenario file spells it), each with 34 packets of buffer.
-const GATEWAYS: [(&str, &str); 5] = [
-    (
-        "drop-tail",
-        r#"kind = "drop_tail"
-limit_pkts = 34"#,
-    ),
-    (
-        "random drop",
-        r#"kind = "random_drop"
-limit_pkts = 34"#,
-    ),
-    (
-        "RED",
-        r#"kind = "red"
-limit_pkts = 34
-min_th_pkts = 5.0
-max_th_pkts = 15.0
-max_p = 0.02
-w_q = 0.002"#,
-    ),
-    (
-        "DRR",
-        r#"kind = "drr"
-limit_pkts = 34"#,
-    ),
-    (
-        "FQ-CoDel",
-        r#"kind = "fq_codel"
-limit_pkts = 34
-target_ms = 5.0
-interval_ms = 100.0"#,
-    ),
+/// The gateways, each with [`BUFFER_PKTS`] packets of buffer.
+const GATEWAYS: [Queue; 5] = [
+    Queue::DropTail,
+    Queue::RandomDrop,
+    Queue::Red { max_p: 0.02 },
+    Queue::Drr,
+    Queue::FqCodel,
 ];
 const DT: usize = 0;
 /// The gateways whose protection is judged, with their claim ids.
@@ -108,6 +81,14 @@ fn seeds(p: Params) -> u64 {
     p.seeds.clamp(1, 5)
 }
 
+/// The runs: per gateway, each window, the reference and the flood, [`seeds`] RNG seeds each.
+fn grid(p: Params) -> PerSeed {
+    PerSeed {
+        configs: GATEWAYS.len() * PER_GATEWAY,
+        seeds: seeds(p),
+    }
+}
+
 /// The fair share of goodput: the line's rate in payload bytes, split evenly (b/s).
 fn fair_goodput() -> f64 {
     RATE_BPS * MSS / PKT_BYTES / HOSTS as f64
@@ -122,12 +103,8 @@ fn variant(base: &Scenario, c: usize, seed: u64, quick: bool) -> Result<Scenario
     s.duration_s = duration;
     // Counters every 100 ms are enough for the shares and the 1 s throughput bins.
     s.output.sample_ms = 100.0;
-    let q: QdiscConfig =
-        toml::from_str(GATEWAYS[g].1).map_err(|e| anyhow!("{}: {e}", GATEWAYS[g].0))?;
-    match s.topology.as_mut() {
-        Some(Topology::Dumbbell { bottleneck, .. }) => bottleneck.queue_ab = Some(q),
-        _ => return Err(anyhow!("self_protection: the scenario is not a dumbbell")),
-    }
+    let q = GATEWAYS[g].config(BUFFER_PKTS, false)?;
+    gateways::set_bottleneck(&mut s, q, "self_protection")?;
     if s.flow.len() != HOSTS {
         return Err(anyhow!("self_protection: expected {HOSTS} flows"));
     }
@@ -168,10 +145,6 @@ fn variant(base: &Scenario, c: usize, seed: u64, quick: bool) -> Result<Scenario
         });
     }
     Ok(s)
-}
-
-fn secs(t: Instant) -> f64 {
-    t.as_nanos() as f64 / 1e9
 }
 
 /// Bytes acknowledged to a flow between `from` and `to` s, per second (b/s).
@@ -215,12 +188,7 @@ fn sent_at(s: &[PortSample], t: f64) -> u64 {
 
 /// A link direction's packets over the whole run, from the summary.
 fn packets(r: &RunResult, name: &str) -> Result<u64> {
-    r.summary
-        .links
-        .iter()
-        .find(|l| l.name == name)
-        .map(|l| l.packets)
-        .ok_or_else(|| anyhow!("no link {name}"))
+    Ok(link(r, name)?.packets)
 }
 
 /// One run, reduced.
@@ -330,12 +298,7 @@ fn metrics(r: &RunResult, warmup: f64, stop: f64, flood: bool) -> Result<(Metric
         m.retx0 = f0.retransmitted_segments;
         m.rtos0 = f0.timeouts;
     }
-    let link = r
-        .summary
-        .links
-        .iter()
-        .find(|l| l.name == PORT)
-        .ok_or_else(|| anyhow!("no link {PORT}"))?;
+    let link = link(r, PORT)?;
     m.overflow = ratio(link.queue_drops_overflow as f64, link.queue_drops as f64);
     Ok((m, series))
 }
@@ -388,12 +351,7 @@ impl Experiment for SelfProtection {
     }
 
     fn files(&self) -> Files {
-        Files {
-            dir: "e16_self_protection",
-            scenario: include_str!("scenario.toml"),
-            claims: include_str!("claims.toml"),
-            text: include_str!("text.md"),
-        }
+        files!("e16_self_protection")
     }
 
     /// The shares come from the per-host ports' byte counters.
@@ -403,18 +361,11 @@ impl Experiment for SelfProtection {
 
     /// Every gateway, each window and the reference, `seeds` runs each, in that order.
     fn plan(&self, p: Params, base: &Scenario) -> Result<Vec<Scenario>> {
-        let mut runs = Vec::new();
-        for c in 0..GATEWAYS.len() * PER_GATEWAY {
-            for k in 0..seeds(p) {
-                runs.push(variant(base, c, base.seed + k, p.quick)?);
-            }
-        }
-        Ok(runs)
+        grid(p).plan(base, |c, seed| variant(base, c, seed, p.quick))
     }
 
     fn reduce(&self, p: Params, index: usize, r: RunResult) -> Result<Run> {
-        let n = seeds(p) as usize;
-        let (c, first) = (index / n, index % n == 0);
+        let (c, first) = grid(p).config_of(index);
         let (duration, warmup) = timing(p.quick);
         let (m, series) = metrics(&r, warmup, duration - DRAIN_S, c % PER_GATEWAY == FLOOD)?;
         Ok(Run {
@@ -425,12 +376,9 @@ impl Experiment for SelfProtection {
     }
 
     fn measure(&self, p: Params, runs: Vec<Run>) -> Result<Measured> {
-        let n = seeds(p) as usize;
-        let mut runs = runs.into_iter();
         let (mut all, mut series) = (Vec::new(), Vec::new());
         let mut seed = 0;
-        for c in 0..GATEWAYS.len() * PER_GATEWAY {
-            let group: Vec<Run> = runs.by_ref().take(n).collect();
+        for (c, group) in grid(p).groups(runs).into_iter().enumerate() {
             if c == 0 {
                 seed = group.first().map_or(0, |r| r.seed);
             }
@@ -460,7 +408,7 @@ impl Experiment for SelfProtection {
                 text.fill(
                     "note numbers",
                     &[
-                        ("gateway", GATEWAYS[g].0.to_string()),
+                        ("gateway", GATEWAYS[g].label().to_string()),
                         (
                             "goodput0",
                             format!("{:.2}", m.mean(g, W16, Metrics::goodput0))
@@ -495,11 +443,7 @@ impl Experiment for SelfProtection {
         j.claim(
             "dt_share",
             Ours::num(dt, describe(DT)),
-            if unprotected {
-                Verdict::Pass
-            } else {
-                Verdict::Disagree
-            },
+            Verdict::pass_or_disagree(unprotected),
             note(
                 if unprotected {
                     "note dt_share"
@@ -517,11 +461,7 @@ impl Experiment for SelfProtection {
             j.claim(
                 id,
                 Ours::num(s, describe(g)),
-                if protects {
-                    Verdict::Pass
-                } else {
-                    Verdict::Disagree
-                },
+                Verdict::pass_or_disagree(protects),
                 note(
                     &format!("note {id}{}", if protects { "" } else { "_not" }),
                     g,
@@ -530,7 +470,7 @@ impl Experiment for SelfProtection {
         }
         let per_gateway = |f: &dyn Fn(usize) -> String| {
             (0..GATEWAYS.len())
-                .map(|g| format!("{} {}", GATEWAYS[g].0, f(g)))
+                .map(|g| format!("{} {}", GATEWAYS[g].label(), f(g)))
                 .collect::<Vec<_>>()
                 .join("; ")
         };
@@ -641,7 +581,7 @@ impl Experiment for SelfProtection {
                     ("fair", format!("{:.0}", fair_goodput() / 1e3)),
                     (
                         "fair_window",
-                        format!("{:.0}", (PIPE_PKTS + BUFFER_PKTS) / HOSTS as f64),
+                        format!("{:.0}", (PIPE_PKTS + BUFFER_PKTS as f64) / HOSTS as f64),
                     ),
                 ],
             )?,
@@ -712,9 +652,9 @@ fn sweep_plot(m: &Measured, text: &Text, out: &Path, what: Sweep) -> Result<Figu
     let mut series: Vec<Series> = GATEWAYS
         .iter()
         .enumerate()
-        .map(|(g, (name, _))| {
+        .map(|(g, q)| {
             Series::new(
-                *name,
+                q.label(),
                 plots::palette(g),
                 Mark::LinePoints,
                 (0..WINDOWS.len())
@@ -724,7 +664,7 @@ fn sweep_plot(m: &Measured, text: &Text, out: &Path, what: Sweep) -> Result<Figu
         })
         .collect();
     let (x0, x1) = (pkts(0), pkts(WINDOWS.len() - 1));
-    let fair_window = (PIPE_PKTS + BUFFER_PKTS) / HOSTS as f64;
+    let fair_window = (PIPE_PKTS + BUFFER_PKTS as f64) / HOSTS as f64;
     series.push(Series::new(
         "fair share",
         plots::palette(7),
@@ -750,20 +690,14 @@ fn sweep_plot(m: &Measured, text: &Text, out: &Path, what: Sweep) -> Result<Figu
         Mark::Dashed,
         vec![(fair_window, 0.0), (fair_window, y_top)],
     ));
-    Chart {
-        title: fig.title.clone(),
+    fig.draw(Chart {
         x_desc: "vanilla host's window (packets of 512 bytes, log scale)".into(),
         y_desc: y_desc.into(),
         log_x: true,
         x_range: Some((x0, x1)),
         y_max: Some(y_top),
-        panels: vec![Panel {
-            name: String::new(),
-            series,
-        }],
-    }
-    .write(&fig.file)?;
-    Ok(fig)
+        ..Chart::one_panel(series)
+    })
 }
 
 /// Each host's throughput through the line, one panel per gateway, first seed, 16 KB.
@@ -781,8 +715,8 @@ fn throughput_plot(p: Params, m: &Measured, text: &Text, out: &Path) -> Result<F
     let panels = GATEWAYS
         .iter()
         .enumerate()
-        .map(|(g, (name, _))| Panel {
-            name: (*name).to_string(),
+        .map(|(g, q)| Panel {
+            name: q.label().to_string(),
             series: m.series[g]
                 .iter()
                 .enumerate()
@@ -802,22 +736,19 @@ fn throughput_plot(p: Params, m: &Measured, text: &Text, out: &Path) -> Result<F
                 .collect(),
         })
         .collect();
-    Chart {
-        title: fig.title.clone(),
+    fig.draw(Chart {
         x_desc: "time (s)".into(),
         y_desc: "kb/s".into(),
         x_range: Some((0.0, timing(p.quick).0)),
         panels,
         ..Chart::default()
-    }
-    .write(&fig.file)?;
-    Ok(fig)
+    })
 }
 
 /// One row per gateway at 16 KB, and the reference without the vanilla host.
 fn table(p: Params, m: &Measured) -> Table {
     let mut rows = Vec::new();
-    for (g, (name, _)) in GATEWAYS.iter().enumerate() {
+    for (g, name) in GATEWAYS.iter().map(|q| q.label()).enumerate() {
         rows.push(vec![
             format!("{name}, vanilla at 16 KB"),
             pm(m.stat(g, W16, Metrics::share0), 2),
@@ -835,7 +766,7 @@ fn table(p: Params, m: &Measured) -> Table {
             ),
         ]);
     }
-    for (g, (name, _)) in GATEWAYS.iter().enumerate() {
+    for (g, name) in GATEWAYS.iter().map(|q| q.label()).enumerate() {
         rows.push(vec![
             format!("{name}, flooding at 3 Mb/s"),
             pm(m.stat(g, FLOOD, Metrics::share0), 2),
@@ -849,7 +780,7 @@ fn table(p: Params, m: &Measured) -> Table {
             "-".into(),
         ]);
     }
-    for (g, (name, _)) in GATEWAYS.iter().enumerate() {
+    for (g, name) in GATEWAYS.iter().map(|q| q.label()).enumerate() {
         rows.push(vec![
             format!("{name}, NewReno (five NewReno hosts)"),
             "-".into(),
@@ -869,7 +800,7 @@ fn table(p: Params, m: &Measured) -> Table {
             "Mean ± standard deviation over {} RNG seeds. Host 1 is the vanilla 4.3BSD host (window 16 KB), the flood (raw packets at twice the line's rate) or, in the reference rows, a fifth NewReno host. A fair share is a fifth of the line; shares and goodput are measured from {warmup:.0} s to the senders' stop, drops over the whole run (packets a host sent into the gateway minus those that crossed the line).",
             seeds(p)
         ),
-        header: [
+        header: Table::header(&[
             "gateway, host 1",
             "host 1: share of the line",
             "host 1: goodput",
@@ -880,10 +811,7 @@ fn table(p: Params, m: &Measured) -> Table {
             "drops at a full buffer",
             "utilization",
             "host 1: retransmitted / timeouts",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect(),
+        ]),
         rows,
     }
 }
@@ -893,8 +821,8 @@ fn sweep_table(m: &Measured) -> Table {
     let rows = GATEWAYS
         .iter()
         .enumerate()
-        .map(|(g, (name, _))| {
-            let mut row = vec![(*name).to_string()];
+        .map(|(g, q)| {
+            let mut row = vec![q.label().to_string()];
             for k in 0..WINDOWS.len() {
                 row.push(format!(
                     "{} ({:.2})",

@@ -4,12 +4,12 @@
 //! transfers' retransmissions, timeouts and completion times, and the queueing delay.
 
 use crate::claims::{Judge, Ours};
-use crate::plots::{self, Chart, Mark, Panel, Series};
-use crate::stats::{mean, sd, uniform};
-use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
+use crate::gateways::{self, Queue};
+use crate::plots::{self, Chart, Mark, Series};
+use crate::stats::{link, mean, sd, secs, uniform};
+use crate::suite::{files, Experiment, Figure, Files, Params, PerSeed, Rendered, Table, Verdict};
 use crate::text::Text;
-use ackclock_gateway::QdiscConfig;
-use ackclock_sim::scenario::{AppSpec, Topology};
+use ackclock_sim::scenario::AppSpec;
 use ackclock_sim::{RunResult, Scenario};
 use anyhow::{anyhow, Result};
 use std::path::Path;
@@ -29,26 +29,16 @@ const ARRIVALS_PER_S: f64 = 5.0;
 /// The hosts the short transfers run between: left5..left8 to right5..right8, in turn.
 const SHORT_HOSTS: usize = 4;
 
-/// The gateways, as a scenario file spells them, each with 100 packets of buffer: RED with
-/// Floyd's max_th = 3 min_th and max_p 0.1, CoDel with RFC 8289's 5 ms and 100 ms.
-const RED: &str = r#"kind = "red"
-limit_pkts = 100
-min_th_pkts = 5.0
-max_th_pkts = 15.0
-max_p = 0.1
-w_q = 0.002"#;
-const CODEL: &str = r#"kind = "codel"
-limit_pkts = 100
-target_ms = 5.0
-interval_ms = 100.0"#;
-const DROP_TAIL: &str = r#"kind = "drop_tail"
-limit_pkts = 100"#;
+/// Packets of buffer at the gateway.
+const LIMIT_PKTS: usize = 100;
+/// RED with Floyd's max_th = 3 min_th and max_p 0.1 (CoDel has RFC 8289's 5 ms and 100 ms).
+const RED: Queue = Queue::Red { max_p: 0.1 };
 
 /// One configuration: its label, its gateway, and ECN at the ends and the gateway.
 #[derive(Clone, Copy, Debug)]
 struct Config {
     label: &'static str,
-    queue: &'static str,
+    queue: Queue,
     ecn: bool,
 }
 
@@ -65,17 +55,17 @@ const CONFIGS: [Config; 5] = [
     },
     Config {
         label: "CoDel, drops",
-        queue: CODEL,
+        queue: Queue::Codel,
         ecn: false,
     },
     Config {
         label: "CoDel, ECN",
-        queue: CODEL,
+        queue: Queue::Codel,
         ecn: true,
     },
     Config {
         label: "drop-tail",
-        queue: DROP_TAIL,
+        queue: Queue::DropTail,
         ecn: false,
     },
 ];
@@ -105,6 +95,14 @@ fn seeds(p: Params) -> u64 {
     p.seeds.clamp(1, 5)
 }
 
+/// The runs: every configuration, [`seeds`] RNG seeds each.
+fn grid(p: Params) -> PerSeed {
+    PerSeed {
+        configs: CONFIGS.len(),
+        seeds: seeds(p),
+    }
+}
+
 /// The short transfers of RNG seed `seed`: (start time, size), Poisson arrivals from the
 /// warm-up to the last start, each size equally likely. The same for every configuration,
 /// so ECN and drops are compared on the same transfers.
@@ -131,16 +129,9 @@ fn variant(base: &Scenario, c: usize, seed: u64, quick: bool) -> Result<Scenario
     s.duration_s = timing(quick).0;
     // The transfers' summaries and the bottleneck's samples are all that is measured.
     s.output.trace = false;
-    let q: QdiscConfig = toml::from_str(cf.queue).map_err(|e| anyhow!("{}: {e}", cf.label))?;
-    let q = if cf.ecn { with_ecn(q)? } else { q };
-    match s.topology.as_mut() {
-        Some(Topology::Dumbbell { bottleneck, .. }) => bottleneck.queue_ab = Some(q),
-        _ => {
-            return Err(anyhow!(
-                "ecn_short_transfers: the scenario is not a dumbbell"
-            ))
-        }
-    }
+    // With ECN the gateway marks ECN-capable packets instead of dropping them early.
+    let q = cf.queue.config(LIMIT_PKTS, cf.ecn)?;
+    gateways::set_bottleneck(&mut s, q, "ecn_short_transfers")?;
     if s.flow.len() != BULK + 1 {
         return Err(anyhow!(
             "ecn_short_transfers: expected {BULK} long transfers and one short template"
@@ -169,21 +160,6 @@ fn variant(base: &Scenario, c: usize, seed: u64, quick: bool) -> Result<Scenario
         f.tcp_overrides.ecn = Some(cf.ecn);
     }
     Ok(s)
-}
-
-/// The same queue, marking ECN-capable packets instead of dropping them early.
-fn with_ecn(q: QdiscConfig) -> Result<QdiscConfig> {
-    Ok(match q {
-        QdiscConfig::Red(mut c) => {
-            c.ecn = true;
-            QdiscConfig::Red(c)
-        }
-        QdiscConfig::Codel(mut c) => {
-            c.ecn = true;
-            QdiscConfig::Codel(c)
-        }
-        other => return Err(anyhow!("no ECN for {other:?}")),
-    })
 }
 
 /// One short transfer.
@@ -223,10 +199,6 @@ struct RunMetrics {
     bulk_bps: f64,
 }
 
-fn secs(t: ackclock_wire::Instant) -> f64 {
-    t.as_nanos() as f64 / 1e9
-}
-
 fn reduce_run(r: &RunResult, warmup: f64) -> Result<RunMetrics> {
     let samples = &r
         .queues
@@ -247,12 +219,7 @@ fn reduce_run(r: &RunResult, warmup: f64) -> Result<RunMetrics> {
     delays.sort_by(f64::total_cmp);
     let delay_p99_ms = quantile(&delays, 0.99);
     let span = secs(b.at) - secs(a.at);
-    let link = r
-        .summary
-        .links
-        .iter()
-        .find(|l| l.name == PORT)
-        .ok_or_else(|| anyhow!("no link {PORT}"))?;
+    let link = link(r, PORT)?;
     let flows = &r.summary.flows;
     let bulk_bps = flows[..BULK].iter().map(|f| f.goodput_bps).sum::<f64>();
     let transfers = flows[BULK..]
@@ -382,12 +349,7 @@ impl Experiment for EcnShortTransfers {
     }
 
     fn files(&self) -> Files {
-        Files {
-            dir: "e17_ecn_short_transfers",
-            scenario: include_str!("scenario.toml"),
-            claims: include_str!("claims.toml"),
-            text: include_str!("text.md"),
-        }
+        files!("e17_ecn_short_transfers")
     }
 
     /// The queueing delay and utilization come from the bottleneck's samples.
@@ -397,13 +359,7 @@ impl Experiment for EcnShortTransfers {
 
     /// Every configuration, `seeds` runs each, in that order.
     fn plan(&self, p: Params, base: &Scenario) -> Result<Vec<Scenario>> {
-        let mut runs = Vec::new();
-        for c in 0..CONFIGS.len() {
-            for k in 0..seeds(p) {
-                runs.push(variant(base, c, base.seed + k, p.quick)?);
-            }
-        }
-        Ok(runs)
+        grid(p).plan(base, |c, seed| variant(base, c, seed, p.quick))
     }
 
     fn reduce(&self, p: Params, _index: usize, r: RunResult) -> Result<Run> {
@@ -424,11 +380,9 @@ impl Experiment for EcnShortTransfers {
     }
 
     fn measure(&self, p: Params, runs: Vec<Run>) -> Result<Measured> {
-        let n = seeds(p) as usize;
-        let mut runs = runs.into_iter();
         let (mut sum, mut completions) = (Vec::new(), Vec::new());
-        for cf in CONFIGS {
-            let group: Vec<RunMetrics> = runs.by_ref().take(n).map(|r| r.metrics).collect();
+        for (cf, group) in CONFIGS.iter().zip(grid(p).groups(runs)) {
+            let group: Vec<RunMetrics> = group.into_iter().map(|r| r.metrics).collect();
             let x = summarize(&group);
             // Every transfer negotiated ECN where it was on, and none where it was off.
             let want = if cf.ecn { 1.0 } else { 0.0 };
@@ -474,11 +428,7 @@ impl Experiment for EcnShortTransfers {
                         ecn.retx_per_transfer, drop.retx_per_transfer
                     ),
                 ),
-                if fewer {
-                    Verdict::Pass
-                } else {
-                    Verdict::Disagree
-                },
+                Verdict::pass_or_disagree(fewer),
                 text.fill(if fewer { "note retx" } else { "note retx_not" }, &values)?,
             )?;
             // Shorter completion: both the mean and the 90th percentile.
@@ -496,11 +446,7 @@ impl Experiment for EcnShortTransfers {
                         drop.completion_p90
                     ),
                 ),
-                if shorter {
-                    Verdict::Pass
-                } else {
-                    Verdict::Disagree
-                },
+                Verdict::pass_or_disagree(shorter),
                 text.fill(
                     if shorter {
                         "note completion"
@@ -536,11 +482,7 @@ impl Experiment for EcnShortTransfers {
                 })
                 .collect::<Vec<_>>()
                 .join("; "),
-            if avoided {
-                Verdict::Pass
-            } else {
-                Verdict::Disagree
-            },
+            Verdict::pass_or_disagree(avoided),
             text.fill(
                 if avoided {
                     "note rto_avoided"
@@ -689,36 +631,25 @@ fn cdf_plot(m: &Measured, text: &Text, out: &Path) -> Result<Figure> {
         text,
         &[],
     )?;
-    let series = [RED_DROP, RED_ECN, CODEL_DROP, CODEL_ECN, DT]
-        .iter()
-        .map(|&c| {
-            let mut v: Vec<f64> = m.completions[c].iter().map(|x| x.1).collect();
-            v.sort_by(f64::total_cmp);
-            // Over all transfers started, so the incomplete ones keep the curve below 1.
-            let n = m.sum[c].transfers.max(1) as f64;
-            let pts: Vec<(f64, f64)> = v
-                .iter()
-                .enumerate()
-                .map(|(i, &t)| (t, (i + 1) as f64 / n))
-                .collect();
-            let (color, mark) = style(c);
-            Series::new(CONFIGS[c].label, color, mark, plots::step_path(pts))
-        })
-        .collect();
-    Chart {
-        title: fig.title.clone(),
+    let series = per_config(false, |c| {
+        let mut v: Vec<f64> = m.completions[c].iter().map(|x| x.1).collect();
+        v.sort_by(f64::total_cmp);
+        // Over all transfers started, so the incomplete ones keep the curve below 1.
+        let n = m.sum[c].transfers.max(1) as f64;
+        let pts: Vec<(f64, f64)> = v
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| (t, (i + 1) as f64 / n))
+            .collect();
+        plots::step_path(pts)
+    });
+    fig.draw(Chart {
         x_desc: "completion time, connect to the receiver's end of stream (s, log scale)".into(),
         y_desc: "part of the short transfers done".into(),
         log_x: true,
         y_max: Some(1.05),
-        panels: vec![Panel {
-            name: String::new(),
-            series,
-        }],
-        ..Chart::default()
-    }
-    .write(&fig.file)?;
-    Ok(fig)
+        ..Chart::one_panel(series)
+    })
 }
 
 /// RED blue, CoDel orange, drop-tail grey; drops dashed, ECN solid.
@@ -732,6 +663,22 @@ fn style(c: usize) -> (plotters::style::RGBColor, Mark) {
     }
 }
 
+/// One series per configuration, in [`CONFIGS`]' order and [`style`]'s colour and dash, of
+/// `points(c)`; with `dots`, the solid lines with a dot at each point.
+fn per_config(dots: bool, points: impl Fn(usize) -> Vec<(f64, f64)>) -> Vec<Series> {
+    (0..CONFIGS.len())
+        .map(|c| {
+            let (color, mark) = style(c);
+            let mark = if dots && mark == Mark::Line {
+                Mark::LinePoints
+            } else {
+                mark
+            };
+            Series::new(CONFIGS[c].label, color, mark, points(c))
+        })
+        .collect()
+}
+
 /// Mean completion time against the transfer's size, per configuration.
 fn by_size_plot(m: &Measured, text: &Text, out: &Path) -> Result<Figure> {
     let fig = Figure::from_text(
@@ -741,39 +688,19 @@ fn by_size_plot(m: &Measured, text: &Text, out: &Path) -> Result<Figure> {
         text,
         &[],
     )?;
-    let series = [RED_DROP, RED_ECN, CODEL_DROP, CODEL_ECN, DT]
-        .iter()
-        .map(|&c| {
-            let (color, mark) = style(c);
-            Series::new(
-                CONFIGS[c].label,
-                color,
-                if mark == Mark::Line {
-                    Mark::LinePoints
-                } else {
-                    mark
-                },
-                SIZES
-                    .iter()
-                    .zip(&m.sum[c].by_size)
-                    .map(|(&s, &t)| (s as f64 / 1024.0, t))
-                    .collect(),
-            )
-        })
-        .collect();
-    Chart {
-        title: fig.title.clone(),
+    let series = per_config(true, |c| {
+        SIZES
+            .iter()
+            .zip(&m.sum[c].by_size)
+            .map(|(&s, &t)| (s as f64 / 1024.0, t))
+            .collect()
+    });
+    fig.draw(Chart {
         x_desc: "transfer size (KB, log scale)".into(),
         y_desc: "mean completion time (s)".into(),
         log_x: true,
-        panels: vec![Panel {
-            name: String::new(),
-            series,
-        }],
-        ..Chart::default()
-    }
-    .write(&fig.file)?;
-    Ok(fig)
+        ..Chart::one_panel(series)
+    })
 }
 
 fn table(p: Params, m: &Measured) -> Table {
@@ -806,7 +733,7 @@ fn table(p: Params, m: &Measured) -> Table {
             seeds(p),
             timing(p.quick).1
         ),
-        header: [
+        header: Table::header(&[
             "gateway",
             "short transfers",
             "completion mean (s)",
@@ -817,10 +744,7 @@ fn table(p: Params, m: &Measured) -> Table {
             "utilization",
             "long transfers' goodput (Mb/s)",
             "drops / marks per run",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect(),
+        ]),
         rows,
     }
 }
@@ -828,6 +752,8 @@ fn table(p: Params, m: &Measured) -> Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ackclock_gateway::QdiscConfig;
+    use ackclock_sim::scenario::Topology;
 
     /// The arrivals are a Poisson stream at the planned rate between the warm-up and the
     /// last start, the same for the same seed, every size used.

@@ -4,9 +4,10 @@
 //! TFRC stream's share against TCP's (Floyd et al. 2000).
 
 use crate::claims::{Judge, Ours};
-use crate::plots::{self, Chart, Mark, Panel, Series};
-use crate::stats::{mean, uniform};
-use crate::suite::{Experiment, Figure, Files, Params, Rendered, Table, Verdict};
+use crate::gateways::Queue;
+use crate::plots::{self, Chart, Mark, Series};
+use crate::stats::{link, mean, uniform};
+use crate::suite::{files, Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_sim::scenario::{
     AppSpec, FlowSpec, RateControlName, RpcSpec, StreamSpec, TimerName, Topology,
@@ -25,7 +26,7 @@ const RESPONSE_IP_BYTES: f64 = 1052.0;
 const SHARED_CLIENTS: usize = 16;
 /// The stream part's gateway rate (b/s) and buffer (packets).
 const STREAM_RATE_BPS: f64 = 2e6;
-const STREAM_BUFFER: f64 = 50.0;
+const STREAM_BUFFER: usize = 50;
 
 /// How an RPC client retransmits and paces.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -194,12 +195,7 @@ fn variant(base: &Scenario, c: Config, quick: bool) -> Result<Scenario> {
                 return Err(anyhow!("connectionless: the scenario is not a dumbbell"));
             };
             bottleneck.rate_bps = STREAM_RATE_BPS;
-            bottleneck.queue = Some(
-                toml::from_str(&format!(
-                    "kind = \"drop_tail\"\nlimit_pkts = {STREAM_BUFFER}"
-                ))
-                .map_err(|e| anyhow!("{e}"))?,
-            );
+            bottleneck.queue = Some(Queue::DropTail.config(STREAM_BUFFER, false)?);
             let app = AppSpec::DatagramStream(match stream {
                 Stream::Tfrc => StreamSpec {
                     rate_control: Some(RateControlName::Tfrc),
@@ -252,12 +248,7 @@ pub struct Run {
 }
 
 fn reduce_run(r: &RunResult, rate_bps: f64) -> Result<Run> {
-    let link = r
-        .summary
-        .links
-        .iter()
-        .find(|l| l.name == PORT)
-        .ok_or_else(|| anyhow!("no link {PORT}"))?;
+    let link = link(r, PORT)?;
     let dur = r.summary.duration_s;
     let mut run = Run {
         queue_delay_ms: link.queue_delay_mean_ms.unwrap_or(0.0),
@@ -357,12 +348,7 @@ impl Experiment for Connectionless {
     }
 
     fn files(&self) -> Files {
-        Files {
-            dir: "e18_connectionless",
-            scenario: include_str!("scenario.toml"),
-            claims: include_str!("claims.toml"),
-            text: include_str!("text.md"),
-        }
+        files!("e18_connectionless")
     }
 
     fn plan(&self, p: Params, base: &Scenario) -> Result<Vec<Scenario>> {
@@ -543,12 +529,7 @@ impl Experiment for Connectionless {
 
 /// The gateway's rate of an RPC run (the scenario's bottleneck).
 fn rpc_rate(r: &RunResult) -> Result<f64> {
-    r.summary
-        .links
-        .iter()
-        .find(|l| l.name == PORT)
-        .map(|l| l.rate_bps as f64)
-        .ok_or_else(|| anyhow!("no link {PORT}"))
+    Ok(link(r, PORT)?.rate_bps as f64)
 }
 
 /// Useful goodput (or transmissions per completed request) against the number of clients.
@@ -585,20 +566,13 @@ fn clients_plot(p: Params, m: &Measured, text: &Text, out: &Path, tx: bool) -> R
             )
         })
         .collect();
-    Chart {
-        title: fig.title.clone(),
+    fig.draw(Chart {
         x_desc: "NFS-like clients, 4 requests outstanding each".into(),
         y_desc: y_desc.into(),
         log_x: true,
         y_max: if tx { None } else { Some(110.0) },
-        panels: vec![Panel {
-            name: String::new(),
-            series,
-        }],
-        ..Chart::default()
-    }
-    .write(&fig.file)?;
-    Ok(fig)
+        ..Chart::one_panel(series)
+    })
 }
 
 /// Each datagram sender's goodput against TCP's, per RNG seed, and the RPC schemes' TCP share.
@@ -631,58 +605,45 @@ fn share_plot(m: &Measured, text: &Text, out: &Path) -> Result<Figure> {
         Mark::Dashed,
         vec![(0.0, 0.0), (2.0, 2.0)],
     ));
-    Chart {
-        title: fig.title.clone(),
+    fig.draw(Chart {
         x_desc: "NewReno goodput (Mb/s)".into(),
         y_desc: "datagram stream goodput (Mb/s)".into(),
         x_range: Some((0.0, 2.0)),
         y_max: Some(2.0),
-        panels: vec![Panel {
-            name: String::new(),
-            series,
-        }],
-        ..Chart::default()
-    }
-    .write(&fig.file)?;
-    Ok(fig)
+        ..Chart::one_panel(series)
+    })
 }
 
 fn table(p: Params, m: &Measured) -> Table {
-    let mut rows = Vec::new();
-    for &s in &SCHEMES {
-        for &n in client_counts(p.quick) {
-            let r = m.clients(s, n);
-            rows.push(vec![
-                s.label().to_string(),
-                n.to_string(),
-                format!("{:.0}%", r.useful * 100.0),
-                format!("{:.2}", r.tx_per_done),
-                format!("{:.1}%", r.failed * 100.0),
-                format!("{:.0}", r.latency_ms),
-                format!("{:.0}", r.queue_delay_ms),
-                format!("{:.1}%", r.loss * 100.0),
-                "-".into(),
-            ]);
-        }
-        let r = m.with_tcp(s);
-        rows.push(vec![
+    // The scheme, the clients, the RPC run's figures, and TCP's goodput where a TCP ran.
+    let row = |s: Scheme, clients: String, r: Run, tcp: String| {
+        vec![
             s.label().to_string(),
-            format!("{SHARED_CLIENTS} + TCP"),
+            clients,
             format!("{:.0}%", r.useful * 100.0),
             format!("{:.2}", r.tx_per_done),
             format!("{:.1}%", r.failed * 100.0),
             format!("{:.0}", r.latency_ms),
             format!("{:.0}", r.queue_delay_ms),
             format!("{:.1}%", r.loss * 100.0),
-            format!("{:.1}", r.tcp_bps / 1e3),
-        ]);
+            tcp,
+        ]
+    };
+    let mut rows = Vec::new();
+    for &s in &SCHEMES {
+        for &n in client_counts(p.quick) {
+            rows.push(row(s, n.to_string(), m.clients(s, n), "-".into()));
+        }
+        let r = m.with_tcp(s);
+        let tcp = format!("{:.1}", r.tcp_bps / 1e3);
+        rows.push(row(s, format!("{SHARED_CLIENTS} + TCP"), r, tcp));
     }
     Table {
         caption: format!(
             "RPC clients through the 256 kb/s gateway, {:.0} s runs. Useful: completed responses (IP bytes) over the gateway's rate. Latency: the clients' median completion time, averaged. Queue and drops: the responses' direction of the gateway.",
             timing(p.quick).0
         ),
-        header: [
+        header: Table::header(&[
             "clients' timer and rate control",
             "clients",
             "useful",
@@ -692,10 +653,7 @@ fn table(p: Params, m: &Measured) -> Table {
             "queue (ms)",
             "dropped",
             "TCP (kb/s)",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect(),
+        ]),
         rows,
     }
 }
