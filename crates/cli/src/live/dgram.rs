@@ -801,7 +801,7 @@ pub fn run_rpc_server(a: RpcServerArgs) -> Result<()> {
         };
         println!("ackclock rpc-server: answering on {at}; Ctrl-C to stop");
     })?;
-    let st = ran.app.server.stats();
+    let st = ran.app.server().stats();
     let elapsed = ran.app.elapsed(ran.now);
     println!();
     println!(
@@ -833,7 +833,7 @@ fn server_json(
     queue: usize,
     max_response: usize,
 ) -> Value {
-    let st = ran.app.server.stats();
+    let st = ran.app.server().stats();
     json!({
         "command": "rpc-server",
         "socket": socket,
@@ -1102,8 +1102,8 @@ fn receiver_report(
     json_out: bool,
 ) -> Result<()> {
     let app = &ran.app;
-    let st = app.receiver.stats();
-    let elapsed = app.elapsed();
+    let st = app.receiver().stats();
+    let elapsed = app.data_elapsed();
     let rate = receive_rate(app);
     println!();
     println!(
@@ -1112,13 +1112,13 @@ fn receiver_report(
         st.bytes,
         elapsed.as_secs_f64(),
         rate.map_or("-".into(), |r| format!("{:.3} Mbit/s", r / 1e6)),
-        app.peer.map_or(String::new(), |p| format!(", from {p}"))
+        app.peer().map_or(String::new(), |p| format!(", from {p}"))
     );
     println!(
         "loss               {} lost, {} loss events, loss event rate {:.6}; {} late or duplicate, {} malformed",
         st.lost,
         st.loss_events,
-        app.receiver.p(),
+        app.receiver().p(),
         st.late_or_duplicate,
         st.malformed
     );
@@ -1189,13 +1189,13 @@ fn sender_json(
 /// The JSON document of `dgram-stream --listen --json` (docs/OUTPUTS.md).
 fn receiver_json(ran: &Ran<StreamReceiverApp>, socket: &str, opts: &StreamAppOptions) -> Value {
     let app = &ran.app;
-    let st = app.receiver.stats();
+    let st = app.receiver().stats();
     json!({
         "role": "recv",
         "socket": socket,
         "local": ran.local.map(|a| a.to_string()),
-        "remote": app.peer.map(|a| a.to_string()),
-        "elapsed_s": app.elapsed().as_secs_f64(),
+        "remote": app.peer().map(|a| a.to_string()),
+        "elapsed_s": app.data_elapsed().as_secs_f64(),
         "interrupted": app.interrupted,
         "interval_s": opts.interval.map(|d| d.as_secs_f64()),
         "intervals": app.intervals().iter().map(interval_json).collect::<Vec<_>>(),
@@ -1206,7 +1206,7 @@ fn receiver_json(ran: &Ran<StreamReceiverApp>, socket: &str, opts: &StreamAppOpt
             "rate_bps": receive_rate(app),
             "lost": st.lost,
             "loss_events": st.loss_events,
-            "loss_event_rate": app.receiver.p(),
+            "loss_event_rate": app.receiver().p(),
             "feedbacks": st.feedbacks,
             "late_or_duplicate": st.late_or_duplicate,
             "malformed": st.malformed,
@@ -1217,8 +1217,8 @@ fn receiver_json(ran: &Ran<StreamReceiverApp>, socket: &str, opts: &StreamAppOpt
 
 /// The rate data arrived at (IP bytes, bit/s), from the first packet to the last.
 fn receive_rate(app: &StreamReceiverApp) -> Option<f64> {
-    let st = app.receiver.stats();
-    let e = app.elapsed();
+    let st = app.receiver().stats();
+    let e = app.data_elapsed();
     (e > Duration::ZERO)
         .then(|| (st.bytes + st.packets * IP_UDP_HEADERS as u64) as f64 * 8.0 / e.as_secs_f64())
 }
@@ -1227,9 +1227,10 @@ fn receive_rate(app: &StreamReceiverApp) -> Option<f64> {
 mod tests {
     use super::*;
     use crate::live::stream::tests::{documented_section, has_type, paths};
-    use ackclock_dgram::{StackSocket, UdpConfig, UdpStack};
+    use ackclock_dgram::{StackSocket, UdpStack};
+    use ackclock_tun::dgram::VirtualWire;
     use clap::Parser;
-    use std::collections::{BTreeSet, VecDeque};
+    use std::collections::BTreeSet;
 
     const OURS: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 2);
     const THEIRS: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);
@@ -1371,43 +1372,31 @@ mod tests {
         b_port: u16,
         limit_ms: u64,
     ) -> (UdpStack, UdpStack) {
-        let mut ua = UdpStack::new(UdpConfig::new(OURS));
-        let mut ub = UdpStack::new(UdpConfig::new(THEIRS));
-        let (ia, ib) = (ua.bind(0).unwrap(), ub.bind(b_port).unwrap());
-        let mut wire: VecDeque<(Instant, bool, Vec<u8>)> = VecDeque::new();
-        let mut buf = [0u8; 2048];
+        let mut w = VirtualWire::new(OURS, THEIRS, Duration::from_millis(5));
+        let (ia, ib) = (w.a.bind(0).unwrap(), w.b.bind(b_port).unwrap());
         for t in 0..limit_ms {
             let now = Instant::ZERO + Duration::from_millis(t);
-            while wire.front().is_some_and(|(w, _, _)| *w <= now) {
-                let (_, to_b, p) = wire.pop_front().unwrap();
-                let u = if to_b { &mut ub } else { &mut ua };
-                u.handle_packet(&p).unwrap();
-            }
+            w.deliver(now);
             a.poll(
                 now,
                 &mut StackSocket {
-                    stack: &mut ua,
+                    stack: &mut w.a,
                     id: ia,
                 },
             );
             b.poll(
                 now,
                 &mut StackSocket {
-                    stack: &mut ub,
+                    stack: &mut w.b,
                     id: ib,
                 },
             );
-            while let Some(n) = ua.poll_transmit(&mut buf) {
-                wire.push_back((now + Duration::from_millis(5), true, buf[..n].to_vec()));
-            }
-            while let Some(n) = ub.poll_transmit(&mut buf) {
-                wire.push_back((now + Duration::from_millis(5), false, buf[..n].to_vec()));
-            }
+            w.transmit(now);
             if a.done() && b.done() {
                 break;
             }
         }
-        (ua, ub)
+        (w.a, w.b)
     }
 
     fn ran<A>(app: A, local: SocketAddrV4, udp: &UdpStack, now_ms: u64) -> Ran<A> {
