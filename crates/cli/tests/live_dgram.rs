@@ -21,46 +21,6 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Starts `ackclock emulate` with `args` between two fresh namespaces.
-fn emulate(args: &[&str]) -> (Proc, NsNames, String, String) {
-    let left = unique("ackDL");
-    let right = unique("ackDR");
-    let names = NsNames(vec![left.clone(), right.clone()]);
-    let mut c = std::process::Command::new(bin());
-    c.args(["emulate", "--left", &left, "--right", &right, "--json"]);
-    c.args(args);
-    let mut p = Proc::spawn(c);
-    assert!(
-        p.wait_line("ready", Duration::from_secs(15)).is_some(),
-        "emulate did not start: {:?}",
-        p.out
-    );
-    (p, names, left, right)
-}
-
-/// The last line of a command's stdout, as JSON.
-fn last_json(out: &str) -> Value {
-    let line = out.lines().last().unwrap_or("");
-    serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: not JSON: {line}\n{out}"))
-}
-
-/// Stops a process that runs until a signal (SIGTERM), and returns its JSON document.
-fn stop_json(p: Proc, what: &str) -> Value {
-    p.signal(libc::SIGTERM);
-    let (code, out, err) = p.finish(Duration::from_secs(15));
-    assert_eq!(code, Some(0), "{what}: exit {code:?}\n{out}\n{err}");
-    println!("{what}:\n{out}");
-    last_json(&out)
-}
-
-/// Runs a process to its end (bounded) and returns its JSON document.
-fn finish_json(p: Proc, what: &str, within: Duration) -> Value {
-    let (code, out, err) = p.finish(within);
-    assert_eq!(code, Some(0), "{what}: exit {code:?}\n{out}\n{err}");
-    println!("{what}:\n{out}");
-    last_json(&out)
-}
-
 fn u(v: &Value, k: &str) -> u64 {
     v[k].as_u64()
         .unwrap_or_else(|| panic!("{k} is not an integer in {v}"))
@@ -84,12 +44,42 @@ fn kernel_rpc_server(right: &str) -> Proc {
             "--json",
         ],
     );
-    assert!(
-        p.wait_line("answering", Duration::from_secs(10)).is_some(),
-        "rpc-server did not start: {:?}",
-        p.out
-    );
+    p.ready("answering");
     p
+}
+
+/// `ackclock emulate` between two fresh namespaces with the RPC tests' path: 10 Mbit/s,
+/// 20 ms each way, a drop-tail queue of 100 packets, and `more`.
+fn rpc_path(more: &[&str]) -> (Proc, NsNames, String, String) {
+    let mut args = vec![
+        "--rate",
+        "10mbit",
+        "--delay",
+        "20ms",
+        "--queue",
+        "droptail:100",
+    ];
+    args.extend_from_slice(more);
+    emulate("ackD", &args)
+}
+
+/// ackclock's RPC client on a TUN device in the left namespace: 200 requests to our server
+/// on the right, with the adaptive timer.
+fn tun_rpc_client(left: &str) -> Proc {
+    spawn_in(
+        left,
+        bin(),
+        &[
+            "rpc",
+            "--connect",
+            "198.18.2.1:2049",
+            "--timer",
+            "adaptive",
+            "--requests",
+            "200",
+            "--json",
+        ],
+    )
 }
 
 /// ackclock's RPC client on a TUN device (left) against our server on Linux's UDP (right),
@@ -105,29 +95,9 @@ fn rpc_on_tun_against_linux_udp_measures_the_emulated_rtt() {
         return;
     }
     let _one = serial();
-    let (emu, _names, left, right) = emulate(&[
-        "--rate",
-        "10mbit",
-        "--delay",
-        "20ms",
-        "--queue",
-        "droptail:100",
-    ]);
+    let (emu, _names, left, right) = rpc_path(&[]);
     let srv = kernel_rpc_server(&right);
-    let cli = spawn_in(
-        &left,
-        bin(),
-        &[
-            "rpc",
-            "--connect",
-            "198.18.2.1:2049",
-            "--timer",
-            "adaptive",
-            "--requests",
-            "200",
-            "--json",
-        ],
-    );
+    let cli = tun_rpc_client(&left);
     let c = finish_json(cli, "rpc", Duration::from_secs(60));
     // Transmissions still in flight when the client finished reach the server first.
     std::thread::sleep(Duration::from_millis(300));
@@ -169,33 +139,9 @@ fn rpc_retransmits_through_loss_and_accounts_for_every_request() {
         return;
     }
     let _one = serial();
-    let (emu, _names, left, right) = emulate(&[
-        "--rate",
-        "10mbit",
-        "--delay",
-        "20ms",
-        "--loss",
-        "5%",
-        "--queue",
-        "droptail:100",
-        "--seed",
-        "7",
-    ]);
+    let (emu, _names, left, right) = rpc_path(&["--loss", "5%", "--seed", "7"]);
     let srv = kernel_rpc_server(&right);
-    let cli = spawn_in(
-        &left,
-        bin(),
-        &[
-            "rpc",
-            "--connect",
-            "198.18.2.1:2049",
-            "--timer",
-            "adaptive",
-            "--requests",
-            "200",
-            "--json",
-        ],
-    );
+    let cli = tun_rpc_client(&left);
     let c = finish_json(cli, "rpc", Duration::from_secs(120));
     std::thread::sleep(Duration::from_millis(300));
     let s = stop_json(srv, "rpc-server");
@@ -247,12 +193,7 @@ fn linux_udp_client_against_our_server_on_tun() {
     let _one = serial();
     let ns = Ns::new("ackD");
     let mut srv = ns.spawn_ackclock(&["rpc-server", "--listen", "198.18.0.2:2049", "--json"]);
-    assert!(
-        srv.wait_line("answering", Duration::from_secs(10))
-            .is_some(),
-        "{:?}",
-        srv.out
-    );
+    srv.ready("answering");
     let mut c = ns.cmd(bin());
     c.args([
         "rpc",
@@ -300,6 +241,39 @@ fn rate_between(intervals: &Value, from: f64, to: f64) -> f64 {
     bits / secs
 }
 
+/// The TFRC tests' emulated path: 10 Mbit/s, 10 ms each way, a drop-tail queue of 25
+/// packets (one bandwidth-delay product).
+const TFRC_PATH: &[&str] = &[
+    "--rate",
+    "10mbit",
+    "--delay",
+    "10ms",
+    "--queue",
+    "droptail:25",
+];
+
+/// Our stream receiver on Linux's UDP in the right namespace, port 5004, reporting every
+/// `interval` seconds; it stops 1 s after the data stops.
+fn kernel_stream_receiver(right: &str, interval: &str) -> Proc {
+    let mut p = spawn_in(
+        right,
+        bin(),
+        &[
+            "dgram-stream",
+            "--kernel",
+            "--listen",
+            "0.0.0.0:5004",
+            "--idle-timeout",
+            "1s",
+            "-i",
+            interval,
+            "--json",
+        ],
+    );
+    p.ready("receiver on");
+    p
+}
+
 /// A TFRC stream (RFC 5348) from ackclock's UDP to a receiver on Linux's UDP, alone through
 /// a 10 Mbit/s bottleneck (10 ms each way, a drop-tail queue of 25 packets, one
 /// bandwidth-delay product): after its start it sends at about the bottleneck's rate, the
@@ -310,32 +284,8 @@ fn tfrc_stream_converges_to_the_emulated_bottleneck() {
         return;
     }
     let _one = serial();
-    let (emu, _names, left, right) = emulate(&[
-        "--rate",
-        "10mbit",
-        "--delay",
-        "10ms",
-        "--queue",
-        "droptail:25",
-    ]);
-    let mut rcv = spawn_in(
-        &right,
-        bin(),
-        &[
-            "dgram-stream",
-            "--kernel",
-            "--listen",
-            "0.0.0.0:5004",
-            "--idle-timeout",
-            "1s",
-            "-i",
-            "0.5",
-            "--json",
-        ],
-    );
-    assert!(rcv
-        .wait_line("receiver on", Duration::from_secs(10))
-        .is_some());
+    let (emu, _names, left, right) = emulate("ackD", TFRC_PATH);
+    let rcv = kernel_stream_receiver(&right, "0.5");
     let snd = spawn_in(
         &left,
         bin(),
@@ -412,33 +362,9 @@ fn tfrc_beside_linux_tcp_gets_a_tcp_friendly_share() {
         return;
     }
     let _one = serial();
-    let (emu, _names, left, right) = emulate(&[
-        "--rate",
-        "10mbit",
-        "--delay",
-        "10ms",
-        "--queue",
-        "droptail:25",
-    ]);
+    let (emu, _names, left, right) = emulate("ackD", TFRC_PATH);
     let srv = spawn_in(&right, "iperf3", &["-s", "-1", "-p", "5201"]);
-    let mut rcv = spawn_in(
-        &right,
-        bin(),
-        &[
-            "dgram-stream",
-            "--kernel",
-            "--listen",
-            "0.0.0.0:5004",
-            "--idle-timeout",
-            "1s",
-            "-i",
-            "1",
-            "--json",
-        ],
-    );
-    assert!(rcv
-        .wait_line("receiver on", Duration::from_secs(10))
-        .is_some());
+    let rcv = kernel_stream_receiver(&right, "1");
     std::thread::sleep(Duration::from_millis(300));
     let snd = spawn_in(
         &left,
@@ -522,9 +448,7 @@ fn sigterm_stops_datagram_servers_under_a_udp_flood() {
     let _one = serial();
     let ns = Ns::new("ackDf");
     let mut tun = ns.spawn_ackclock(&["rpc-server", "--listen", "198.18.0.2:2049", "--json"]);
-    assert!(tun
-        .wait_line("answering", Duration::from_secs(10))
-        .is_some());
+    tun.ready("answering");
     let mut kernel = ns.spawn_ackclock(&[
         "rpc-server",
         "--kernel",
@@ -532,9 +456,7 @@ fn sigterm_stops_datagram_servers_under_a_udp_flood() {
         "0.0.0.0:2050",
         "--json",
     ]);
-    assert!(kernel
-        .wait_line("answering", Duration::from_secs(10))
-        .is_some());
+    kernel.ready("answering");
     // Requests (kind 1, transmission 1, id 7, asking for 1024 bytes) as fast as Python
     // sends them, to both, for 4 s (bounded in time, and by the namespace's lifetime).
     let flood = ns.spawn_sh(
