@@ -48,9 +48,12 @@ fn kernel_rpc_server(right: &str) -> Proc {
     p
 }
 
-/// `ackclock emulate` between two fresh namespaces with the RPC tests' path: 10 Mbit/s,
-/// 20 ms each way, a drop-tail queue of 100 packets, and `more`.
-fn rpc_path(more: &[&str]) -> (Proc, NsNames, String, String) {
+/// The RPC tests: ackclock's RPC client on a TUN device in the left namespace (200
+/// requests, the adaptive timer) against our server on Linux's UDP in the right one,
+/// through `ackclock emulate` at 10 Mbit/s, 20 ms each way, a drop-tail queue of 100
+/// packets and `more`. Returns the JSON documents of the client (which must finish within
+/// `within`), the server and the emulator.
+fn rpc_through_emulator(more: &[&str], within: Duration) -> (Value, Value, Value) {
     let mut args = vec![
         "--rate",
         "10mbit",
@@ -60,14 +63,10 @@ fn rpc_path(more: &[&str]) -> (Proc, NsNames, String, String) {
         "droptail:100",
     ];
     args.extend_from_slice(more);
-    emulate("ackD", &args)
-}
-
-/// ackclock's RPC client on a TUN device in the left namespace: 200 requests to our server
-/// on the right, with the adaptive timer.
-fn tun_rpc_client(left: &str) -> Proc {
-    spawn_in(
-        left,
+    let (emu, _names, left, right) = emulate("ackD", &args);
+    let srv = kernel_rpc_server(&right);
+    let cli = spawn_in(
+        &left,
         bin(),
         &[
             "rpc",
@@ -79,7 +78,13 @@ fn tun_rpc_client(left: &str) -> Proc {
             "200",
             "--json",
         ],
-    )
+    );
+    let c = finish_json(cli, "rpc", within);
+    // Transmissions still in flight when the client finished reach the server first.
+    std::thread::sleep(Duration::from_millis(300));
+    let s = stop_json(srv, "rpc-server");
+    let e = stop_json(emu, "emulate");
+    (c, s, e)
 }
 
 /// ackclock's RPC client on a TUN device (left) against our server on Linux's UDP (right),
@@ -95,14 +100,7 @@ fn rpc_on_tun_against_linux_udp_measures_the_emulated_rtt() {
         return;
     }
     let _one = serial();
-    let (emu, _names, left, right) = rpc_path(&[]);
-    let srv = kernel_rpc_server(&right);
-    let cli = tun_rpc_client(&left);
-    let c = finish_json(cli, "rpc", Duration::from_secs(60));
-    // Transmissions still in flight when the client finished reach the server first.
-    std::thread::sleep(Duration::from_millis(300));
-    let s = stop_json(srv, "rpc-server");
-    let e = stop_json(emu, "emulate");
+    let (c, s, e) = rpc_through_emulator(&[], Duration::from_secs(60));
     assert_eq!(c["socket"], "tun");
     assert_eq!(u(&c, "issued"), 200);
     assert_eq!(u(&c, "completed"), 200, "{c}");
@@ -139,13 +137,8 @@ fn rpc_retransmits_through_loss_and_accounts_for_every_request() {
         return;
     }
     let _one = serial();
-    let (emu, _names, left, right) = rpc_path(&["--loss", "5%", "--seed", "7"]);
-    let srv = kernel_rpc_server(&right);
-    let cli = tun_rpc_client(&left);
-    let c = finish_json(cli, "rpc", Duration::from_secs(120));
-    std::thread::sleep(Duration::from_millis(300));
-    let s = stop_json(srv, "rpc-server");
-    let e = stop_json(emu, "emulate");
+    let (c, s, e) =
+        rpc_through_emulator(&["--loss", "5%", "--seed", "7"], Duration::from_secs(120));
     let (issued, completed, failed) = (u(&c, "issued"), u(&c, "completed"), u(&c, "failed"));
     println!(
         "issued {issued}, completed {completed}, failed {failed}, retransmissions {}, timeouts {}, duplicates {}, srtt {} ms, p99 {} ms",
