@@ -17,8 +17,13 @@ use std::time::Duration;
 /// the machine's two cores with each other (the test harness runs tests in parallel).
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+/// Whether `test` can run (it prints why not otherwise: SKIP); when it can, the guard
+/// that it runs alone in this file.
+fn start(test: &str, tools: &[&str]) -> Option<std::sync::MutexGuard<'static, ()>> {
+    if !can_run(test, tools) {
+        return None;
+    }
+    Some(ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
 fn u(v: &Value, k: &str) -> u64 {
@@ -93,13 +98,12 @@ fn rpc_through_emulator(more: &[&str], within: Duration) -> (Value, Value, Value
 /// 1 ms ticks, RFC 6298's G). Nothing is lost, so every transmission reached the server.
 #[test]
 fn rpc_on_tun_against_linux_udp_measures_the_emulated_rtt() {
-    if !can_run(
+    let Some(_one) = start(
         "rpc_on_tun_against_linux_udp_measures_the_emulated_rtt",
         &[],
-    ) {
+    ) else {
         return;
-    }
-    let _one = serial();
+    };
     let (c, s, e) = rpc_through_emulator(&[], Duration::from_secs(60));
     assert_eq!(c["socket"], "tun");
     assert_eq!(u(&c, "issued"), 200);
@@ -130,13 +134,12 @@ fn rpc_on_tun_against_linux_udp_measures_the_emulated_rtt() {
 /// the server received and what the emulator dropped add up to what the client sent.
 #[test]
 fn rpc_retransmits_through_loss_and_accounts_for_every_request() {
-    if !can_run(
+    let Some(_one) = start(
         "rpc_retransmits_through_loss_and_accounts_for_every_request",
         &[],
-    ) {
+    ) else {
         return;
-    }
-    let _one = serial();
+    };
     let (c, s, e) =
         rpc_through_emulator(&["--loss", "5%", "--seed", "7"], Duration::from_secs(120));
     let (issued, completed, failed) = (u(&c, "issued"), u(&c, "completed"), u(&c, "failed"));
@@ -180,10 +183,9 @@ fn rpc_retransmits_through_loss_and_accounts_for_every_request() {
 /// one namespace: every request is answered.
 #[test]
 fn linux_udp_client_against_our_server_on_tun() {
-    if !can_run("linux_udp_client_against_our_server_on_tun", &[]) {
+    let Some(_one) = start("linux_udp_client_against_our_server_on_tun", &[]) else {
         return;
-    }
-    let _one = serial();
+    };
     let ns = Ns::new("ackD");
     let mut srv = ns.spawn_ackclock(&["rpc-server", "--listen", "198.18.0.2:2049", "--json"]);
     srv.ready("answering");
@@ -273,10 +275,9 @@ fn kernel_stream_receiver(right: &str, interval: &str) -> Proc {
 /// queue overflows, and the receiver measures a loss event rate above zero.
 #[test]
 fn tfrc_stream_converges_to_the_emulated_bottleneck() {
-    if !can_run("tfrc_stream_converges_to_the_emulated_bottleneck", &[]) {
+    let Some(_one) = start("tfrc_stream_converges_to_the_emulated_bottleneck", &[]) else {
         return;
-    }
-    let _one = serial();
+    };
     let (emu, _names, left, right) = emulate("ackD", TFRC_PATH);
     let rcv = kernel_stream_receiver(&right, "0.5");
     let snd = spawn_in(
@@ -348,13 +349,12 @@ fn tfrc_stream_converges_to_the_emulated_bottleneck() {
 /// short run on a busy machine, and the ratio measured is printed.
 #[test]
 fn tfrc_beside_linux_tcp_gets_a_tcp_friendly_share() {
-    if !can_run(
+    let Some(_one) = start(
         "tfrc_beside_linux_tcp_gets_a_tcp_friendly_share",
         &["iperf3"],
-    ) {
+    ) else {
         return;
-    }
-    let _one = serial();
+    };
     let (emu, _names, left, right) = emulate("ackD", TFRC_PATH);
     let srv = spawn_in(&right, "iperf3", &["-s", "-1", "-p", "5201"]);
     let rcv = kernel_stream_receiver(&right, "1");
@@ -432,13 +432,12 @@ fn tfrc_beside_linux_tcp_gets_a_tcp_friendly_share() {
 /// TCP's) and on a kernel socket (at most RECV_BUDGET reads a turn).
 #[test]
 fn sigterm_stops_datagram_servers_under_a_udp_flood() {
-    if !can_run(
+    let Some(_one) = start(
         "sigterm_stops_datagram_servers_under_a_udp_flood",
         &["python3"],
-    ) {
+    ) else {
         return;
-    }
-    let _one = serial();
+    };
     let ns = Ns::new("ackDf");
     let mut tun = ns.spawn_ackclock(&["rpc-server", "--listen", "198.18.0.2:2049", "--json"]);
     tun.ready("answering");
