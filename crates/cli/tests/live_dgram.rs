@@ -269,6 +269,15 @@ fn kernel_stream_receiver(right: &str, interval: &str) -> Proc {
     p
 }
 
+/// ackclock's stream sender on a TUN device in the left namespace, to the receiver on the
+/// right, with the flags `flags` and --json.
+fn tun_stream_sender(left: &str, flags: &[&str]) -> Proc {
+    let mut args = vec!["dgram-stream", "--connect", "198.18.2.1:5004"];
+    args.extend_from_slice(flags);
+    args.push("--json");
+    spawn_in(left, bin(), &args)
+}
+
 /// A TFRC stream (RFC 5348) from ackclock's UDP to a receiver on Linux's UDP, alone through
 /// a 10 Mbit/s bottleneck (10 ms each way, a drop-tail queue of 25 packets, one
 /// bandwidth-delay product): after its start it sends at about the bottleneck's rate, the
@@ -280,21 +289,9 @@ fn tfrc_stream_converges_to_the_emulated_bottleneck() {
     };
     let (emu, _names, left, right) = emulate("ackD", TFRC_PATH);
     let rcv = kernel_stream_receiver(&right, "0.5");
-    let snd = spawn_in(
+    let snd = tun_stream_sender(
         &left,
-        bin(),
-        &[
-            "dgram-stream",
-            "--connect",
-            "198.18.2.1:5004",
-            "--rate-control",
-            "tfrc",
-            "--time",
-            "6s",
-            "-i",
-            "0.5",
-            "--json",
-        ],
+        &["--rate-control", "tfrc", "--time", "6s", "-i", "0.5"],
     );
     let s = finish_json(snd, "sender", Duration::from_secs(60));
     let r = finish_json(rcv, "receiver", Duration::from_secs(20));
@@ -359,20 +356,7 @@ fn tfrc_beside_linux_tcp_gets_a_tcp_friendly_share() {
     let srv = spawn_in(&right, "iperf3", &["-s", "-1", "-p", "5201"]);
     let rcv = kernel_stream_receiver(&right, "1");
     std::thread::sleep(Duration::from_millis(300));
-    let snd = spawn_in(
-        &left,
-        bin(),
-        &[
-            "dgram-stream",
-            "--connect",
-            "198.18.2.1:5004",
-            "--time",
-            "9s",
-            "-i",
-            "1",
-            "--json",
-        ],
-    );
+    let snd = tun_stream_sender(&left, &["--time", "9s", "-i", "1"]);
     // TCP starts a second later (the stream has left its slow start) and runs 7 s.
     std::thread::sleep(Duration::from_secs(1));
     let tcp = spawn_in(
