@@ -17,48 +17,13 @@ use std::time::Duration;
 /// the machine's two cores with each other (the test harness runs tests in parallel).
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Starts `ackclock emulate` with `args` between two fresh namespaces.
-fn emulate(args: &[&str]) -> (Proc, NsNames, String, String) {
-    let left = unique("ackDL");
-    let right = unique("ackDR");
-    let names = NsNames(vec![left.clone(), right.clone()]);
-    let mut c = std::process::Command::new(bin());
-    c.args(["emulate", "--left", &left, "--right", &right, "--json"]);
-    c.args(args);
-    let mut p = Proc::spawn(c);
-    assert!(
-        p.wait_line("ready", Duration::from_secs(15)).is_some(),
-        "emulate did not start: {:?}",
-        p.out
-    );
-    (p, names, left, right)
-}
-
-/// The last line of a command's stdout, as JSON.
-fn last_json(out: &str) -> Value {
-    let line = out.lines().last().unwrap_or("");
-    serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: not JSON: {line}\n{out}"))
-}
-
-/// Stops a process that runs until a signal (SIGTERM), and returns its JSON document.
-fn stop_json(p: Proc, what: &str) -> Value {
-    p.signal(libc::SIGTERM);
-    let (code, out, err) = p.finish(Duration::from_secs(15));
-    assert_eq!(code, Some(0), "{what}: exit {code:?}\n{out}\n{err}");
-    println!("{what}:\n{out}");
-    last_json(&out)
-}
-
-/// Runs a process to its end (bounded) and returns its JSON document.
-fn finish_json(p: Proc, what: &str, within: Duration) -> Value {
-    let (code, out, err) = p.finish(within);
-    assert_eq!(code, Some(0), "{what}: exit {code:?}\n{out}\n{err}");
-    println!("{what}:\n{out}");
-    last_json(&out)
+/// Whether `test` can run (it prints why not otherwise: SKIP); when it can, the guard
+/// that it runs alone in this file.
+fn start(test: &str, tools: &[&str]) -> Option<std::sync::MutexGuard<'static, ()>> {
+    if !can_run(test, tools) {
+        return None;
+    }
+    Some(ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
 fn u(v: &Value, k: &str) -> u64 {
@@ -84,35 +49,26 @@ fn kernel_rpc_server(right: &str) -> Proc {
             "--json",
         ],
     );
-    assert!(
-        p.wait_line("answering", Duration::from_secs(10)).is_some(),
-        "rpc-server did not start: {:?}",
-        p.out
-    );
+    p.ready("answering");
     p
 }
 
-/// ackclock's RPC client on a TUN device (left) against our server on Linux's UDP (right),
-/// through 10 Mbit/s and 20 ms each way: every request completes, and the adaptive timer's
-/// smoothed RTT is the emulated one (40 ms plus serialization; the estimator counts whole
-/// 1 ms ticks, RFC 6298's G). Nothing is lost, so every transmission reached the server.
-#[test]
-fn rpc_on_tun_against_linux_udp_measures_the_emulated_rtt() {
-    if !can_run(
-        "rpc_on_tun_against_linux_udp_measures_the_emulated_rtt",
-        &[],
-    ) {
-        return;
-    }
-    let _one = serial();
-    let (emu, _names, left, right) = emulate(&[
+/// The RPC tests: ackclock's RPC client on a TUN device in the left namespace (200
+/// requests, the adaptive timer) against our server on Linux's UDP in the right one,
+/// through `ackclock emulate` at 10 Mbit/s, 20 ms each way, a drop-tail queue of 100
+/// packets and `more`. Returns the JSON documents of the client (which must finish within
+/// `within`), the server and the emulator.
+fn rpc_through_emulator(more: &[&str], within: Duration) -> (Value, Value, Value) {
+    let mut args = vec![
         "--rate",
         "10mbit",
         "--delay",
         "20ms",
         "--queue",
         "droptail:100",
-    ]);
+    ];
+    args.extend_from_slice(more);
+    let (emu, _names, left, right) = emulate("ackD", &args);
     let srv = kernel_rpc_server(&right);
     let cli = spawn_in(
         &left,
@@ -128,11 +84,27 @@ fn rpc_on_tun_against_linux_udp_measures_the_emulated_rtt() {
             "--json",
         ],
     );
-    let c = finish_json(cli, "rpc", Duration::from_secs(60));
+    let c = finish_json(cli, "rpc", within);
     // Transmissions still in flight when the client finished reach the server first.
     std::thread::sleep(Duration::from_millis(300));
     let s = stop_json(srv, "rpc-server");
     let e = stop_json(emu, "emulate");
+    (c, s, e)
+}
+
+/// ackclock's RPC client on a TUN device (left) against our server on Linux's UDP (right),
+/// through 10 Mbit/s and 20 ms each way: every request completes, and the adaptive timer's
+/// smoothed RTT is the emulated one (40 ms plus serialization; the estimator counts whole
+/// 1 ms ticks, RFC 6298's G). Nothing is lost, so every transmission reached the server.
+#[test]
+fn rpc_on_tun_against_linux_udp_measures_the_emulated_rtt() {
+    let Some(_one) = start(
+        "rpc_on_tun_against_linux_udp_measures_the_emulated_rtt",
+        &[],
+    ) else {
+        return;
+    };
+    let (c, s, e) = rpc_through_emulator(&[], Duration::from_secs(60));
     assert_eq!(c["socket"], "tun");
     assert_eq!(u(&c, "issued"), 200);
     assert_eq!(u(&c, "completed"), 200, "{c}");
@@ -162,44 +134,14 @@ fn rpc_on_tun_against_linux_udp_measures_the_emulated_rtt() {
 /// the server received and what the emulator dropped add up to what the client sent.
 #[test]
 fn rpc_retransmits_through_loss_and_accounts_for_every_request() {
-    if !can_run(
+    let Some(_one) = start(
         "rpc_retransmits_through_loss_and_accounts_for_every_request",
         &[],
-    ) {
+    ) else {
         return;
-    }
-    let _one = serial();
-    let (emu, _names, left, right) = emulate(&[
-        "--rate",
-        "10mbit",
-        "--delay",
-        "20ms",
-        "--loss",
-        "5%",
-        "--queue",
-        "droptail:100",
-        "--seed",
-        "7",
-    ]);
-    let srv = kernel_rpc_server(&right);
-    let cli = spawn_in(
-        &left,
-        bin(),
-        &[
-            "rpc",
-            "--connect",
-            "198.18.2.1:2049",
-            "--timer",
-            "adaptive",
-            "--requests",
-            "200",
-            "--json",
-        ],
-    );
-    let c = finish_json(cli, "rpc", Duration::from_secs(120));
-    std::thread::sleep(Duration::from_millis(300));
-    let s = stop_json(srv, "rpc-server");
-    let e = stop_json(emu, "emulate");
+    };
+    let (c, s, e) =
+        rpc_through_emulator(&["--loss", "5%", "--seed", "7"], Duration::from_secs(120));
     let (issued, completed, failed) = (u(&c, "issued"), u(&c, "completed"), u(&c, "failed"));
     println!(
         "issued {issued}, completed {completed}, failed {failed}, retransmissions {}, timeouts {}, duplicates {}, srtt {} ms, p99 {} ms",
@@ -241,18 +183,12 @@ fn rpc_retransmits_through_loss_and_accounts_for_every_request() {
 /// one namespace: every request is answered.
 #[test]
 fn linux_udp_client_against_our_server_on_tun() {
-    if !can_run("linux_udp_client_against_our_server_on_tun", &[]) {
+    let Some(_one) = start("linux_udp_client_against_our_server_on_tun", &[]) else {
         return;
-    }
-    let _one = serial();
+    };
     let ns = Ns::new("ackD");
     let mut srv = ns.spawn_ackclock(&["rpc-server", "--listen", "198.18.0.2:2049", "--json"]);
-    assert!(
-        srv.wait_line("answering", Duration::from_secs(10))
-            .is_some(),
-        "{:?}",
-        srv.out
-    );
+    srv.ready("answering");
     let mut c = ns.cmd(bin());
     c.args([
         "rpc",
@@ -300,26 +236,22 @@ fn rate_between(intervals: &Value, from: f64, to: f64) -> f64 {
     bits / secs
 }
 
-/// A TFRC stream (RFC 5348) from ackclock's UDP to a receiver on Linux's UDP, alone through
-/// a 10 Mbit/s bottleneck (10 ms each way, a drop-tail queue of 25 packets, one
-/// bandwidth-delay product): after its start it sends at about the bottleneck's rate, the
-/// queue overflows, and the receiver measures a loss event rate above zero.
-#[test]
-fn tfrc_stream_converges_to_the_emulated_bottleneck() {
-    if !can_run("tfrc_stream_converges_to_the_emulated_bottleneck", &[]) {
-        return;
-    }
-    let _one = serial();
-    let (emu, _names, left, right) = emulate(&[
-        "--rate",
-        "10mbit",
-        "--delay",
-        "10ms",
-        "--queue",
-        "droptail:25",
-    ]);
-    let mut rcv = spawn_in(
-        &right,
+/// The TFRC tests' emulated path: 10 Mbit/s, 10 ms each way, a drop-tail queue of 25
+/// packets (one bandwidth-delay product).
+const TFRC_PATH: &[&str] = &[
+    "--rate",
+    "10mbit",
+    "--delay",
+    "10ms",
+    "--queue",
+    "droptail:25",
+];
+
+/// Our stream receiver on Linux's UDP in the right namespace, port 5004, reporting every
+/// `interval` seconds; it stops 1 s after the data stops.
+fn kernel_stream_receiver(right: &str, interval: &str) -> Proc {
+    let mut p = spawn_in(
+        right,
         bin(),
         &[
             "dgram-stream",
@@ -329,28 +261,37 @@ fn tfrc_stream_converges_to_the_emulated_bottleneck() {
             "--idle-timeout",
             "1s",
             "-i",
-            "0.5",
+            interval,
             "--json",
         ],
     );
-    assert!(rcv
-        .wait_line("receiver on", Duration::from_secs(10))
-        .is_some());
-    let snd = spawn_in(
+    p.ready("receiver on");
+    p
+}
+
+/// ackclock's stream sender on a TUN device in the left namespace, to the receiver on the
+/// right, with the flags `flags` and --json.
+fn tun_stream_sender(left: &str, flags: &[&str]) -> Proc {
+    let mut args = vec!["dgram-stream", "--connect", "198.18.2.1:5004"];
+    args.extend_from_slice(flags);
+    args.push("--json");
+    spawn_in(left, bin(), &args)
+}
+
+/// A TFRC stream (RFC 5348) from ackclock's UDP to a receiver on Linux's UDP, alone through
+/// a 10 Mbit/s bottleneck (10 ms each way, a drop-tail queue of 25 packets, one
+/// bandwidth-delay product): after its start it sends at about the bottleneck's rate, the
+/// queue overflows, and the receiver measures a loss event rate above zero.
+#[test]
+fn tfrc_stream_converges_to_the_emulated_bottleneck() {
+    let Some(_one) = start("tfrc_stream_converges_to_the_emulated_bottleneck", &[]) else {
+        return;
+    };
+    let (emu, _names, left, right) = emulate("ackD", TFRC_PATH);
+    let rcv = kernel_stream_receiver(&right, "0.5");
+    let snd = tun_stream_sender(
         &left,
-        bin(),
-        &[
-            "dgram-stream",
-            "--connect",
-            "198.18.2.1:5004",
-            "--rate-control",
-            "tfrc",
-            "--time",
-            "6s",
-            "-i",
-            "0.5",
-            "--json",
-        ],
+        &["--rate-control", "tfrc", "--time", "6s", "-i", "0.5"],
     );
     let s = finish_json(snd, "sender", Duration::from_secs(60));
     let r = finish_json(rcv, "receiver", Duration::from_secs(20));
@@ -405,55 +346,17 @@ fn tfrc_stream_converges_to_the_emulated_bottleneck() {
 /// short run on a busy machine, and the ratio measured is printed.
 #[test]
 fn tfrc_beside_linux_tcp_gets_a_tcp_friendly_share() {
-    if !can_run(
+    let Some(_one) = start(
         "tfrc_beside_linux_tcp_gets_a_tcp_friendly_share",
         &["iperf3"],
-    ) {
+    ) else {
         return;
-    }
-    let _one = serial();
-    let (emu, _names, left, right) = emulate(&[
-        "--rate",
-        "10mbit",
-        "--delay",
-        "10ms",
-        "--queue",
-        "droptail:25",
-    ]);
+    };
+    let (emu, _names, left, right) = emulate("ackD", TFRC_PATH);
     let srv = spawn_in(&right, "iperf3", &["-s", "-1", "-p", "5201"]);
-    let mut rcv = spawn_in(
-        &right,
-        bin(),
-        &[
-            "dgram-stream",
-            "--kernel",
-            "--listen",
-            "0.0.0.0:5004",
-            "--idle-timeout",
-            "1s",
-            "-i",
-            "1",
-            "--json",
-        ],
-    );
-    assert!(rcv
-        .wait_line("receiver on", Duration::from_secs(10))
-        .is_some());
+    let rcv = kernel_stream_receiver(&right, "1");
     std::thread::sleep(Duration::from_millis(300));
-    let snd = spawn_in(
-        &left,
-        bin(),
-        &[
-            "dgram-stream",
-            "--connect",
-            "198.18.2.1:5004",
-            "--time",
-            "9s",
-            "-i",
-            "1",
-            "--json",
-        ],
-    );
+    let snd = tun_stream_sender(&left, &["--time", "9s", "-i", "1"]);
     // TCP starts a second later (the stream has left its slow start) and runs 7 s.
     std::thread::sleep(Duration::from_secs(1));
     let tcp = spawn_in(
@@ -513,18 +416,15 @@ fn tfrc_beside_linux_tcp_gets_a_tcp_friendly_share() {
 /// TCP's) and on a kernel socket (at most RECV_BUDGET reads a turn).
 #[test]
 fn sigterm_stops_datagram_servers_under_a_udp_flood() {
-    if !can_run(
+    let Some(_one) = start(
         "sigterm_stops_datagram_servers_under_a_udp_flood",
         &["python3"],
-    ) {
+    ) else {
         return;
-    }
-    let _one = serial();
+    };
     let ns = Ns::new("ackDf");
     let mut tun = ns.spawn_ackclock(&["rpc-server", "--listen", "198.18.0.2:2049", "--json"]);
-    assert!(tun
-        .wait_line("answering", Duration::from_secs(10))
-        .is_some());
+    tun.ready("answering");
     let mut kernel = ns.spawn_ackclock(&[
         "rpc-server",
         "--kernel",
@@ -532,9 +432,7 @@ fn sigterm_stops_datagram_servers_under_a_udp_flood() {
         "0.0.0.0:2050",
         "--json",
     ]);
-    assert!(kernel
-        .wait_line("answering", Duration::from_secs(10))
-        .is_some());
+    kernel.ready("answering");
     // Requests (kind 1, transmission 1, id 7, asking for 1024 bytes) as fast as Python
     // sends them, to both, for 4 s (bounded in time, and by the namespace's lifetime).
     let flood = ns.spawn_sh(

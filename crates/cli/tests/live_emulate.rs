@@ -10,32 +10,6 @@ mod live_common;
 use live_common::*;
 use std::time::{Duration, Instant};
 
-/// Starts `ackclock emulate` with `args` between two fresh namespaces.
-fn emulate(args: &[&str]) -> (Proc, NsNames, String, String) {
-    let left = unique("ackL");
-    let right = unique("ackR");
-    let names = NsNames(vec![left.clone(), right.clone()]);
-    let mut c = std::process::Command::new(bin());
-    c.args(["emulate", "--left", &left, "--right", &right, "--json"]);
-    c.args(args);
-    let mut p = Proc::spawn(c);
-    assert!(
-        p.wait_line("ready", Duration::from_secs(15)).is_some(),
-        "emulate did not start: {:?}",
-        p.out
-    );
-    (p, names, left, right)
-}
-
-/// Stops the emulator and returns its JSON statistics.
-fn stop(p: Proc) -> serde_json::Value {
-    p.signal(libc::SIGTERM);
-    let (code, out, err) = p.finish(Duration::from_secs(15));
-    assert_eq!(code, Some(0), "{out}\n{err}");
-    println!("{out}");
-    serde_json::from_str(out.lines().last().unwrap()).unwrap()
-}
-
 fn rx_bytes(ns: &str) -> u64 {
     sh_in(ns, "cat /sys/class/net/emu0/statistics/rx_bytes")
         .trim()
@@ -51,14 +25,17 @@ fn emulator_delay_and_rate_accuracy() {
     }
     for rate_mbit in [10u64, 100] {
         let rate = format!("{rate_mbit}mbit");
-        let (emu, _names, left, right) = emulate(&[
-            "--rate",
-            &rate,
-            "--delay",
-            "25ms",
-            "--queue",
-            "droptail:100",
-        ]);
+        let (emu, _names, left, right) = emulate(
+            "ack",
+            &[
+                "--rate",
+                &rate,
+                "--delay",
+                "25ms",
+                "--queue",
+                "droptail:100",
+            ],
+        );
         // Delay: ping at low load. One way = RTT / 2; expected = 25 ms plus the 84-byte
         // packet's serialization.
         let o = sh_in(&left, "ping -n -q -c 20 -i 0.05 198.18.2.1");
@@ -105,7 +82,7 @@ fn emulator_delay_and_rate_accuracy() {
         );
         let _ = cli.finish(Duration::from_secs(15));
         let _ = srv.finish(Duration::from_secs(5));
-        let j = stop(emu);
+        let j = stop_json(emu, "emulate");
         println!(
             "{rate}: lateness mean {} us, p99 {} us",
             j["left_to_right"]["lateness_mean_us"], j["left_to_right"]["lateness_p99_us"]
@@ -133,20 +110,23 @@ fn lossy_path_is_byte_exact_with_sack() {
     write_random_file(&a_in, size, 11);
     write_random_file(&b_in, size, 12);
     let emu_pcap = d.path("emu.pcap");
-    let (emu, _names, left, right) = emulate(&[
-        "--pcap",
-        emu_pcap.to_str().unwrap(),
-        "--rate",
-        "20mbit",
-        "--delay",
-        "25ms",
-        "--loss",
-        "1%",
-        "--queue",
-        "droptail:64",
-        "--seed",
-        "3",
-    ]);
+    let (emu, _names, left, right) = emulate(
+        "ack",
+        &[
+            "--pcap",
+            emu_pcap.to_str().unwrap(),
+            "--rate",
+            "20mbit",
+            "--delay",
+            "25ms",
+            "--loss",
+            "1%",
+            "--queue",
+            "droptail:64",
+            "--seed",
+            "3",
+        ],
+    );
     // Linux servers in the right namespace: one receives, one sends.
     let recv_srv = spawn_in(
         &right,
@@ -226,7 +206,7 @@ fn lossy_path_is_byte_exact_with_sack() {
     assert_eq!(c2, Some(0), "{o2}\n{e2}");
     let _ = recv_srv.finish(Duration::from_secs(10));
     let _ = send_srv.finish(Duration::from_secs(10));
-    let j = stop(emu);
+    let j = stop_json(emu, "emulate");
     same_file(&a_in, &a_out).unwrap();
     same_file(&b_in, &b_out).unwrap();
     assert!(sack_seen.is_some(), "ss -ti never showed sack in use");
@@ -280,14 +260,17 @@ fn ecn_with_linux_both_ways_through_a_marking_emulator() {
     write_random_file(&b_in, size, 22);
     // 20 Mbit/s, 10 ms each way: a 25-packet pipe; CE from 8 queued packets, drops only
     // beyond 200.
-    let (emu, _names, left, right) = emulate(&[
-        "--rate",
-        "20mbit",
-        "--delay",
-        "10ms",
-        "--queue",
-        "droptail:limit_pkts=200,mark_threshold_pkts=8",
-    ]);
+    let (emu, _names, left, right) = emulate(
+        "ack",
+        &[
+            "--rate",
+            "20mbit",
+            "--delay",
+            "10ms",
+            "--queue",
+            "droptail:limit_pkts=200,mark_threshold_pkts=8",
+        ],
+    );
     // tcp_ecn is per network namespace: 1 asks for ECN on Linux's active opens and agrees
     // on passive ones.
     sh_in(&right, "sysctl -qw net.ipv4.tcp_ecn=1");
@@ -358,16 +341,14 @@ fn ecn_with_linux_both_ways_through_a_marking_emulator() {
     assert_eq!(c2, Some(0), "{o2}\n{e2}");
     let _ = recv_srv.finish(Duration::from_secs(10));
     let _ = send_srv.finish(Duration::from_secs(10));
-    let j = stop(emu);
+    let j = stop_json(emu, "emulate");
     same_file(&a_in, &a_out).unwrap();
     same_file(&b_in, &b_out).unwrap();
     let marks = j["left_to_right"]["queue_marks"].as_u64().unwrap()
         + j["right_to_left"]["queue_marks"].as_u64().unwrap();
     println!("emulator: {j}");
     assert!(marks > 0, "the emulator marked nothing: {j}");
-    let json =
-        |o: &str| -> serde_json::Value { serde_json::from_str(o.lines().last().unwrap()).unwrap() };
-    let (js, jr) = (json(&o1), json(&o2));
+    let (js, jr) = (last_json(&o1), last_json(&o2));
     // Our sender: Linux echoed the marks, we reduced and said CWR.
     assert_eq!(js["ecn"], true, "{o1}");
     assert!(js["ece_in"].as_u64().unwrap() > 0, "{o1}");

@@ -81,9 +81,7 @@ fn linux_client_sends_to_ackclock_byte_exact() {
         "--rcvbuf",
         "1M",
     ]);
-    assert!(ack
-        .wait_line("listening", Duration::from_secs(10))
-        .is_some());
+    ack.ready("listening");
     let cli = ns.spawn_sh(&format!(
         "socat -u OPEN:{} TCP:198.18.0.2:5001",
         src.display()
@@ -126,9 +124,7 @@ fn ackclock_server_sends_to_linux_client_byte_exact() {
         "--sndbuf",
         "512K",
     ]);
-    assert!(ack
-        .wait_line("listening", Duration::from_secs(10))
-        .is_some());
+    ack.ready("listening");
     let cli = ns.spawn_sh(&format!(
         "socat -u TCP:198.18.0.2:5001 CREATE:{}",
         dst.display()
@@ -200,9 +196,7 @@ fn handshake_options_and_graceful_close() {
             "--pcap",
             pcap.to_str().unwrap(),
         ]);
-        assert!(ack
-            .wait_line("listening", Duration::from_secs(10))
-            .is_some());
+        ack.ready("listening");
         let cli = ns.spawn_sh("head -c 200000 /dev/zero | socat -u STDIN TCP:198.18.0.2:5001");
         let (ccode, _, cerr) = cli.finish(Duration::from_secs(30));
         assert_eq!(ccode, Some(0), "{cerr}");
@@ -287,9 +281,7 @@ fn resets_and_refusals() {
     // Linux connects to a port where ackclock listens on nothing: our RST refuses it.
     let ns = Ns::new("ackrst");
     let mut ack = ns.spawn_ackclock(&["discard"]);
-    assert!(ack
-        .wait_line("listening", Duration::from_secs(10))
-        .is_some());
+    ack.ready("listening");
     let o = ns.sh("nc -z -w 2 198.18.0.2 5999; echo exit=$?");
     assert!(o.contains("exit=1"), "nc should be refused: {o}");
     ack.signal(libc::SIGTERM);
@@ -304,9 +296,7 @@ fn resets_and_refusals() {
     // Linux aborts (SO_LINGER 0): ackclock sees "connection reset by peer".
     let ns = Ns::new("ackrst");
     let mut ack = ns.spawn_ackclock(&["stream", "--listen", "198.18.0.2:5001"]);
-    assert!(ack
-        .wait_line("listening", Duration::from_secs(10))
-        .is_some());
+    ack.ready("listening");
     let cli = ns.spawn_sh("socat -u OPEN:/dev/zero TCP:198.18.0.2:5001,linger=0");
     std::thread::sleep(Duration::from_millis(500));
     cli.signal(libc::SIGKILL);
@@ -331,9 +321,7 @@ fn resets_and_refusals() {
         "--pcap",
         pcap.to_str().unwrap(),
     ]);
-    assert!(ack
-        .wait_line("TCP_STREAM", Duration::from_secs(10))
-        .is_some());
+    ack.ready("TCP_STREAM");
     std::thread::sleep(Duration::from_millis(700));
     ack.signal(libc::SIGTERM);
     let (code, out, err) = ack.finish(Duration::from_secs(10));
@@ -419,9 +407,7 @@ fn zero_window_from_a_slow_ackclock_reader() {
         pcap.to_str().unwrap(),
         "--json",
     ]);
-    assert!(ack
-        .wait_line("listening", Duration::from_secs(10))
-        .is_some());
+    ack.ready("listening");
     let cli = ns.spawn_sh(&format!(
         "socat -u OPEN:{} TCP:198.18.0.2:5001",
         src.display()
@@ -601,9 +587,7 @@ fn parallel_listener_receives_from_four_linux_senders() {
         "0.5",
         "--json",
     ]);
-    assert!(ack
-        .wait_line("listening", Duration::from_secs(10))
-        .is_some());
+    ack.ready("listening");
     let senders: Vec<Proc> = (0..4)
         .map(|k| {
             ns.spawn_sh(&format!(
@@ -676,9 +660,7 @@ fn classic_services_talk_to_nc_and_socat() {
     }
     let ns = Ns::new("acksvc");
     let mut echo = ns.spawn_ackclock(&["echo", "--count", "2"]);
-    assert!(echo
-        .wait_line("listening", Duration::from_secs(10))
-        .is_some());
+    echo.ready("listening");
     let o = ns.sh("printf 'one\\ntwo\\n' | nc -N -w 5 198.18.0.2 7");
     assert_eq!(o, "one\ntwo\n");
     // A larger echo through socat, byte-exact.
@@ -691,9 +673,7 @@ fn classic_services_talk_to_nc_and_socat() {
 
     let ns = Ns::new("acksvc");
     let mut srv = ns.spawn_ackclock(&["chargen", "--bytes", "7400"]);
-    assert!(srv
-        .wait_line("listening", Duration::from_secs(10))
-        .is_some());
+    srv.ready("listening");
     let o = ns.sh("nc -d -w 5 198.18.0.2 19");
     assert_eq!(o.len(), 7400);
     assert_eq!(o.lines().count(), 100);
@@ -705,9 +685,7 @@ fn classic_services_talk_to_nc_and_socat() {
 
     let ns = Ns::new("acksvc");
     let mut srv = ns.spawn_ackclock(&["discard", "--listen", "198.18.0.2:9999", "--count", "1"]);
-    assert!(srv
-        .wait_line("listening", Duration::from_secs(10))
-        .is_some());
+    srv.ready("listening");
     ns.sh("head -c 5000000 /dev/zero | nc -N -w 5 198.18.0.2 9999");
     let (code, out, err) = srv.finish(Duration::from_secs(10));
     ok(code, &out, &err);
@@ -759,9 +737,7 @@ fn echo_with_a_one_byte_receive_buffer_sends_a_bounded_number_of_packets() {
         "--pcap",
         pcap.to_str().unwrap(),
     ]);
-    assert!(echo
-        .wait_line("listening", Duration::from_secs(10))
-        .is_some());
+    echo.ready("listening");
     let o = ns.sh("printf 'hello' | nc -N -w 20 198.18.0.2 7");
     assert_eq!(o, "hello");
     let (code, out, err) = echo.finish(Duration::from_secs(20));
@@ -787,9 +763,7 @@ fn sigterm_stops_a_server_under_syn_and_garbage_floods_and_new_connections_keep_
     let pcap = d.path("flood.pcap");
     let ns = Ns::new("ackflood");
     let mut srv = ns.spawn_ackclock(&["discard", "--pcap", pcap.to_str().unwrap()]);
-    assert!(srv
-        .wait_line("listening", Duration::from_secs(10))
-        .is_some());
+    srv.ready("listening");
     // 100,000 SYNs from random sources in 198.19.0.0/16 through a raw socket, in the
     // background (bounded in count, and by the namespace's lifetime).
     let flood = ns.spawn_sh(

@@ -14,10 +14,11 @@ use crate::host::{App, Control};
 use ackclock_dgram::rate::Controller;
 use ackclock_dgram::rpc::{RpcClient, RpcClientConfig, RpcServer, IP_UDP_HEADERS};
 use ackclock_dgram::stream::{StreamReceiver, StreamSender, StreamSenderConfig};
-use ackclock_dgram::{DatagramSocket, DgramError, SocketId, StackSocket, UdpStack};
+use ackclock_dgram::{DatagramSocket, DgramError, SocketId, StackSocket, UdpConfig, UdpStack};
 use ackclock_tcp::Endpoint;
 use ackclock_wire::{Duration, Instant};
-use std::net::SocketAddrV4;
+use std::collections::VecDeque;
+use std::net::{Ipv4Addr, SocketAddrV4};
 
 /// A datagram application on one socket, sans-IO: the loop that drives it reads the clock
 /// and owns the socket.
@@ -103,140 +104,195 @@ fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
     }
 }
 
+/// A [`DatagramApp`] as a command runs it: the application (`P`) starts at the first turn,
+/// stops at its time limit (`--time` after the first turn) or when it has finished, and a
+/// signal ends it at once; a stream also reports its intervals (`-i`). The four commands'
+/// applications are this wrapper around their [`CommandPart`]: [`RpcClientApp`],
+/// [`RpcServerApp`], [`StreamSenderApp`] and [`StreamReceiverApp`].
+pub struct CommandApp<P> {
+    part: P,
+    time: Option<Duration>,
+    started: Option<Instant>,
+    ended: Option<Instant>,
+    reports: Reports,
+    /// A signal stopped it (an RPC client's requests still outstanding were abandoned).
+    pub interrupted: bool,
+}
+
+/// What one turn of a [`CommandPart`] came to.
+pub enum Step {
+    /// Going on: run again at this time (arrivals wake it anyway).
+    Wake(Option<Instant>),
+    /// Finished: its requests, its data or its time are done.
+    Finished,
+}
+
+/// The application inside a [`CommandApp`].
+pub trait CommandPart {
+    /// One turn at `now`; the first one starts the application. `stop` is the end of the
+    /// command's time (None: no time limit); the wrapper wakes the part there.
+    fn turn(&mut self, now: Instant, stop: Option<Instant>, sock: &mut dyn DatagramSocket) -> Step;
+    /// Where the interval reports start, given the first turn `t0` (None: not yet, or
+    /// the application has none).
+    fn reports_from(&self, _t0: Instant) -> Option<Instant> {
+        None
+    }
+    /// The cumulative counts the interval reports are taken from.
+    fn counts(&self) -> Counts {
+        Counts::default()
+    }
+}
+
+impl<P> CommandApp<P> {
+    fn wrap(part: P, time: Option<Duration>, reports: Reports) -> Self {
+        CommandApp {
+            part,
+            time,
+            started: None,
+            ended: None,
+            reports,
+            interrupted: false,
+        }
+    }
+    /// From the first turn to the end (or to `now` while running).
+    pub fn elapsed(&self, now: Instant) -> Duration {
+        match self.started {
+            Some(t) => self.ended.unwrap_or(now).saturating_since(t),
+            None => Duration::ZERO,
+        }
+    }
+    /// The interval reports kept.
+    pub fn intervals(&self) -> &[DgramInterval] {
+        &self.reports.kept
+    }
+    /// Called with each interval report.
+    pub fn on_interval(&mut self, f: OnDgramInterval) {
+        self.reports.on_interval = Some(f);
+    }
+}
+
+impl<P: CommandPart> CommandApp<P> {
+    /// The end: the last interval report.
+    fn end(&mut self, now: Instant) {
+        self.ended = Some(now);
+        let c = self.part.counts();
+        self.reports.tick(now, c, true);
+    }
+}
+
+impl<P: CommandPart> DatagramApp for CommandApp<P> {
+    fn poll(&mut self, now: Instant, sock: &mut dyn DatagramSocket) -> Option<Instant> {
+        if self.done() {
+            return None;
+        }
+        let t0 = *self.started.get_or_insert(now);
+        let stop = self.time.map(|d| t0 + d);
+        let step = self.part.turn(now, stop, sock);
+        if let Some(t) = self.part.reports_from(t0) {
+            self.reports.start(t);
+        }
+        match step {
+            Step::Finished => {
+                self.end(now);
+                None
+            }
+            Step::Wake(wake) => {
+                let c = self.part.counts();
+                self.reports.tick(now, c, false);
+                // A part notices that its time is up only when it runs (an RPC client, and
+                // so that it is finished when nothing is outstanding; a sender between two
+                // packets): a wake-up at the stop, which it does not ask for itself.
+                let stop = stop.filter(|s| *s > now);
+                earliest(earliest(wake, stop), self.reports.next_boundary())
+            }
+        }
+    }
+    fn done(&self) -> bool {
+        self.ended.is_some()
+    }
+    fn shutdown(&mut self, now: Instant) {
+        if self.ended.is_none() {
+            self.interrupted = true;
+            self.end(now);
+        }
+    }
+}
+
 /// An RPC (NFS-like) or query (DNS-like) client for a command: it starts at its first
 /// turn, issues requests until its request count or its time is up, and is done when the
 /// last outstanding request has completed or been given up.
-pub struct RpcClientApp {
+pub type RpcClientApp = CommandApp<RpcClientPart>;
+
+/// The client inside an [`RpcClientApp`].
+pub struct RpcClientPart {
     cfg: RpcClientConfig,
-    time: Option<Duration>,
     client: Option<RpcClient>,
-    started: Option<Instant>,
-    ended: Option<Instant>,
-    /// A signal stopped it; requests still outstanding were abandoned.
-    pub interrupted: bool,
 }
 
 impl RpcClientApp {
     /// `cfg`'s `start` and `stop` are replaced: the client starts at its first turn and
     /// stops issuing `time` later (None: after `cfg.requests`).
     pub fn new(cfg: RpcClientConfig, time: Option<Duration>) -> Self {
-        RpcClientApp {
-            cfg,
-            time,
-            client: None,
-            started: None,
-            ended: None,
-            interrupted: false,
-        }
+        let part = RpcClientPart { cfg, client: None };
+        CommandApp::wrap(part, time, Reports::new(None, false))
     }
     /// The client, once started.
     pub fn client(&self) -> Option<&RpcClient> {
-        self.client.as_ref()
+        self.part.client.as_ref()
     }
     pub fn config(&self) -> &RpcClientConfig {
-        &self.cfg
-    }
-    /// From the first request to the end (or to `now` while running).
-    pub fn elapsed(&self, now: Instant) -> Duration {
-        match self.started {
-            Some(t) => self.ended.unwrap_or(now).saturating_since(t),
-            None => Duration::ZERO,
-        }
+        &self.part.cfg
     }
     /// Requests issued and neither completed nor given up.
     pub fn outstanding(&self) -> u64 {
-        self.client.as_ref().map_or(0, |c| {
+        self.part.client.as_ref().map_or(0, |c| {
             let s = c.stats();
             s.issued - s.completed - s.failed
         })
     }
 }
 
-impl DatagramApp for RpcClientApp {
-    fn poll(&mut self, now: Instant, sock: &mut dyn DatagramSocket) -> Option<Instant> {
-        if self.done() {
-            return None;
-        }
-        let time = self.time;
+impl CommandPart for RpcClientPart {
+    fn turn(&mut self, now: Instant, stop: Option<Instant>, sock: &mut dyn DatagramSocket) -> Step {
         let cfg = &self.cfg;
         let client = self.client.get_or_insert_with(|| {
             RpcClient::new(RpcClientConfig {
                 start: now,
-                stop: time.map(|d| now + d),
+                stop,
                 ..cfg.clone()
             })
         });
-        let t0 = *self.started.get_or_insert(now);
         let wake = client.poll(now, sock);
         if client.finished_at().is_some() {
-            self.ended = Some(now);
-            return None;
+            return Step::Finished;
         }
-        // The client notices that its time is up (and so that it is finished, when nothing
-        // is outstanding) only when it runs: a wake-up at the stop, which it does not ask
-        // for itself.
-        let stop = self.time.map(|d| t0 + d).filter(|s| *s > now);
-        earliest(wake, stop)
-    }
-    fn done(&self) -> bool {
-        self.ended.is_some()
-    }
-    fn shutdown(&mut self, now: Instant) {
-        if self.ended.is_none() {
-            self.ended = Some(now);
-            self.interrupted = true;
-        }
+        Step::Wake(wake)
     }
 }
 
 /// The RPC server for a command: answers until its time is up or a signal.
-pub struct RpcServerApp {
-    pub server: RpcServer,
-    time: Option<Duration>,
-    started: Option<Instant>,
-    ended: Option<Instant>,
-    pub interrupted: bool,
+pub type RpcServerApp = CommandApp<RpcServerPart>;
+
+/// The server inside an [`RpcServerApp`].
+pub struct RpcServerPart {
+    server: RpcServer,
 }
 
 impl RpcServerApp {
     pub fn new(server: RpcServer, time: Option<Duration>) -> Self {
-        RpcServerApp {
-            server,
-            time,
-            started: None,
-            ended: None,
-            interrupted: false,
-        }
+        CommandApp::wrap(RpcServerPart { server }, time, Reports::new(None, false))
     }
-    pub fn elapsed(&self, now: Instant) -> Duration {
-        match self.started {
-            Some(t) => self.ended.unwrap_or(now).saturating_since(t),
-            None => Duration::ZERO,
-        }
+    pub fn server(&self) -> &RpcServer {
+        &self.part.server
     }
 }
 
-impl DatagramApp for RpcServerApp {
-    fn poll(&mut self, now: Instant, sock: &mut dyn DatagramSocket) -> Option<Instant> {
-        if self.done() {
-            return None;
+impl CommandPart for RpcServerPart {
+    fn turn(&mut self, now: Instant, stop: Option<Instant>, sock: &mut dyn DatagramSocket) -> Step {
+        if stop.is_some_and(|e| now >= e) {
+            return Step::Finished;
         }
-        let t0 = *self.started.get_or_insert(now);
-        let end = self.time.map(|d| t0 + d);
-        if end.is_some_and(|e| now >= e) {
-            self.ended = Some(now);
-            return None;
-        }
-        earliest(self.server.poll(now, sock), end)
-    }
-    fn done(&self) -> bool {
-        self.ended.is_some()
-    }
-    fn shutdown(&mut self, now: Instant) {
-        if self.ended.is_none() {
-            self.ended = Some(now);
-            self.interrupted = true;
-        }
+        Step::Wake(self.server.poll(now, sock))
     }
 }
 
@@ -282,8 +338,8 @@ impl DgramInterval {
     }
 }
 
-/// What [`StreamSenderApp::on_interval`] and [`StreamReceiverApp::on_interval`] call with
-/// each interval report (once per interval, never per packet).
+/// What [`CommandApp::on_interval`] calls with each interval report of a stream (once per
+/// interval, never per packet).
 pub type OnDgramInterval = Box<dyn FnMut(&DgramInterval)>;
 
 /// Interval reports on the grid `t0 + k * every`: each interval ends at the first turn at
@@ -300,9 +356,9 @@ struct Meter {
     closed: bool,
 }
 
-/// The cumulative counts a stream hands its meter.
-#[derive(Clone, Copy)]
-struct Counts {
+/// The cumulative counts a stream hands its meter ([`CommandPart::counts`]).
+#[derive(Clone, Copy, Default)]
+pub struct Counts {
     packets: u64,
     bytes: u64,
     loss_events: u64,
@@ -413,50 +469,56 @@ pub struct StreamAppOptions {
 
 /// A rate-controlled stream's sender for a command: it starts at its first turn and sends
 /// until its time or its bytes are done.
-pub struct StreamSenderApp {
+pub type StreamSenderApp = CommandApp<StreamSenderPart>;
+
+/// The sender inside a [`StreamSenderApp`].
+pub struct StreamSenderPart {
     cfg: StreamSenderConfig,
     ctl: Option<Controller>,
-    time: Option<Duration>,
     sender: Option<StreamSender>,
-    started: Option<Instant>,
-    ended: Option<Instant>,
-    reports: Reports,
-    pub interrupted: bool,
 }
 
 impl StreamSenderApp {
     /// `cfg`'s `start` and `stop` are replaced by the first turn and `opts.time` after it.
     pub fn new(cfg: StreamSenderConfig, ctl: Controller, opts: &StreamAppOptions) -> Self {
-        StreamSenderApp {
+        let part = StreamSenderPart {
             cfg,
             ctl: Some(ctl),
-            time: opts.time,
             sender: None,
-            started: None,
-            ended: None,
-            reports: Reports::new(opts.interval, opts.keep_intervals),
-            interrupted: false,
-        }
+        };
+        let reports = Reports::new(opts.interval, opts.keep_intervals);
+        CommandApp::wrap(part, opts.time, reports)
     }
     pub fn sender(&self) -> Option<&StreamSender> {
-        self.sender.as_ref()
+        self.part.sender.as_ref()
     }
     pub fn config(&self) -> &StreamSenderConfig {
-        &self.cfg
+        &self.part.cfg
     }
-    /// The interval reports kept.
-    pub fn intervals(&self) -> &[DgramInterval] {
-        &self.reports.kept
-    }
-    /// Called with each interval report.
-    pub fn on_interval(&mut self, f: OnDgramInterval) {
-        self.reports.on_interval = Some(f);
-    }
-    pub fn elapsed(&self, now: Instant) -> Duration {
-        match self.started {
-            Some(t) => self.ended.unwrap_or(now).saturating_since(t),
-            None => Duration::ZERO,
+}
+
+impl CommandPart for StreamSenderPart {
+    fn turn(&mut self, now: Instant, stop: Option<Instant>, sock: &mut dyn DatagramSocket) -> Step {
+        let (cfg, ctl) = (&self.cfg, &mut self.ctl);
+        let sender = self.sender.get_or_insert_with(|| {
+            StreamSender::new(
+                StreamSenderConfig {
+                    start: now,
+                    stop,
+                    ..cfg.clone()
+                },
+                ctl.take().unwrap_or(Controller::Fixed(1.0)),
+            )
+        });
+        match sender.poll(now, sock) {
+            // Its time or its bytes are done.
+            None => Step::Finished,
+            // The time of its next packet.
+            wake => Step::Wake(wake),
         }
+    }
+    fn reports_from(&self, t0: Instant) -> Option<Instant> {
+        Some(t0)
     }
     fn counts(&self) -> Counts {
         let (st, ctl) = match &self.sender {
@@ -476,72 +538,20 @@ impl StreamSenderApp {
             receiver: false,
         }
     }
-    fn end(&mut self, now: Instant) {
-        self.ended = Some(now);
-        let c = self.counts();
-        self.reports.tick(now, c, true);
-    }
-}
-
-impl DatagramApp for StreamSenderApp {
-    fn poll(&mut self, now: Instant, sock: &mut dyn DatagramSocket) -> Option<Instant> {
-        if self.done() {
-            return None;
-        }
-        if self.sender.is_none() {
-            let ctl = self.ctl.take().unwrap_or(Controller::Fixed(1.0));
-            self.sender = Some(StreamSender::new(
-                StreamSenderConfig {
-                    start: now,
-                    stop: self.time.map(|d| now + d),
-                    ..self.cfg.clone()
-                },
-                ctl,
-            ));
-            self.started = Some(now);
-            self.reports.start(now);
-        }
-        let wake = self.sender.as_mut().and_then(|s| s.poll(now, sock));
-        if wake.is_none() {
-            // Its time or its bytes are done.
-            self.end(now);
-            return None;
-        }
-        let c = self.counts();
-        self.reports.tick(now, c, false);
-        // The sender wakes for its next packet; its stop, between two packets, is ours.
-        let stop = self
-            .started
-            .zip(self.time)
-            .map(|(t0, d)| t0 + d)
-            .filter(|s| *s > now);
-        earliest(earliest(wake, self.reports.next_boundary()), stop)
-    }
-    fn done(&self) -> bool {
-        self.ended.is_some()
-    }
-    fn shutdown(&mut self, now: Instant) {
-        if self.ended.is_none() {
-            self.interrupted = true;
-            self.end(now);
-        }
-    }
 }
 
 /// A stream's receiver for a command: it reports to whoever sends to its port, and stops
 /// at its time, when data has stopped for its idle timeout, or at a signal.
-pub struct StreamReceiverApp {
-    pub receiver: StreamReceiver,
-    time: Option<Duration>,
+pub type StreamReceiverApp = CommandApp<StreamReceiverPart>;
+
+/// The receiver inside a [`StreamReceiverApp`].
+pub struct StreamReceiverPart {
+    receiver: StreamReceiver,
     idle_timeout: Option<Duration>,
-    started: Option<Instant>,
     first_packet: Option<Instant>,
     last_packet: Option<Instant>,
     /// The sender's address (the source of the first data packet).
-    pub peer: Option<SocketAddrV4>,
-    ended: Option<Instant>,
-    reports: Reports,
-    pub interrupted: bool,
+    peer: Option<SocketAddrV4>,
 }
 
 /// A socket that remembers the source of the datagrams read through it.
@@ -565,31 +575,61 @@ impl DatagramSocket for Tap<'_> {
 
 impl StreamReceiverApp {
     pub fn new(opts: &StreamAppOptions) -> Self {
-        StreamReceiverApp {
+        let part = StreamReceiverPart {
             receiver: StreamReceiver::new(),
-            time: opts.time,
             idle_timeout: opts.idle_timeout,
-            started: None,
             first_packet: None,
             last_packet: None,
             peer: None,
-            ended: None,
-            reports: Reports::new(opts.interval, opts.keep_intervals),
-            interrupted: false,
-        }
+        };
+        let reports = Reports::new(opts.interval, opts.keep_intervals);
+        CommandApp::wrap(part, opts.time, reports)
     }
-    pub fn intervals(&self) -> &[DgramInterval] {
-        &self.reports.kept
+    pub fn receiver(&self) -> &StreamReceiver {
+        &self.part.receiver
     }
-    pub fn on_interval(&mut self, f: OnDgramInterval) {
-        self.reports.on_interval = Some(f);
+    /// The sender's address (the source of the first data packet).
+    pub fn peer(&self) -> Option<SocketAddrV4> {
+        self.part.peer
     }
     /// From the first data packet to the last.
-    pub fn elapsed(&self) -> Duration {
-        match (self.first_packet, self.last_packet) {
+    pub fn data_elapsed(&self) -> Duration {
+        match (self.part.first_packet, self.part.last_packet) {
             (Some(a), Some(b)) => b.saturating_since(a),
             _ => Duration::ZERO,
         }
+    }
+}
+
+impl CommandPart for StreamReceiverPart {
+    fn turn(&mut self, now: Instant, stop: Option<Instant>, sock: &mut dyn DatagramSocket) -> Step {
+        let before = self.receiver.stats().packets;
+        let mut tap = Tap {
+            inner: sock,
+            from: None,
+        };
+        let wake = self.receiver.poll(now, &mut tap);
+        if self.peer.is_none() {
+            self.peer = tap.from;
+        }
+        if self.receiver.stats().packets > before {
+            self.first_packet.get_or_insert(now);
+            self.last_packet = Some(now);
+        }
+        let idle_end = self
+            .idle_timeout
+            .and_then(|d| self.last_packet.map(|t| t + d));
+        if stop.is_some_and(|e| now >= e) || idle_end.is_some_and(|e| now >= e) {
+            return Step::Finished;
+        }
+        // The receiver asks for its next feedback time even when no data came since the
+        // last one (a time past: nothing to do); only a future one is a wake.
+        let wake = wake.filter(|t| *t > now);
+        Step::Wake(earliest(wake, idle_end))
+    }
+    /// The reports of a receiver start at its first data packet.
+    fn reports_from(&self, _t0: Instant) -> Option<Instant> {
+        self.first_packet
     }
     fn counts(&self) -> Counts {
         let st = self.receiver.stats();
@@ -604,60 +644,56 @@ impl StreamReceiverApp {
             receiver: true,
         }
     }
-    fn end(&mut self, now: Instant) {
-        self.ended = Some(now);
-        let c = self.counts();
-        self.reports.tick(now, c, true);
-    }
 }
 
-impl DatagramApp for StreamReceiverApp {
-    fn poll(&mut self, now: Instant, sock: &mut dyn DatagramSocket) -> Option<Instant> {
-        if self.done() {
-            return None;
+/// Two UDP stacks, `a` and `b`, joined by a wire of a fixed delay each way, in virtual
+/// time: for tests that run datagram applications against each other with neither a
+/// device nor a clock (the caller advances `now`).
+pub struct VirtualWire {
+    pub a: UdpStack,
+    pub b: UdpStack,
+    delay: Duration,
+    /// The packets on the wire: arrival, whether to `b`, the IP packet; in arrival order.
+    wire: VecDeque<(Instant, bool, Vec<u8>)>,
+}
+
+impl VirtualWire {
+    pub fn new(a: Ipv4Addr, b: Ipv4Addr, delay: Duration) -> VirtualWire {
+        VirtualWire {
+            a: UdpStack::new(UdpConfig::new(a)),
+            b: UdpStack::new(UdpConfig::new(b)),
+            delay,
+            wire: VecDeque::new(),
         }
-        let t0 = *self.started.get_or_insert(now);
-        let before = self.receiver.stats().packets;
-        let mut tap = Tap {
-            inner: sock,
-            from: None,
-        };
-        let wake = self.receiver.poll(now, &mut tap);
-        if self.peer.is_none() {
-            self.peer = tap.from;
-        }
-        if self.receiver.stats().packets > before {
-            if self.first_packet.is_none() {
-                self.first_packet = Some(now);
-                self.reports.start(now);
-            }
-            self.last_packet = Some(now);
-        }
-        let end = self.time.map(|d| t0 + d);
-        let idle_end = self
-            .idle_timeout
-            .and_then(|d| self.last_packet.map(|t| t + d));
-        if end.is_some_and(|e| now >= e) || idle_end.is_some_and(|e| now >= e) {
-            self.end(now);
-            return None;
-        }
-        let c = self.counts();
-        self.reports.tick(now, c, false);
-        // The receiver asks for its next feedback time even when no data came since the
-        // last one (a time past: nothing to do); only a future one is a wake.
-        let wake = wake.filter(|t| *t > now);
-        earliest(
-            earliest(wake, self.reports.next_boundary()),
-            earliest(end, idle_end),
-        )
     }
-    fn done(&self) -> bool {
-        self.ended.is_some()
+
+    /// Hands each stack the packets that have arrived by `now`; returns whether `a` and
+    /// `b` got any. Panics if a stack refuses a packet of the other's: they are its own.
+    pub fn deliver(&mut self, now: Instant) -> (bool, bool) {
+        let mut got = (false, false);
+        while self.wire.front().is_some_and(|(t, _, _)| *t <= now) {
+            let (_, to_b, p) = self.wire.pop_front().expect("a packet is due");
+            let (u, g) = if to_b {
+                (&mut self.b, &mut got.1)
+            } else {
+                (&mut self.a, &mut got.0)
+            };
+            u.handle_packet(&p).expect("the other stack's packet");
+            *g = true;
+        }
+        got
     }
-    fn shutdown(&mut self, now: Instant) {
-        if self.ended.is_none() {
-            self.interrupted = true;
-            self.end(now);
+
+    /// Puts on the wire what both stacks have to send at `now`.
+    pub fn transmit(&mut self, now: Instant) {
+        let mut buf = [0u8; 2048];
+        while let Some(n) = self.a.poll_transmit(&mut buf) {
+            self.wire
+                .push_back((now + self.delay, true, buf[..n].to_vec()));
+        }
+        while let Some(n) = self.b.poll_transmit(&mut buf) {
+            self.wire
+                .push_back((now + self.delay, false, buf[..n].to_vec()));
         }
     }
 }
@@ -666,10 +702,7 @@ impl DatagramApp for StreamReceiverApp {
 mod tests {
     use super::*;
     use ackclock_dgram::rpc::{rpc_rtt_config, Timer};
-    use ackclock_dgram::UdpConfig;
     use ackclock_tcp::EndpointConfig;
-    use std::collections::VecDeque;
-    use std::net::Ipv4Addr;
 
     const OURS: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 2);
     const THEIRS: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);
@@ -685,39 +718,28 @@ mod tests {
         delay: Duration,
         limit: Duration,
     ) -> (bool, bool) {
-        let mut ua = UdpStack::new(UdpConfig::new(OURS));
-        let mut ub = UdpStack::new(UdpConfig::new(THEIRS));
+        let mut w = VirtualWire::new(OURS, THEIRS, delay);
         let mut ea = Endpoint::new(EndpointConfig::new(OURS, [1; 16]));
         let mut eb = Endpoint::new(EndpointConfig::new(THEIRS, [2; 16]));
-        let mut wire: VecDeque<(Instant, bool, Vec<u8>)> = VecDeque::new();
-        let mut buf = [0u8; 2048];
         let (mut a_done, mut b_done) = (false, false);
         let mut now = Instant::ZERO;
+        // Each app's first turn.
         let (mut a_in, mut b_in) = (true, true);
         while now < Instant::ZERO + limit && !(a_done && b_done) {
-            while wire.front().is_some_and(|(t, _, _)| *t <= now) {
-                let (_, to_b, p) = wire.pop_front().unwrap();
-                let u = if to_b { &mut ub } else { &mut ua };
-                u.handle_packet(&p).unwrap();
-                *(if to_b { &mut b_in } else { &mut a_in }) = true;
-            }
+            let (got_a, got_b) = w.deliver(now);
+            (a_in, b_in) = (a_in || got_a, b_in || got_b);
             if !a_done && (a_in || a.deadline().is_some_and(|t| t <= now)) {
-                a.poll_udp(now, &mut ua);
+                a.poll_udp(now, &mut w.a);
                 a_done = a.poll(now, &mut ea) == Control::Done;
                 assert!(a.deadline().is_none_or(|t| t > now));
             }
             if !b_done && (b_in || b.deadline().is_some_and(|t| t <= now)) {
-                b.poll_udp(now, &mut ub);
+                b.poll_udp(now, &mut w.b);
                 b_done = b.poll(now, &mut eb) == Control::Done;
                 assert!(b.deadline().is_none_or(|t| t > now));
             }
             (a_in, b_in) = (false, false);
-            while let Some(n) = ua.poll_transmit(&mut buf) {
-                wire.push_back((now + delay, true, buf[..n].to_vec()));
-            }
-            while let Some(n) = ub.poll_transmit(&mut buf) {
-                wire.push_back((now + delay, false, buf[..n].to_vec()));
-            }
+            w.transmit(now);
             now += Duration::from_millis(1);
         }
         (a_done, b_done)
@@ -749,7 +771,7 @@ mod tests {
         let srtt = c.srtt().as_nanos() as f64 / 1e6;
         assert!((20.0..=22.0).contains(&srtt), "{srtt} ms");
         assert_eq!(client.local, Some(SocketAddrV4::new(OURS, 49152)));
-        assert_eq!(server.app.server.stats().requests, 50);
+        assert_eq!(server.app.server().stats().requests, 50);
         assert_eq!(client.app.outstanding(), 0);
         assert!(!client.app.interrupted);
         // 50 requests, 4 at a time, 20 ms each: about 13 rounds.
@@ -877,13 +899,13 @@ mod tests {
             tx.app.intervals().last().unwrap().end,
             Duration::from_millis(2300)
         );
-        let rs = rx.app.receiver.stats().clone();
+        let rs = rx.app.receiver().stats().clone();
         assert_eq!((rs.packets, rs.lost), (st.packets, 0));
         check_intervals(rx.app.intervals(), rs.packets, rs.bytes, every);
         assert_eq!(seen.get(), rx.app.intervals().len());
-        assert_eq!(rx.app.peer, tx.local);
+        assert_eq!(rx.app.peer(), tx.local);
         // First packet to last at about 97 a second; then 300 ms idle ended it.
-        let e = rx.app.elapsed().as_secs_f64();
+        let e = rx.app.data_elapsed().as_secs_f64();
         assert!((2.2..=2.31).contains(&e), "{e}");
         let rate = tx.app.intervals()[1].ip_bps();
         assert!((0.95 * 800e3..=1.05 * 800e3).contains(&rate), "{rate}");

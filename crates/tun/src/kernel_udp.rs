@@ -404,7 +404,7 @@ mod tests {
                 Some(Duration::from_millis(1500)),
             );
             let end = srv_host.run(&mut app).unwrap();
-            (end, app.server.stats().clone())
+            (end, app.server().stats().clone())
         });
         let mut host = KernelHost::bind(SocketAddrV4::new(LOOPBACK, 0)).unwrap();
         let mut app = RpcClientApp::new(

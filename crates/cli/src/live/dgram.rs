@@ -4,12 +4,14 @@
 //! with `--kernel` on a Linux kernel socket (no root), so that Linux's UDP is the peer.
 
 use super::args::DevArgs;
+use super::dur;
 use crate::units;
 use ackclock_dgram::rate::{AimdRate, Controller, TfrcRate};
 use ackclock_dgram::rpc::{rpc_rtt_config, Arrivals, RateControl, RpcClientConfig, RpcServer};
 use ackclock_dgram::rpc::{Timer, IP_UDP_HEADERS};
 use ackclock_dgram::stream::StreamSenderConfig;
 use ackclock_dgram::{msg, UdpStats};
+use ackclock_tun::dgram::{CommandApp, OnDgramInterval};
 use ackclock_tun::host::DeviceCounters;
 use ackclock_tun::{
     DatagramApp, DeviceConfig, DgramInterval, Host, KernelHost, KernelUdpStats, OnHost,
@@ -65,6 +67,21 @@ impl RateName {
     }
 }
 
+/// The flags the three datagram commands share, last on each: the output, and where the
+/// application runs.
+#[derive(clap::Args, Debug, Clone)]
+pub struct CommonArgs {
+    /// Also print the result as one JSON object (last line of stdout; docs/OUTPUTS.md).
+    #[arg(long)]
+    pub json: bool,
+    /// Run on a Linux kernel UDP socket instead of ackclock's UDP on a TUN device (no
+    /// root; the TUN device flags do not apply).
+    #[arg(long)]
+    pub kernel: bool,
+    #[command(flatten)]
+    pub dev: DevArgs,
+}
+
 #[derive(clap::Args, Debug, Clone)]
 pub struct RpcArgs {
     /// The server's address and port (an `ackclock rpc-server`, on TUN or --kernel).
@@ -112,15 +129,8 @@ pub struct RpcArgs {
     /// Seed of the Poisson arrivals.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Also print the result as one JSON object (last line of stdout; docs/OUTPUTS.md).
-    #[arg(long)]
-    pub json: bool,
-    /// Run on a Linux kernel UDP socket instead of ackclock's UDP on a TUN device (no
-    /// root; the TUN device flags do not apply).
-    #[arg(long)]
-    pub kernel: bool,
     #[command(flatten)]
-    pub dev: DevArgs,
+    pub common: CommonArgs,
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -142,15 +152,8 @@ pub struct RpcServerArgs {
     /// Stop after this long (default: at SIGINT/SIGTERM).
     #[arg(long, value_name = "TIME", value_parser = units::time_hint_s())]
     pub time: Option<std::time::Duration>,
-    /// Also print the result as one JSON object (last line of stdout; docs/OUTPUTS.md).
-    #[arg(long)]
-    pub json: bool,
-    /// Run on a Linux kernel UDP socket instead of ackclock's UDP on a TUN device (no
-    /// root; the TUN device flags do not apply).
-    #[arg(long)]
-    pub kernel: bool,
     #[command(flatten)]
-    pub dev: DevArgs,
+    pub common: CommonArgs,
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -190,19 +193,8 @@ pub struct DgramStreamArgs {
     /// works: 500ms). At least 10ms; 0: none.
     #[arg(short = 'i', long = "interval-secs", value_name = "SECONDS", value_parser = units::secs())]
     pub interval: Option<std::time::Duration>,
-    /// Also print the result as one JSON object (last line of stdout; docs/OUTPUTS.md).
-    #[arg(long)]
-    pub json: bool,
-    /// Run on a Linux kernel UDP socket instead of ackclock's UDP on a TUN device (no
-    /// root; the TUN device flags do not apply).
-    #[arg(long)]
-    pub kernel: bool,
     #[command(flatten)]
-    pub dev: DevArgs,
-}
-
-fn dur(d: std::time::Duration) -> Duration {
-    Duration::from_nanos(d.as_nanos().min(u128::from(u64::MAX)) as u64)
+    pub common: CommonArgs,
 }
 
 fn ms(d: Duration) -> f64 {
@@ -224,6 +216,14 @@ impl Place {
             Place::Kernel(_) => "kernel",
         }
     }
+    /// Where a server or receiver bound to `port` answers, for its first line: `w` is
+    /// where it runs (on a TUN device the host's address, on a kernel socket the socket's).
+    fn listening_at(&self, port: u16, w: &str) -> String {
+        match self {
+            Place::Tun(_) => format!("port {port} of {w}"),
+            Place::Kernel(_) => w.to_string(),
+        }
+    }
     /// The largest UDP payload that crosses without fragments (ackclock's UDP neither
     /// fragments nor reassembles).
     fn max_payload(&self) -> usize {
@@ -237,13 +237,13 @@ impl Place {
 /// `--kernel` takes none of the TUN device's flags; without it, the device needs root.
 fn place(
     cmd: &str,
-    kernel: bool,
-    dev: &DevArgs,
+    common: &CommonArgs,
     our_hint: Option<Ipv4Addr>,
     bind: SocketAddrV4,
 ) -> Result<Place> {
+    let dev = &common.dev;
     dev.check_addresses()?;
-    if kernel {
+    if common.kernel {
         let defaults = DevArgs {
             tun: "ack%d".into(),
             mtu: 1500,
@@ -344,6 +344,17 @@ struct Ran<A> {
     now: Instant,
     udp: UdpReport,
     device: String,
+}
+
+impl<A> Ran<A> {
+    /// The end of a command's output: the device's (or socket's) lines, then the JSON
+    /// document when there is one (the last line of stdout).
+    fn print_tail(&self, json: Option<Value>) {
+        print!("{}", self.device);
+        if let Some(j) = json {
+            println!("{j}");
+        }
+    }
 }
 
 /// Runs `app` on its place; `banner` gets where it runs ("198.18.0.2 on ack0 (kernel
@@ -504,13 +515,8 @@ fn rpc_config(a: &RpcArgs, place: &Place) -> Result<RpcClientConfig> {
 
 /// `ackclock rpc`.
 pub fn run_rpc(a: RpcArgs) -> Result<()> {
-    super::check_address(
-        "--connect",
-        &a.connect,
-        *a.connect.ip(),
-        a.dev.allow_any_address,
-    )?;
-    let place = place("rpc", a.kernel, &a.dev, None, unspecified(0))?;
+    super::check_connect(&a.connect, a.common.dev.allow_any_address)?;
+    let place = place("rpc", &a.common, None, unspecified(0))?;
     let cfg = rpc_config(&a, &place)?;
     let time = match (a.requests, a.time) {
         (Some(_), _) => None,
@@ -536,10 +542,7 @@ pub fn run_rpc(a: RpcArgs) -> Result<()> {
     })?;
     let r = RpcReport::new(&ran, &cfg, kind, a.rate_control, time, place.name());
     print!("{}", r.text());
-    print!("{}", ran.device);
-    if a.json {
-        println!("{}", r.json(&ran.udp));
-    }
+    ran.print_tail(a.common.json.then(|| r.json(&ran.udp)));
     if ran.end == RunEnd::Interrupted {
         bail!("interrupted");
     }
@@ -772,16 +775,14 @@ impl RpcReport {
 /// `ackclock rpc-server`.
 pub fn run_rpc_server(a: RpcServerArgs) -> Result<()> {
     let l = a.listen;
-    if !l.ip().is_unspecified() {
-        super::check_address("--listen", &l, *l.ip(), a.dev.allow_any_address)?;
-    }
-    if l.port() == 0 && !a.kernel {
+    super::check_listen(&l, a.common.dev.allow_any_address)?;
+    if l.port() == 0 && !a.common.kernel {
         bail!(
             "--listen {l}: give the port the clients send to (e.g. {}:2049)",
             l.ip()
         );
     }
-    let place = place("rpc-server", a.kernel, &a.dev, Some(*l.ip()), l)?;
+    let place = place("rpc-server", &a.common, Some(*l.ip()), l)?;
     check_payload("max-response", a.max_response, &place)?;
     if !(1..=1_000_000).contains(&a.queue) {
         bail!("--queue {}: 1 to 1000000 requests", a.queue);
@@ -795,13 +796,10 @@ pub fn run_rpc_server(a: RpcServerArgs) -> Result<()> {
     let service = Duration::from_secs_f64(a.service_ms / 1000.0);
     let app = RpcServerApp::new(RpcServer::new(service, a.queue, a.max_response), time);
     let ran = run_on(app, &place, l.port(), |w| {
-        let at = match &place {
-            Place::Tun(_) => format!("port {} of {w}", l.port()),
-            Place::Kernel(_) => w.to_string(),
-        };
+        let at = place.listening_at(l.port(), w);
         println!("ackclock rpc-server: answering on {at}; Ctrl-C to stop");
     })?;
-    let st = ran.app.server.stats();
+    let st = ran.app.server().stats();
     let elapsed = ran.app.elapsed(ran.now);
     println!();
     println!(
@@ -814,13 +812,11 @@ pub fn run_rpc_server(a: RpcServerArgs) -> Result<()> {
         st.response_bytes,
         elapsed.as_secs_f64()
     );
-    print!("{}", ran.device);
-    if a.json {
-        println!(
-            "{}",
-            server_json(&ran, place.name(), a.service_ms, a.queue, a.max_response)
-        );
-    }
+    ran.print_tail(
+        a.common
+            .json
+            .then(|| server_json(&ran, place.name(), a.service_ms, a.queue, a.max_response)),
+    );
     // A server stopped by a signal has done its job: that is how it ends.
     Ok(())
 }
@@ -833,7 +829,7 @@ fn server_json(
     queue: usize,
     max_response: usize,
 ) -> Value {
-    let st = ran.app.server.stats();
+    let st = ran.app.server().stats();
     json!({
         "command": "rpc-server",
         "socket": socket,
@@ -852,9 +848,6 @@ fn server_json(
         "udp": ran.udp.json(),
     })
 }
-
-/// The shortest interval: below it the printing would be measured.
-const MIN_INTERVAL: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// One interval line: `[  1]   0.00-1.00   sec   1.19 MBytes  9.97 Mbits/sec ...`.
 fn interval_line(i: &DgramInterval, send: bool) -> String {
@@ -884,6 +877,22 @@ fn interval_line(i: &DgramInterval, send: bool) -> String {
     l
 }
 
+/// Prints each interval report as a line, under a header before the first: a sender's
+/// (`send`) with its allowed rate and RTT, a receiver's with its losses.
+fn print_intervals(send: bool) -> OnDgramInterval {
+    let mut header = Some(if send {
+        "[ ID] Interval           Packets    Rate (IP bytes)  Allowed rate          RTT        p"
+    } else {
+        "[ ID] Interval           Packets    Rate (IP bytes)  Lost    Loss events  p"
+    });
+    Box::new(move |i: &DgramInterval| {
+        if let Some(h) = header.take() {
+            println!("{h}");
+        }
+        print!("{}", interval_line(i, send));
+    })
+}
+
 fn interval_json(i: &DgramInterval) -> Value {
     json!({
         "start": i.start.as_secs_f64(),
@@ -902,26 +911,19 @@ fn interval_json(i: &DgramInterval) -> Value {
 
 /// `ackclock dgram-stream`.
 pub fn run_dgram_stream(a: DgramStreamArgs) -> Result<()> {
-    let any = a.dev.allow_any_address;
-    let interval = match a.interval {
-        Some(i) if i.is_zero() => None,
-        Some(i) if i < MIN_INTERVAL => bail!(
-            "--interval-secs {}: at least 10ms (or 0 for no interval reports)",
-            units::format_time(i)
-        ),
-        i => i.map(dur),
-    };
+    let any = a.common.dev.allow_any_address;
+    let interval = super::interval_flag(a.interval)?;
     let time = match a.time {
         Some(t) if t.is_zero() => bail!("--time 0: run for longer than that"),
         t => t.map(dur),
     };
     match (a.connect, a.listen) {
         (Some(c), None) => {
-            super::check_address("--connect", &c, *c.ip(), any)?;
+            super::check_connect(&c, any)?;
             if a.idle_timeout.is_some() {
                 bail!("--idle-timeout is the receiver's (with --listen); a sender stops at --time or --bytes");
             }
-            let place = place("dgram-stream", a.kernel, &a.dev, None, unspecified(0))?;
+            let place = place("dgram-stream", &a.common, None, unspecified(0))?;
             let packet_bytes = a.packet_bytes.unwrap_or(1000);
             check_payload("packet-bytes", packet_bytes, &place)?;
             let s = packet_bytes + IP_UDP_HEADERS;
@@ -950,7 +952,7 @@ pub fn run_dgram_stream(a: DgramStreamArgs) -> Result<()> {
                 time,
                 idle_timeout: None,
                 interval,
-                keep_intervals: a.json,
+                keep_intervals: a.common.json,
             };
             let mut app = StreamSenderApp::new(
                 StreamSenderConfig {
@@ -964,14 +966,7 @@ pub fn run_dgram_stream(a: DgramStreamArgs) -> Result<()> {
                 &opts,
             );
             if interval.is_some() {
-                let mut first = true;
-                app.on_interval(Box::new(move |i: &DgramInterval| {
-                    if first {
-                        println!("[ ID] Interval           Packets    Rate (IP bytes)  Allowed rate          RTT        p");
-                        first = false;
-                    }
-                    print!("{}", interval_line(i, true));
-                }));
+                app.on_interval(print_intervals(true));
             }
             let ran = run_on(app, &place, 0, |w| {
                 println!(
@@ -979,12 +974,10 @@ pub fn run_dgram_stream(a: DgramStreamArgs) -> Result<()> {
                     rc.name()
                 );
             })?;
-            sender_report(&ran, rc, &place, &opts, a.json)
+            sender_report(&ran, rc, &place, &opts, a.common.json)
         }
         (None, Some(l)) => {
-            if !l.ip().is_unspecified() {
-                super::check_address("--listen", &l, *l.ip(), any)?;
-            }
+            super::check_listen(&l, any)?;
             for (flag, given) in [
                 ("rate-control", a.rate_control.is_some()),
                 ("rate", a.rate.is_some()),
@@ -1001,36 +994,35 @@ pub fn run_dgram_stream(a: DgramStreamArgs) -> Result<()> {
                     l.ip()
                 );
             }
-            let place = place("dgram-stream", a.kernel, &a.dev, Some(*l.ip()), l)?;
+            let place = place("dgram-stream", &a.common, Some(*l.ip()), l)?;
             let opts = StreamAppOptions {
                 time,
                 idle_timeout: a.idle_timeout.map(dur),
                 interval,
-                keep_intervals: a.json,
+                keep_intervals: a.common.json,
             };
             let mut app = StreamReceiverApp::new(&opts);
             if interval.is_some() {
-                let mut first = true;
-                app.on_interval(Box::new(move |i: &DgramInterval| {
-                    if first {
-                        println!("[ ID] Interval           Packets    Rate (IP bytes)  Lost    Loss events  p");
-                        first = false;
-                    }
-                    print!("{}", interval_line(i, false));
-                }));
+                app.on_interval(print_intervals(false));
             }
             let ran = run_on(app, &place, l.port(), |w| {
-                let at = match &place {
-                    Place::Tun(_) => format!("port {} of {w}", l.port()),
-                    Place::Kernel(_) => w.to_string(),
-                };
+                let at = place.listening_at(l.port(), w);
                 println!("ackclock dgram-stream: receiver on {at}; Ctrl-C to stop");
             })?;
-            receiver_report(&ran, &place, &opts, a.json)
+            receiver_report(&ran, &place, &opts, a.common.json)
         }
         _ => {
             bail!("give exactly one of --connect ADDR:PORT (send) and --listen ADDR:PORT (receive)")
         }
+    }
+}
+
+/// How a stream ended, for its report's last line.
+fn end_text(interrupted: bool) -> &'static str {
+    if interrupted {
+        "interrupted"
+    } else {
+        "completed"
     }
 }
 
@@ -1070,18 +1062,8 @@ fn sender_report(
         "loss               loss event rate {:.6} (the receiver's last report), {} loss events, {} malformed feedbacks",
         st.p, st.loss_events, st.malformed
     );
-    println!(
-        "end                {}",
-        if app.interrupted {
-            "interrupted"
-        } else {
-            "completed"
-        }
-    );
-    print!("{}", ran.device);
-    if json_out {
-        println!("{}", sender_json(ran, rc, place.name(), opts));
-    }
+    println!("end                {}", end_text(app.interrupted));
+    ran.print_tail(json_out.then(|| sender_json(ran, rc, place.name(), opts)));
     if ran.end == RunEnd::Interrupted {
         bail!("interrupted");
     }
@@ -1102,8 +1084,8 @@ fn receiver_report(
     json_out: bool,
 ) -> Result<()> {
     let app = &ran.app;
-    let st = app.receiver.stats();
-    let elapsed = app.elapsed();
+    let st = app.receiver().stats();
+    let elapsed = app.data_elapsed();
     let rate = receive_rate(app);
     println!();
     println!(
@@ -1112,29 +1094,19 @@ fn receiver_report(
         st.bytes,
         elapsed.as_secs_f64(),
         rate.map_or("-".into(), |r| format!("{:.3} Mbit/s", r / 1e6)),
-        app.peer.map_or(String::new(), |p| format!(", from {p}"))
+        app.peer().map_or(String::new(), |p| format!(", from {p}"))
     );
     println!(
         "loss               {} lost, {} loss events, loss event rate {:.6}; {} late or duplicate, {} malformed",
         st.lost,
         st.loss_events,
-        app.receiver.p(),
+        app.receiver().p(),
         st.late_or_duplicate,
         st.malformed
     );
     println!("feedback           {} reports sent", st.feedbacks);
-    println!(
-        "end                {}",
-        if app.interrupted {
-            "interrupted"
-        } else {
-            "completed"
-        }
-    );
-    print!("{}", ran.device);
-    if json_out {
-        println!("{}", receiver_json(ran, place.name(), opts));
-    }
+    println!("end                {}", end_text(app.interrupted));
+    ran.print_tail(json_out.then(|| receiver_json(ran, place.name(), opts)));
     // A receiver stopped by a signal ends as receivers do; one that saw nothing says so.
     if st.packets == 0 && !app.interrupted {
         bail!("no data arrived: is a sender (`ackclock dgram-stream --connect ...`) sending here?");
@@ -1171,54 +1143,81 @@ fn sender_json(
             "malformed": st.malformed,
         })
     });
-    json!({
-        "role": "send",
-        "socket": socket,
-        "local": ran.local.map(|a| a.to_string()),
-        "remote": c.dst.to_string(),
-        "elapsed_s": app.elapsed(ran.now).as_secs_f64(),
-        "interrupted": app.interrupted,
-        "interval_s": opts.interval.map(|d| d.as_secs_f64()),
-        "intervals": app.intervals().iter().map(interval_json).collect::<Vec<_>>(),
-        "sender": sender,
-        "receiver": null,
-        "udp": ran.udp.json(),
-    })
+    let remote = json!(c.dst.to_string());
+    let elapsed = app.elapsed(ran.now);
+    stream_json(
+        ran,
+        "send",
+        socket,
+        remote,
+        elapsed,
+        opts,
+        sender.into(),
+        Value::Null,
+    )
 }
 
 /// The JSON document of `dgram-stream --listen --json` (docs/OUTPUTS.md).
 fn receiver_json(ran: &Ran<StreamReceiverApp>, socket: &str, opts: &StreamAppOptions) -> Value {
     let app = &ran.app;
-    let st = app.receiver.stats();
+    let st = app.receiver().stats();
+    let receiver = json!({
+        "packets": st.packets,
+        "bytes": st.bytes,
+        "rate_bps": receive_rate(app),
+        "lost": st.lost,
+        "loss_events": st.loss_events,
+        "loss_event_rate": app.receiver().p(),
+        "feedbacks": st.feedbacks,
+        "late_or_duplicate": st.late_or_duplicate,
+        "malformed": st.malformed,
+    });
+    let remote = json!(app.peer().map(|a| a.to_string()));
+    let elapsed = app.data_elapsed();
+    stream_json(
+        ran,
+        "recv",
+        socket,
+        remote,
+        elapsed,
+        opts,
+        Value::Null,
+        receiver,
+    )
+}
+
+/// The JSON document of `dgram-stream --json`, either end's (docs/OUTPUTS.md): `sender`
+/// or `receiver` holds its figures, the other is null.
+#[allow(clippy::too_many_arguments)]
+fn stream_json<P>(
+    ran: &Ran<CommandApp<P>>,
+    role: &str,
+    socket: &str,
+    remote: Value,
+    elapsed: Duration,
+    opts: &StreamAppOptions,
+    sender: Value,
+    receiver: Value,
+) -> Value {
     json!({
-        "role": "recv",
+        "role": role,
         "socket": socket,
         "local": ran.local.map(|a| a.to_string()),
-        "remote": app.peer.map(|a| a.to_string()),
-        "elapsed_s": app.elapsed().as_secs_f64(),
-        "interrupted": app.interrupted,
+        "remote": remote,
+        "elapsed_s": elapsed.as_secs_f64(),
+        "interrupted": ran.app.interrupted,
         "interval_s": opts.interval.map(|d| d.as_secs_f64()),
-        "intervals": app.intervals().iter().map(interval_json).collect::<Vec<_>>(),
-        "sender": null,
-        "receiver": {
-            "packets": st.packets,
-            "bytes": st.bytes,
-            "rate_bps": receive_rate(app),
-            "lost": st.lost,
-            "loss_events": st.loss_events,
-            "loss_event_rate": app.receiver.p(),
-            "feedbacks": st.feedbacks,
-            "late_or_duplicate": st.late_or_duplicate,
-            "malformed": st.malformed,
-        },
+        "intervals": ran.app.intervals().iter().map(interval_json).collect::<Vec<_>>(),
+        "sender": sender,
+        "receiver": receiver,
         "udp": ran.udp.json(),
     })
 }
 
 /// The rate data arrived at (IP bytes, bit/s), from the first packet to the last.
 fn receive_rate(app: &StreamReceiverApp) -> Option<f64> {
-    let st = app.receiver.stats();
-    let e = app.elapsed();
+    let st = app.receiver().stats();
+    let e = app.data_elapsed();
     (e > Duration::ZERO)
         .then(|| (st.bytes + st.packets * IP_UDP_HEADERS as u64) as f64 * 8.0 / e.as_secs_f64())
 }
@@ -1227,9 +1226,10 @@ fn receive_rate(app: &StreamReceiverApp) -> Option<f64> {
 mod tests {
     use super::*;
     use crate::live::stream::tests::{documented_section, has_type, paths};
-    use ackclock_dgram::{StackSocket, UdpConfig, UdpStack};
+    use ackclock_dgram::{StackSocket, UdpStack};
+    use ackclock_tun::dgram::VirtualWire;
     use clap::Parser;
-    use std::collections::{BTreeSet, VecDeque};
+    use std::collections::BTreeSet;
 
     const OURS: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 2);
     const THEIRS: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);
@@ -1255,70 +1255,30 @@ mod tests {
 
     #[test]
     fn misuse_says_what_to_type_instead() {
-        let cases: &[(&[&str], &str)] = &[
-            (
-                &["rpc", "--kernel", "--connect", "198.18.0.1:2049", "--timer", "adaptive", "--timeout-ms", "500"],
-                "--timeout-ms sets the fixed timer; the adaptive one takes its timeout from the RTT estimator: drop --timeout-ms, or add --timer fixed",
-            ),
-            (
-                &["rpc", "--kernel", "--connect", "198.18.0.1:2049", "--pcap", "x.pcap"],
-                "--pcap sets up the TUN device, and with --kernel there is none: drop --pcap, or drop --kernel to run on ackclock's UDP (with --kernel, capture with tcpdump on the interface instead)",
-            ),
-            (
-                &["rpc", "--kernel", "--connect", "198.18.0.1:2049", "--mtu", "9000"],
-                "--mtu sets up the TUN device, and with --kernel there is none: drop --mtu, or drop --kernel to run on ackclock's UDP",
-            ),
-            (
-                &["rpc", "--kernel", "--connect", "8.8.8.8:53"],
-                "--connect 8.8.8.8:53: 8.8.8.8 is outside 198.18.0.0/15, the benchmarking range live mode keeps to; add --allow-any-address to use it anyway",
-            ),
-            (
-                &["rpc", "--kernel", "--connect", "198.18.0.1:2049", "--max-transmissions", "0"],
-                "--max-transmissions 0: 1 to 255 (the message's transmission number is a byte)",
-            ),
-            (
-                &["rpc", "--kernel", "--connect", "198.18.0.1:2049", "--request-bytes", "10"],
-                "--request-bytes 10: at least 20 bytes (the message header)",
-            ),
-            (
-                &["rpc", "--kernel", "--connect", "198.18.0.1:2049", "--requests", "0"],
-                "--requests 0: at least one (or --time TIME to issue requests for a while)",
-            ),
-            (
-                &["dgram-stream", "--kernel", "--connect", "198.18.0.1:5004", "--rate", "1mbit"],
-                "--rate is the fixed rate of --rate-control none; tfrc finds its own rate: drop --rate, or add --rate-control none",
-            ),
-            (
-                &["dgram-stream", "--kernel", "--connect", "198.18.0.1:5004", "--rate-control", "none"],
-                "--rate-control none sends at a fixed rate: add --rate RATE (e.g. --rate 2mbit)",
-            ),
-            (
-                &["dgram-stream", "--kernel", "--listen", "0.0.0.0:5004", "--rate-control", "aimd"],
-                "--rate-control is the sender's (with --connect); a receiver only reports what arrives",
-            ),
-            (
-                &["dgram-stream", "--kernel", "--connect", "198.18.0.1:5004", "--idle-timeout", "1s"],
-                "--idle-timeout is the receiver's (with --listen); a sender stops at --time or --bytes",
-            ),
-            (
-                &["dgram-stream", "--kernel", "--listen", "0.0.0.0:0"],
-                "--listen 0.0.0.0:0: give the port the sender sends to (e.g. 0.0.0.0:5004)",
-            ),
-            (
-                &["dgram-stream", "--kernel", "--connect", "198.18.0.1:5004", "-i", "1ms"],
-                "--interval-secs 1ms: at least 10ms (or 0 for no interval reports)",
-            ),
-            (
-                &["rpc-server", "--listen", "198.18.0.2:0"],
-                "--listen 198.18.0.2:0: give the port the clients send to (e.g. 198.18.0.2:2049)",
-            ),
-            (
-                &["rpc-server", "--kernel", "--listen", "0.0.0.0:2049", "--queue", "0"],
-                "--queue 0: 1 to 1000000 requests",
-            ),
+        // The commands below: each case adds its flags to one of these (or to none).
+        const RPC: &[&str] = &["rpc", "--kernel", "--connect", "198.18.0.1:2049"];
+        const SEND: &[&str] = &["dgram-stream", "--kernel", "--connect", "198.18.0.1:5004"];
+        const RECV: &[&str] = &["dgram-stream", "--kernel", "--listen", "0.0.0.0:5004"];
+        let cases: &[(&[&str], &[&str], &str)] = &[
+            (RPC, &["--timer", "adaptive", "--timeout-ms", "500"], "--timeout-ms sets the fixed timer; the adaptive one takes its timeout from the RTT estimator: drop --timeout-ms, or add --timer fixed"),
+            (RPC, &["--pcap", "x.pcap"], "--pcap sets up the TUN device, and with --kernel there is none: drop --pcap, or drop --kernel to run on ackclock's UDP (with --kernel, capture with tcpdump on the interface instead)"),
+            (RPC, &["--mtu", "9000"], "--mtu sets up the TUN device, and with --kernel there is none: drop --mtu, or drop --kernel to run on ackclock's UDP"),
+            (&[], &["rpc", "--kernel", "--connect", "8.8.8.8:53"], "--connect 8.8.8.8:53: 8.8.8.8 is outside 198.18.0.0/15, the benchmarking range live mode keeps to; add --allow-any-address to use it anyway"),
+            (RPC, &["--max-transmissions", "0"], "--max-transmissions 0: 1 to 255 (the message's transmission number is a byte)"),
+            (RPC, &["--request-bytes", "10"], "--request-bytes 10: at least 20 bytes (the message header)"),
+            (RPC, &["--requests", "0"], "--requests 0: at least one (or --time TIME to issue requests for a while)"),
+            (SEND, &["--rate", "1mbit"], "--rate is the fixed rate of --rate-control none; tfrc finds its own rate: drop --rate, or add --rate-control none"),
+            (SEND, &["--rate-control", "none"], "--rate-control none sends at a fixed rate: add --rate RATE (e.g. --rate 2mbit)"),
+            (RECV, &["--rate-control", "aimd"], "--rate-control is the sender's (with --connect); a receiver only reports what arrives"),
+            (SEND, &["--idle-timeout", "1s"], "--idle-timeout is the receiver's (with --listen); a sender stops at --time or --bytes"),
+            (&[], &["dgram-stream", "--kernel", "--listen", "0.0.0.0:0"], "--listen 0.0.0.0:0: give the port the sender sends to (e.g. 0.0.0.0:5004)"),
+            (SEND, &["-i", "1ms"], "--interval-secs 1ms: at least 10ms (or 0 for no interval reports)"),
+            (&[], &["rpc-server", "--listen", "198.18.0.2:0"], "--listen 198.18.0.2:0: give the port the clients send to (e.g. 198.18.0.2:2049)"),
+            (&[], &["rpc-server", "--kernel", "--listen", "0.0.0.0:2049", "--queue", "0"], "--queue 0: 1 to 1000000 requests"),
         ];
-        for (args, want) in cases {
-            assert_eq!(&error_of(args), want, "{args:?}");
+        for (head, tail, want) in cases {
+            let args = [*head, *tail].concat();
+            assert_eq!(&error_of(&args), want, "{args:?}");
         }
         // Flags that cannot go together are refused by the parser, saying which.
         for args in [
@@ -1371,43 +1331,31 @@ mod tests {
         b_port: u16,
         limit_ms: u64,
     ) -> (UdpStack, UdpStack) {
-        let mut ua = UdpStack::new(UdpConfig::new(OURS));
-        let mut ub = UdpStack::new(UdpConfig::new(THEIRS));
-        let (ia, ib) = (ua.bind(0).unwrap(), ub.bind(b_port).unwrap());
-        let mut wire: VecDeque<(Instant, bool, Vec<u8>)> = VecDeque::new();
-        let mut buf = [0u8; 2048];
+        let mut w = VirtualWire::new(OURS, THEIRS, Duration::from_millis(5));
+        let (ia, ib) = (w.a.bind(0).unwrap(), w.b.bind(b_port).unwrap());
         for t in 0..limit_ms {
             let now = Instant::ZERO + Duration::from_millis(t);
-            while wire.front().is_some_and(|(w, _, _)| *w <= now) {
-                let (_, to_b, p) = wire.pop_front().unwrap();
-                let u = if to_b { &mut ub } else { &mut ua };
-                u.handle_packet(&p).unwrap();
-            }
+            w.deliver(now);
             a.poll(
                 now,
                 &mut StackSocket {
-                    stack: &mut ua,
+                    stack: &mut w.a,
                     id: ia,
                 },
             );
             b.poll(
                 now,
                 &mut StackSocket {
-                    stack: &mut ub,
+                    stack: &mut w.b,
                     id: ib,
                 },
             );
-            while let Some(n) = ua.poll_transmit(&mut buf) {
-                wire.push_back((now + Duration::from_millis(5), true, buf[..n].to_vec()));
-            }
-            while let Some(n) = ub.poll_transmit(&mut buf) {
-                wire.push_back((now + Duration::from_millis(5), false, buf[..n].to_vec()));
-            }
+            w.transmit(now);
             if a.done() && b.done() {
                 break;
             }
         }
-        (ua, ub)
+        (w.a, w.b)
     }
 
     fn ran<A>(app: A, local: SocketAddrV4, udp: &UdpStack, now_ms: u64) -> Ran<A> {

@@ -9,9 +9,10 @@ pub mod emulate;
 pub mod services;
 pub mod stream;
 
+use ackclock_wire::Duration;
 use anyhow::{bail, Result};
 use std::fmt::Display;
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, SocketAddrV4};
 
 /// The range live mode keeps to unless told otherwise: 198.18.0.0/15, set aside for
 /// benchmarking network devices (RFC 2544, RFC 6890), so that nothing ackclock sends or
@@ -31,6 +32,42 @@ pub fn check_address(flag: &str, value: &dyn Display, a: Ipv4Addr, allow_any: bo
     bail!(
         "{flag} {value}: {a} is outside 198.18.0.0/15, the benchmarking range live mode keeps to; add --allow-any-address to use it anyway"
     );
+}
+
+/// `--listen ADDR:PORT` outside [`LIVE_RANGE`]: an error unless `allow_any` (0.0.0.0
+/// stands for the default address, or for all of a kernel socket's, and passes).
+pub fn check_listen(l: &SocketAddrV4, allow_any: bool) -> Result<()> {
+    if l.ip().is_unspecified() {
+        return Ok(());
+    }
+    check_address("--listen", l, *l.ip(), allow_any)
+}
+
+/// `--connect ADDR:PORT` outside [`LIVE_RANGE`]: an error unless `allow_any`.
+pub fn check_connect(c: &SocketAddrV4, allow_any: bool) -> Result<()> {
+    check_address("--connect", c, *c.ip(), allow_any)
+}
+
+/// A time from the command line in the stack's nanoseconds (saturating).
+pub fn dur(d: std::time::Duration) -> Duration {
+    Duration::from_nanos(d.as_nanos().min(u128::from(u64::MAX)) as u64)
+}
+
+/// The shortest interval of `-i`: each report is a line (a line per stream with
+/// `stream -P`), and below this the printing rather than the transfer would be measured.
+const MIN_INTERVAL: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// `-i SECONDS` (`--interval-secs`) of `stream` and `dgram-stream`: None for no interval
+/// reports (0, or not given), else at least [`MIN_INTERVAL`].
+pub fn interval_flag(i: Option<std::time::Duration>) -> Result<Option<Duration>> {
+    match i {
+        Some(i) if i.is_zero() => Ok(None),
+        Some(i) if i < MIN_INTERVAL => bail!(
+            "--interval-secs {}: at least 10ms (or 0 for no interval reports)",
+            crate::units::format_time(i)
+        ),
+        i => Ok(i.map(dur)),
+    }
 }
 
 /// `flag prefix` reaches outside [`LIVE_RANGE`]: an error unless `allow_any`.

@@ -3,6 +3,7 @@
 //! iperf3-style interval reports (`-i`) and a JSON document in iperf3 -J's shape (`--json`).
 
 use super::args::{DevArgs, TcpArgs};
+use super::dur;
 use crate::units;
 use ackclock_tcp::Stats;
 use ackclock_tun::{
@@ -83,20 +84,16 @@ pub struct StreamArgs {
     pub dev: DevArgs,
 }
 
-fn dur(d: std::time::Duration) -> Duration {
-    Duration::from_nanos(d.as_nanos().min(u128::from(u64::MAX)) as u64)
-}
-
 impl StreamArgs {
     /// Refuses addresses outside 198.18.0.0/15 unless --allow-any-address (0.0.0.0 in
     /// --listen stands for the default address).
     pub fn check_addresses(&self) -> Result<()> {
         let any = self.dev.allow_any_address;
-        if let Some(l) = self.listen.filter(|l| !l.ip().is_unspecified()) {
-            super::check_address("--listen", &l, *l.ip(), any)?;
+        if let Some(l) = &self.listen {
+            super::check_listen(l, any)?;
         }
-        if let Some(c) = self.connect {
-            super::check_address("--connect", &c, *c.ip(), any)?;
+        if let Some(c) = &self.connect {
+            super::check_connect(c, any)?;
         }
         self.dev.check_addresses()
     }
@@ -111,10 +108,6 @@ fn parse_parallel(s: &str) -> std::result::Result<usize, String> {
         )),
     }
 }
-
-/// The shortest interval: each report is a line per stream, and below this the printing
-/// rather than the transfer would be measured.
-const MIN_INTERVAL: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// What a run's reports are about, for the text and JSON writers.
 struct Test<'a> {
@@ -151,14 +144,7 @@ pub fn run(a: StreamArgs) -> Result<()> {
             a.parallel
         );
     }
-    let interval = match a.interval {
-        Some(i) if i.is_zero() => None,
-        Some(i) if i < MIN_INTERVAL => bail!(
-            "--interval-secs {}: at least 10ms (or 0 for no interval reports)",
-            units::format_time(i)
-        ),
-        i => i.map(dur),
-    };
+    let interval = super::interval_flag(a.interval)?;
     let limit = match (a.bytes, a.time) {
         (Some(b), _) => Limit::Bytes(b),
         (None, Some(t)) => Limit::Time(dur(t)),

@@ -162,6 +162,16 @@ impl Proc {
         None
     }
 
+    /// Waits (at most 10 s) for the stdout line containing `pat` that says the process is
+    /// ready (listening, answering); the test fails with what it printed if none comes.
+    pub fn ready(&mut self, pat: &str) {
+        assert!(
+            self.wait_line(pat, Duration::from_secs(10)).is_some(),
+            "no line with {pat:?} within 10 s: {:?}",
+            self.out
+        );
+    }
+
     /// Sends a signal to this process (by PID).
     pub fn signal(&self, sig: i32) {
         // SAFETY: kill(2) on our own child's PID.
@@ -226,6 +236,48 @@ impl Drop for NsNames {
             }
         }
     }
+}
+
+/// Starts `ackclock emulate --json` with `args` between two fresh namespaces, named
+/// `<prefix>L<pid>x<n>` (left) and `<prefix>R<pid>x<n>` (right); returns the emulator, the
+/// guard that deletes the namespaces, and their names.
+pub fn emulate(prefix: &str, args: &[&str]) -> (Proc, NsNames, String, String) {
+    let left = unique(&format!("{prefix}L"));
+    let right = unique(&format!("{prefix}R"));
+    let names = NsNames(vec![left.clone(), right.clone()]);
+    let mut c = Command::new(bin());
+    c.args(["emulate", "--left", &left, "--right", &right, "--json"]);
+    c.args(args);
+    let mut p = Proc::spawn(c);
+    assert!(
+        p.wait_line("ready", Duration::from_secs(15)).is_some(),
+        "emulate did not start: {:?}",
+        p.out
+    );
+    (p, names, left, right)
+}
+
+/// The last line of a command's stdout, as JSON (`--json` prints its document last).
+pub fn last_json(out: &str) -> serde_json::Value {
+    let line = out.lines().last().unwrap_or("");
+    serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: not JSON: {line}\n{out}"))
+}
+
+/// Stops a process that runs until a signal (SIGTERM), and returns its JSON document.
+pub fn stop_json(p: Proc, what: &str) -> serde_json::Value {
+    p.signal(libc::SIGTERM);
+    let (code, out, err) = p.finish(Duration::from_secs(15));
+    assert_eq!(code, Some(0), "{what}: exit {code:?}\n{out}\n{err}");
+    println!("{what}:\n{out}");
+    last_json(&out)
+}
+
+/// Runs a process to its end (bounded) and returns its JSON document.
+pub fn finish_json(p: Proc, what: &str, within: Duration) -> serde_json::Value {
+    let (code, out, err) = p.finish(within);
+    assert_eq!(code, Some(0), "{what}: exit {code:?}\n{out}\n{err}");
+    println!("{what}:\n{out}");
+    last_json(&out)
 }
 
 /// `sh -c script` in an existing namespace (by name), waited for (at most 60 s).
