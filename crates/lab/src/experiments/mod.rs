@@ -23,6 +23,7 @@ mod e15_bit_vs_drop;
 mod e16_self_protection;
 mod e17_ecn_short_transfers;
 mod e18_connectionless;
+mod e19_adaptive_increase;
 
 /// Every experiment, in report order.
 pub fn experiments() -> Vec<Box<dyn Runnable>> {
@@ -45,6 +46,7 @@ pub fn experiments() -> Vec<Box<dyn Runnable>> {
         Box::new(e16_self_protection::SelfProtection),
         Box::new(e17_ecn_short_transfers::EcnShortTransfers),
         Box::new(e18_connectionless::Connectionless),
+        Box::new(e19_adaptive_increase::AdaptiveIncrease),
     ];
     // Report order is the number in each title (the seed messages' order), not the directory's.
     v.sort_by_key(|e| {
