@@ -22,8 +22,10 @@ pub mod rate;
 pub mod rpc;
 pub mod stack;
 pub mod stream;
+pub mod virtual_wire;
 
 pub use stack::{DatagramSocket, SocketId, StackSocket, UdpConfig, UdpStack, UdpStats};
+pub use virtual_wire::VirtualWire;
 
 /// Why a datagram operation failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]

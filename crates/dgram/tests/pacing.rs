@@ -7,7 +7,7 @@ use ackclock_dgram::msg::{Feedback, Message};
 use ackclock_dgram::rate::{Controller, TfrcRate};
 use ackclock_dgram::rpc::{RateControl, RpcClient, RpcClientConfig, RpcServer, IP_UDP_HEADERS};
 use ackclock_dgram::stream::{StreamReceiver, StreamSender, StreamSenderConfig};
-use ackclock_dgram::{DatagramSocket, StackSocket, UdpConfig, UdpStack};
+use ackclock_dgram::{DatagramSocket, StackSocket, VirtualWire};
 use ackclock_wire::{Duration, Instant};
 use std::collections::VecDeque;
 use std::net::{Ipv4Addr, SocketAddrV4};
@@ -19,40 +19,30 @@ fn ms(n: u64) -> Instant {
     Instant::ZERO + Duration::from_millis(n)
 }
 
-/// Two hosts and a wire of `delay` each way.
-struct Net {
-    a: UdpStack,
-    b: UdpStack,
-    delay: Duration,
-    /// (arrival time, to b?, packet)
-    wire: VecDeque<(Instant, bool, Vec<u8>)>,
-}
+/// Two hosts and a wire of `delay` each way; `step` puts what both hosts sent on the wire
+/// and delivers what is due at `now`.
+struct Net(VirtualWire);
 
 impl Net {
     fn new(delay: Duration) -> Net {
-        Net {
-            a: UdpStack::new(UdpConfig::new(A)),
-            b: UdpStack::new(UdpConfig::new(B)),
-            delay,
-            wire: VecDeque::new(),
-        }
+        Net(VirtualWire::new(A, B, delay))
     }
-    /// Puts what both hosts sent on the wire, and delivers what is due at `now`.
     fn step(&mut self, now: Instant) {
-        let mut buf = [0u8; 2048];
-        while let Some(n) = self.a.poll_transmit(&mut buf) {
-            self.wire
-                .push_back((now + self.delay, true, buf[..n].to_vec()));
-        }
-        while let Some(n) = self.b.poll_transmit(&mut buf) {
-            self.wire
-                .push_back((now + self.delay, false, buf[..n].to_vec()));
-        }
-        while self.wire.front().is_some_and(|(t, _, _)| *t <= now) {
-            let (_, to_b, p) = self.wire.pop_front().unwrap();
-            let host = if to_b { &mut self.b } else { &mut self.a };
-            host.handle_packet(&p).unwrap();
-        }
+        self.0.transmit(now);
+        self.0.deliver(now);
+    }
+}
+
+impl core::ops::Deref for Net {
+    type Target = VirtualWire;
+    fn deref(&self) -> &VirtualWire {
+        &self.0
+    }
+}
+
+impl core::ops::DerefMut for Net {
+    fn deref_mut(&mut self) -> &mut VirtualWire {
+        &mut self.0
     }
 }
 

@@ -1226,8 +1226,8 @@ fn receive_rate(app: &StreamReceiverApp) -> Option<f64> {
 mod tests {
     use super::*;
     use crate::live::stream::tests::{documented_section, has_type, paths};
+    use ackclock_dgram::VirtualWire;
     use ackclock_dgram::{StackSocket, UdpStack};
-    use ackclock_tun::dgram::VirtualWire;
     use clap::Parser;
     use std::collections::BTreeSet;
 
