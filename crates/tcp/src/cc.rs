@@ -143,21 +143,24 @@ pub enum SsthreshBase {
 
 /// Parameters of [`Aimd`].
 #[derive(Clone, Copy, Debug, PartialEq)]
+// `repr(C)`, what every ACK reads first: with the controller's per-ACK state before it, the
+// controller's first cache line (see `Aimd`).
+#[repr(C)]
 pub struct AimdConfig {
-    /// Multiplicative decrease factor d: the window after a loss is d times the window
-    /// before (0.5 in 4BSD; Jain's DEC-bit scheme used 7/8).
-    pub decrease: f64,
-    /// Additive increase u, in segments per RTT (1 in 4BSD).
-    pub increase_segments: f64,
+    /// RFC 3465 byte counting with limit L in segments (1 or 2); None counts ACKs.
+    pub abc_limit_segments: Option<u32>,
     /// Replace additive increase by multiplicative increase: each round trip without loss
     /// multiplies the window by this factor b (1 < b <= 1/d). Seed 000 (11 Feb 1988): "The
     /// first thought is to use a symmetric, multiplicative increase ... This is a mistake.
     /// The result will oscillate wildly". Here for the experiment that shows it.
     pub multiplicative_increase: Option<f64>,
+    /// Multiplicative decrease factor d: the window after a loss is d times the window
+    /// before (0.5 in 4BSD; Jain's DEC-bit scheme used 7/8).
+    pub decrease: f64,
+    /// Additive increase u, in segments per RTT (1 in 4BSD).
+    pub increase_segments: f64,
     /// How ssthresh is computed on a congestion signal.
     pub ssthresh_base: SsthreshBase,
-    /// RFC 3465 byte counting with limit L in segments (1 or 2); None counts ACKs.
-    pub abc_limit_segments: Option<u32>,
     /// A second-order loop that adapts the additive increase between
     /// [`AdaptiveIncrease::MIN_INCREASE`] and `increase_segments` (seed 000, 16 Nov 1987);
     /// None keeps `increase_segments` fixed.
@@ -206,8 +209,13 @@ impl Default for AimdConfig {
 
 /// Additive-increase/multiplicative-decrease with slow start: the Tahoe/Reno controller.
 #[derive(Clone, Debug)]
+// `repr(C, align(64))`: what an ACK reads and writes (the windows, the counts, the increase,
+// then the configuration's ABC limit and multiplicative increase) lies in the first 56
+// bytes, so in one cache line of the controller's allocation; the adaptive loop's averages
+// and the rest of the configuration follow. With a million connections each line an ACK
+// touches is a cache miss (BENCHMARKS.md, "Many connections"); a test keeps it so.
+#[repr(C, align(64))]
 pub struct Aimd {
-    cfg: AimdConfig,
     cwnd: u32,
     ssthresh: u32,
     /// RFC 3465 §2.1: bytes acknowledged during congestion avoidance not yet turned into
@@ -218,11 +226,12 @@ pub struct Aimd {
     increase: f64,
     /// Bytes acknowledged since the last congestion signal (the adaptive loop's N).
     acked_since_signal: u64,
-    /// Whether a congestion signal has been seen (the first interval is not used).
-    signalled: bool,
+    cfg: AimdConfig,
     /// The adaptive loop's moving average of K = N u (see [`AdaptiveIncrease`]); None
     /// before its first sample.
     k_avg: Option<f64>,
+    /// Whether a congestion signal has been seen (the first interval is not used).
+    signalled: bool,
 }
 
 impl Aimd {
@@ -548,6 +557,25 @@ mod tests {
         // Per ACK u * MSS^2 / cwnd, with cwnd growing meanwhile: just under u * MSS.
         assert!((480..=500).contains(&adapted), "{adapted}");
         assert!((950..=1000).contains(&full), "{full}");
+    }
+
+    /// What `on_ack` reads and writes lies in the first 56 bytes of a 64-byte-aligned
+    /// controller: one cache line per ACK (see `Aimd`).
+    #[test]
+    fn the_per_ack_fields_of_aimd_lie_in_its_first_cache_line() {
+        use core::mem::{align_of, offset_of, size_of};
+        assert_eq!(align_of::<Aimd>(), 64);
+        let cfg = offset_of!(Aimd, cfg);
+        let ends = [
+            offset_of!(Aimd, cwnd) + size_of::<u32>(),
+            offset_of!(Aimd, ssthresh) + size_of::<u32>(),
+            offset_of!(Aimd, bytes_acked) + size_of::<u64>(),
+            offset_of!(Aimd, increase) + size_of::<f64>(),
+            offset_of!(Aimd, acked_since_signal) + size_of::<u64>(),
+            cfg + offset_of!(AimdConfig, abc_limit_segments) + size_of::<Option<u32>>(),
+            cfg + offset_of!(AimdConfig, multiplicative_increase) + size_of::<Option<f64>>(),
+        ];
+        assert!(ends.iter().all(|&e| e <= 64), "{ends:?}");
     }
 
     #[test]
