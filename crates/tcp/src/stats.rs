@@ -145,140 +145,73 @@ pub struct Stats {
     pub cwr_out: u64,
 }
 
-/// The counters of [`Stats`] as a connection keeps them (its snapshot fields are made when
-/// asked). `repr(C)`, in this order: the counters every segment updates first, where they
-/// end the connection's hot block (two cache lines: see `Connection`'s layout), the
-/// others after, among the fields only losses, invalid segments and ECN touch.
-#[derive(Clone, Copy, Default)]
-#[repr(C)]
-pub(crate) struct Counters {
-    pub(crate) segs_in: u64,
-    pub(crate) segs_out: u64,
-    pub(crate) data_segs_in: u64,
-    pub(crate) data_segs_out: u64,
-    pub(crate) bytes_sent: u64,
-    pub(crate) bytes_received: u64,
-    pub(crate) bytes_acked: u64,
-    pub(crate) pure_acks_out: u64,
-    pub(crate) hp_ack_hits: u64,
-    pub(crate) hp_data_hits: u64,
-    pub(crate) hp_misses: u64,
-    pub(crate) bytes_retransmitted: u64,
-    pub(crate) retransmitted_segs: u64,
-    pub(crate) fast_retransmits: u64,
-    pub(crate) timeouts: u64,
-    pub(crate) spurious_retransmits: u64,
-    pub(crate) recoveries: u64,
-    pub(crate) dup_acks_in: u64,
-    pub(crate) delayed_acks_out: u64,
-    pub(crate) window_probes: u64,
-    pub(crate) window_updates_out: u64,
-    pub(crate) out_of_order_segs_in: u64,
-    pub(crate) duplicate_segs_in: u64,
-    pub(crate) reassembly_drops: u64,
-    pub(crate) bad_checksum: u64,
-    pub(crate) malformed: u64,
-    pub(crate) out_of_window: u64,
-    pub(crate) paws_drops: u64,
-    pub(crate) challenge_acks: u64,
-    pub(crate) invalid_acks_suppressed: u64,
-    pub(crate) probes_unanswered: u64,
-    pub(crate) rst_in: u64,
-    pub(crate) rst_out: u64,
-    pub(crate) ect_segs_out: u64,
-    pub(crate) ce_segs_in: u64,
-    pub(crate) ece_in: u64,
-    pub(crate) ecn_reductions: u64,
-    pub(crate) cwr_out: u64,
+/// Declares [`Counters`] with the given fields of [`Stats`], in that order, and the
+/// `snapshot` that copies each into a `Stats`: the list is written once.
+macro_rules! counters {
+    ($($name:ident),* $(,)?) => {
+        /// The counters of [`Stats`] as a connection keeps them (its snapshot fields are made
+        /// when asked). `repr(C)`, in this order: the counters every segment updates first,
+        /// where they end the connection's hot block (two cache lines: see `Connection`'s
+        /// layout), the others after, among the fields only losses, invalid segments and
+        /// ECN touch.
+        #[derive(Clone, Copy, Default)]
+        #[repr(C)]
+        pub(crate) struct Counters {
+            $(pub(crate) $name: u64,)*
+        }
+
+        impl Counters {
+            /// `snapshot` with these counters filled in.
+            pub(crate) fn snapshot(&self, snapshot: Stats) -> Stats {
+                Stats {
+                    $($name: self.$name,)*
+                    ..snapshot
+                }
+            }
+        }
+    };
 }
 
-impl Counters {
-    /// `snapshot` with these counters filled in. (The destructuring names every counter:
-    /// one added here and not copied does not compile.)
-    pub(crate) fn snapshot(&self, snapshot: Stats) -> Stats {
-        let Counters {
-            segs_in,
-            segs_out,
-            data_segs_in,
-            data_segs_out,
-            bytes_sent,
-            bytes_received,
-            bytes_acked,
-            pure_acks_out,
-            hp_ack_hits,
-            hp_data_hits,
-            hp_misses,
-            bytes_retransmitted,
-            retransmitted_segs,
-            fast_retransmits,
-            timeouts,
-            spurious_retransmits,
-            recoveries,
-            dup_acks_in,
-            delayed_acks_out,
-            window_probes,
-            window_updates_out,
-            out_of_order_segs_in,
-            duplicate_segs_in,
-            reassembly_drops,
-            bad_checksum,
-            malformed,
-            out_of_window,
-            paws_drops,
-            challenge_acks,
-            invalid_acks_suppressed,
-            probes_unanswered,
-            rst_in,
-            rst_out,
-            ect_segs_out,
-            ce_segs_in,
-            ece_in,
-            ecn_reductions,
-            cwr_out,
-        } = *self;
-        Stats {
-            segs_in,
-            segs_out,
-            data_segs_in,
-            data_segs_out,
-            bytes_sent,
-            bytes_received,
-            bytes_acked,
-            pure_acks_out,
-            hp_ack_hits,
-            hp_data_hits,
-            hp_misses,
-            bytes_retransmitted,
-            retransmitted_segs,
-            fast_retransmits,
-            timeouts,
-            spurious_retransmits,
-            recoveries,
-            dup_acks_in,
-            delayed_acks_out,
-            window_probes,
-            window_updates_out,
-            out_of_order_segs_in,
-            duplicate_segs_in,
-            reassembly_drops,
-            bad_checksum,
-            malformed,
-            out_of_window,
-            paws_drops,
-            challenge_acks,
-            invalid_acks_suppressed,
-            probes_unanswered,
-            rst_in,
-            rst_out,
-            ect_segs_out,
-            ce_segs_in,
-            ece_in,
-            ecn_reductions,
-            cwr_out,
-            ..snapshot
-        }
-    }
-}
+counters!(
+    segs_in,
+    segs_out,
+    data_segs_in,
+    data_segs_out,
+    bytes_sent,
+    bytes_received,
+    bytes_acked,
+    pure_acks_out,
+    hp_ack_hits,
+    hp_data_hits,
+    hp_misses,
+    bytes_retransmitted,
+    retransmitted_segs,
+    fast_retransmits,
+    timeouts,
+    spurious_retransmits,
+    recoveries,
+    dup_acks_in,
+    delayed_acks_out,
+    window_probes,
+    window_updates_out,
+    out_of_order_segs_in,
+    duplicate_segs_in,
+    reassembly_drops,
+    bad_checksum,
+    malformed,
+    out_of_window,
+    paws_drops,
+    challenge_acks,
+    invalid_acks_suppressed,
+    probes_unanswered,
+    rst_in,
+    rst_out,
+    ect_segs_out,
+    ce_segs_in,
+    ece_in,
+    ecn_reductions,
+    cwr_out,
+);
 
 /// Why a trace event was emitted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
