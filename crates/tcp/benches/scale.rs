@@ -1,4 +1,6 @@
-//! What a connection costs when there are many: memory per idle established connection,
+//! What a connection costs when there are many: memory per idle established connection
+//! (the bytes asked of the allocator, "B/conn", and the growth of the process's resident
+//! memory while the connections were made, "resident"),
 //! and the time of one request/response round trip on one connection while N others sit
 //! idle, for N = 1,000 to 1,000,000 (BENCHMARKS.md, "Many connections").
 //!
@@ -132,9 +134,14 @@ fn main() {
     let mut bytes_per_conn = Vec::new();
     for &n in &sizes {
         let before = LIVE.load(Ordering::Relaxed);
+        let rss_before = resident_bytes();
         let w = build(n, &cfg);
-        let bytes = LIVE.load(Ordering::Relaxed) - before - w.ids.capacity() * 16;
-        bytes_per_conn.push(bytes as f64 / (2 * n) as f64);
+        let ids = w.ids.capacity() * 16;
+        let bytes = LIVE.load(Ordering::Relaxed) - before - ids;
+        let resident = resident_bytes().zip(rss_before).map(|(after, before)| {
+            (after.saturating_sub(before + ids as u64)) as f64 / (2 * n) as f64
+        });
+        bytes_per_conn.push((bytes as f64 / (2 * n) as f64, resident));
         worlds.push(w);
     }
     for w in &mut worlds {
@@ -153,9 +160,10 @@ fn main() {
          ratio: median over epochs of (N / the first N in the same epoch), and best / best"
     );
     println!(
-        "{:>11}  {:>9}  {:>21}  {:>21}  {:>21}  {:>21}",
+        "{:>11}  {:>9}  {:>9}  {:>21}  {:>21}  {:>21}  {:>21}",
         "connections",
         "B/conn",
+        "resident",
         "fresh: median  ratio",
         "best  ratio",
         "idle 2 s: median  ratio",
@@ -173,11 +181,22 @@ fn main() {
         };
         let (fm, fb) = cells(&fresh);
         let (im, ib) = cells(&idle);
+        let (requested, resident) = bytes_per_conn[i];
+        let resident = resident.map_or("-".to_string(), |r| format!("{r:.0}"));
         println!(
-            "{n:>11}  {:>9.0}  {fm:>21}  {fb:>21}  {im:>21}  {ib:>21}",
-            bytes_per_conn[i]
+            "{n:>11}  {requested:>9.0}  {resident:>9}  {fm:>21}  {fb:>21}  {im:>21}  {ib:>21}"
         );
     }
+}
+
+/// The process's resident memory (Linux: `VmRSS` of /proc/self/status), `None` elsewhere.
+/// Beside the bytes the allocator was asked for, it counts what the allocator adds (its
+/// headers, alignment slack) and what the kernel backs (huge pages whole).
+fn resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// One endpoint pair with `n` established, idle connections, and the pairs of ids.
