@@ -24,7 +24,9 @@ use core::cell::{Cell, RefCell};
 use core::cmp::Reverse;
 use core::hash::Hasher;
 use core::net::{Ipv4Addr, SocketAddrV4};
+use hashbrown::HashTable;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 
 /// Endpoint-wide settings. [`EndpointConfig::new`] gives the defaults; the fields are public
@@ -192,6 +194,8 @@ pub enum Event {
 
 struct Slot {
     generation: u32,
+    /// The connection's 4-tuple, for the table's lookups (which read the slot next anyway).
+    key: ConnKey,
     /// Boxed: the slot array stays small (its growth slack is a few words per slot, not a
     /// connection's 1.3 KB), so memory per idle connection is what the connection needs.
     conn: Option<Box<Connection>>,
@@ -226,9 +230,10 @@ impl Slot {
         }
     }
 
-    fn new(generation: u32, conn: Connection, listener: Option<u16>) -> Slot {
+    fn new(generation: u32, key: ConnKey, conn: Connection, listener: Option<u16>) -> Slot {
         Slot {
             generation,
+            key,
             conn: Some(Box::new(conn)),
             listener,
             released: false,
@@ -279,21 +284,28 @@ struct PendingRst {
     with_ack: bool,
 }
 
-/// A connection's 4-tuple packed into one integer: (local address, local port, remote
-/// address, remote port), 96 bits. Hashing it is one 16-byte write instead of six writes for
-/// a pair of `SocketAddrV4`s, and comparing it is two word compares.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-struct ConnKey(u128);
+/// A connection's 4-tuple packed into 96 bits: the two addresses, then the two ports.
+/// Hashing it is one 16-byte write instead of six writes for a pair of `SocketAddrV4`s,
+/// comparing it two word compares, and it is 16 bytes aligned to 8 (a `u128` would be
+/// aligned to 16 and pad the slot it is kept in to 64 bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct ConnKey {
+    addrs: u64,
+    ports: u32,
+}
 
 impl ConnKey {
     #[inline]
     fn new(local: SocketAddrV4, remote: SocketAddrV4) -> Self {
-        ConnKey(
-            u128::from(local.ip().to_bits()) << 64
-                | u128::from(local.port()) << 48
-                | u128::from(remote.ip().to_bits()) << 16
-                | u128::from(remote.port()),
-        )
+        ConnKey {
+            addrs: u64::from(local.ip().to_bits()) << 32 | u64::from(remote.ip().to_bits()),
+            ports: u32::from(local.port()) << 16 | u32::from(remote.port()),
+        }
+    }
+
+    #[inline]
+    fn hash(self, h: &RandomState) -> u64 {
+        h.hash_one(u128::from(self.addrs) << 32 | u128::from(self.ports))
     }
 }
 
@@ -386,7 +398,12 @@ pub struct Endpoint {
     cfg: EndpointConfig,
     slots: Vec<Slot>,
     free: Vec<u32>,
-    map: HashMap<ConnKey, ConnId>,
+    /// The live connections by 4-tuple: slot indices only, each slot keeps its key. At a
+    /// million connections this is 10 MB per endpoint (4-byte entries and a control byte,
+    /// half full at worst) where a map of keys and handles (32-byte entries) was 66 MB:
+    /// more of it stays in the caches, and a lookup reads the slot it leads to anyway.
+    map: HashTable<u32>,
+    hasher: RandomState,
     /// The connection the last segment was for: 4.3BSD's one-entry `tcp_last_inpcb` cache,
     /// checked before the hash table (a bulk flow hits it on nearly every segment, as the
     /// seed's header prediction assumed). Cleared when that connection is removed.
@@ -428,7 +445,8 @@ impl Endpoint {
             cfg,
             slots: Vec::new(),
             free: Vec::new(),
-            map: HashMap::new(),
+            map: HashTable::new(),
+            hasher: RandomState::new(),
             last: None,
             reap_check: Vec::new(),
             timers: RefCell::new(BinaryHeap::new()),
@@ -521,7 +539,7 @@ impl Endpoint {
             let port = self.next_port;
             self.next_port = if port >= hi { lo } else { port + 1 };
             let local = SocketAddrV4::new(self.cfg.addr, port);
-            if self.map.contains_key(&ConnKey::new(local, remote))
+            if self.lookup(ConnKey::new(local, remote)).is_some()
                 || self.listeners.contains_key(&port)
             {
                 continue;
@@ -544,7 +562,7 @@ impl Endpoint {
         cfg: TcpConfig,
     ) -> Result<ConnId, AddrError> {
         let local = SocketAddrV4::new(self.cfg.addr, local_port);
-        if self.map.contains_key(&ConnKey::new(local, remote)) {
+        if self.lookup(ConnKey::new(local, remote)).is_some() {
             return Err(AddrError::AddrInUse);
         }
         Ok(self.connect_from(now, local, remote, cfg))
@@ -567,21 +585,38 @@ impl Endpoint {
         let key = ConnKey::new(conn.local(), conn.remote());
         let id = if let Some(index) = self.free.pop() {
             let slot = &mut self.slots[index as usize];
-            *slot = Slot::new(slot.generation.wrapping_add(1), conn, listener);
+            *slot = Slot::new(slot.generation.wrapping_add(1), key, conn, listener);
             ConnId {
                 index,
                 generation: slot.generation,
             }
         } else {
-            self.slots.push(Slot::new(0, conn, listener));
+            self.slots.push(Slot::new(0, key, conn, listener));
             ConnId {
                 index: (self.slots.len() - 1) as u32,
                 generation: 0,
             }
         };
-        self.map.insert(key, id);
+        let slots = &self.slots;
+        let hasher = &self.hasher;
+        self.map.insert_unique(key.hash(hasher), id.index, |&i| {
+            slots[i as usize].key.hash(hasher)
+        });
         self.touch(id.index);
         id
+    }
+
+    /// The live connection of a 4-tuple.
+    #[inline]
+    fn lookup(&self, key: ConnKey) -> Option<ConnId> {
+        let slots = &self.slots;
+        let &index = self
+            .map
+            .find(key.hash(&self.hasher), |&i| slots[i as usize].key == key)?;
+        Some(ConnId {
+            index,
+            generation: slots[index as usize].generation,
+        })
     }
 
     /// The next connection of the listener on `port` whose handshake has completed, in the
@@ -838,7 +873,10 @@ impl Endpoint {
             }
         }
         let key = ConnKey::new(conn.local(), conn.remote());
-        self.map.remove(&key);
+        let index = id.index;
+        if let Ok(e) = self.map.find_entry(key.hash(&self.hasher), |&i| i == index) {
+            e.remove();
+        }
         if self.last.is_some_and(|(k, _)| k == key) {
             self.last = None;
         }
@@ -939,7 +977,7 @@ impl Endpoint {
         let found = match self.last {
             Some((k, id)) if k == key => Some(id),
             _ => {
-                let id = self.map.get(&key).copied();
+                let id = self.lookup(key);
                 if let Some(id) = id {
                     self.last = Some((key, id));
                 }
@@ -1405,5 +1443,59 @@ impl Endpoint {
             // Keep the allocation.
             self.reap_check = check;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slot_with_its_key_fits_in_56_bytes() {
+        // Memory per idle connection (BENCHMARKS.md, "Many connections") counts every slot:
+        // the key moved here from the table (which had 32-byte entries) for 16 bytes.
+        assert_eq!(size_of::<ConnKey>(), 16);
+        assert_eq!(size_of::<Slot>(), 56);
+    }
+
+    #[test]
+    fn the_table_finds_each_live_connection_and_forgets_removed_ones() {
+        let mut ep = Endpoint::new(EndpointConfig::new(Ipv4Addr::new(198, 18, 0, 1), [3; 16]));
+        let now = Instant::ZERO;
+        let peer = |i: u16| SocketAddrV4::new(Ipv4Addr::new(198, 18, 0, 2), 1000 + i);
+        let ids: Vec<ConnId> = (0..3000)
+            .map(|i| {
+                ep.connect_from_port(now, 5000, peer(i), TcpConfig::newreno())
+                    .unwrap()
+            })
+            .collect();
+        let addr = ep.addr();
+        let key = |i: u16| ConnKey::new(SocketAddrV4::new(addr, 5000), peer(i));
+        for (i, id) in ids.iter().enumerate() {
+            assert_eq!(ep.lookup(key(i as u16)), Some(*id));
+        }
+        // Remove every other one; the slots are reused by new connections.
+        for id in ids.iter().step_by(2) {
+            assert!(ep.remove(*id).is_some());
+        }
+        for (i, id) in ids.iter().enumerate() {
+            let expect = (i % 2 == 1).then_some(*id);
+            assert_eq!(ep.lookup(key(i as u16)), expect, "connection {i}");
+        }
+        let again: Vec<ConnId> = (0..1500)
+            .map(|i| {
+                ep.connect_from_port(now, 6000, peer(i), TcpConfig::newreno())
+                    .unwrap()
+            })
+            .collect();
+        for (i, id) in again.iter().enumerate() {
+            let k = ConnKey::new(SocketAddrV4::new(addr, 6000), peer(i as u16));
+            assert_eq!(ep.lookup(k), Some(*id));
+            assert_eq!(ep.lookup(key(i as u16)).is_some(), i % 2 == 1);
+        }
+        // A 4-tuple in use is refused.
+        assert!(ep
+            .connect_from_port(now, 6000, peer(0), TcpConfig::newreno())
+            .is_err());
     }
 }
