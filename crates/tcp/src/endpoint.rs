@@ -192,6 +192,9 @@ pub enum Event {
     },
 }
 
+/// The endpoint's bookkeeping of one connection. One cache line, aligned: the lookup of a
+/// segment's 4-tuple, the timer heap and the ready list each read one line of it, never two.
+#[repr(align(64))]
 struct Slot {
     generation: u32,
     /// The connection's 4-tuple, for the table's lookups (which read the slot next anyway).
@@ -1451,11 +1454,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_slot_with_its_key_fits_in_56_bytes() {
-        // Memory per idle connection (BENCHMARKS.md, "Many connections") counts every slot:
-        // the key moved here from the table (which had 32-byte entries) for 16 bytes.
+    fn a_slot_with_its_key_is_one_cache_line() {
+        // A lookup reads the slot: one line, never two (56-byte slots straddled two lines
+        // three times in four). Memory per idle connection (BENCHMARKS.md, "Many
+        // connections") counts every slot: the key moved here from the table (which had
+        // 32-byte entries) for 16 bytes.
         assert_eq!(size_of::<ConnKey>(), 16);
-        assert_eq!(size_of::<Slot>(), 56);
+        assert_eq!((size_of::<Slot>(), align_of::<Slot>()), (64, 64));
     }
 
     #[test]
