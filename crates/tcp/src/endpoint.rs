@@ -199,8 +199,8 @@ struct Slot {
     generation: u32,
     /// The connection's 4-tuple, for the table's lookups (which read the slot next anyway).
     key: ConnKey,
-    /// Boxed: the slot array stays small (its growth slack is a few words per slot, not a
-    /// connection's 1.3 KB), so memory per idle connection is what the connection needs.
+    /// Boxed: the slot array stays small (its growth slack is a line per slot, not a
+    /// connection's 1.4 KB), so memory per idle connection is what the connection needs.
     conn: Option<Box<Connection>>,
     /// For passive connections: the listener port, until accepted.
     listener: Option<u16>,
@@ -289,8 +289,7 @@ struct PendingRst {
 
 /// A connection's 4-tuple packed into 96 bits: the two addresses, then the two ports.
 /// Hashing it is one 16-byte write instead of six writes for a pair of `SocketAddrV4`s,
-/// comparing it two word compares, and it is 16 bytes aligned to 8 (a `u128` would be
-/// aligned to 16 and pad the slot it is kept in to 64 bytes).
+/// comparing it two word compares; 16 bytes, kept in the connection's slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct ConnKey {
     addrs: u64,
@@ -402,8 +401,8 @@ pub struct Endpoint {
     slots: Vec<Slot>,
     free: Vec<u32>,
     /// The live connections by 4-tuple: slot indices only, each slot keeps its key. At a
-    /// million connections this is 10 MB per endpoint (4-byte entries and a control byte,
-    /// half full at worst) where a map of keys and handles (32-byte entries) was 66 MB:
+    /// million connections this is 10 MB per endpoint (2^21 entries of 4 bytes and their
+    /// control bytes) where a map of keys and handles (32-byte entries) was 66 MB:
     /// more of it stays in the caches, and a lookup reads the slot it leads to anyway.
     map: HashTable<u32>,
     hasher: RandomState,
