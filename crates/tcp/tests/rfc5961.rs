@@ -280,3 +280,43 @@ fn rfc5961_7_challenge_acks_are_rate_limited() {
     assert_eq!(acks, 3);
     assert_eq!(p.state(), State::Established);
 }
+
+/// A blind segment inside the receive window but far ahead of anything the peer has sent,
+/// advertising a 1-byte window, froze the engine's send window: RFC 9293 §3.10.7.4 takes a
+/// window only from a segment with SEG.SEQ at or past SND.WL1, and the peer's real segments
+/// never reach the injected SEQ (the fuzz case `burst-ad0aa70d` in `fuzz-regressions`: a
+/// closing pair then traded 1-byte segments, one per round trip, for two minutes). An ACK
+/// that acknowledges new data now updates the window whatever its SEQ, as Linux's
+/// `tcp_may_update_window` does: it is the freshest word from the peer on its window.
+#[test]
+fn rfc5961_blind_segment_far_ahead_cannot_freeze_the_send_window() {
+    let mut p = busy();
+    let spoof = p.out(ACK).seq(p.snd_nxt.wrapping_add(3000)).window(1);
+    p.inject(&spoof);
+    assert_eq!(
+        p.conn().stats().snd_wnd_bytes,
+        1,
+        "the spoof is in window: taken"
+    );
+    let mut out = p.app_send(&data(4000));
+    if out.is_empty() {
+        // Silly-window avoidance holds the byte back until the persist timer sends it.
+        out = p.advance(secs(2)).into_iter().map(|(_, s)| s).collect();
+    }
+    assert!(
+        !out.is_empty() && out.iter().all(|s| s.payload.len() == 1),
+        "one byte at a time: {out:?}"
+    );
+    // The real peer acknowledges the byte with its real window.
+    p.absorb(&out);
+    let out = p.send_ack();
+    assert!(
+        p.conn().stats().snd_wnd_bytes > 1000,
+        "the ACK of new data reopened the window: {}",
+        p.conn().stats().snd_wnd_bytes
+    );
+    assert!(
+        out.iter().map(|s| s.payload.len()).sum::<usize>() > 1,
+        "full segments again: {out:?}"
+    );
+}

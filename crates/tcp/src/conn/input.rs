@@ -144,7 +144,7 @@ impl Connection {
             }
         }
         self.process_new_ack(now, seg);
-        self.update_send_window(seg.seq, seg.ack, wnd);
+        self.update_send_window(seg.seq, seg.ack, wnd, true);
         self.update_ts_recent(now, seg);
         self.update_timers(now);
     }
@@ -182,7 +182,7 @@ impl Connection {
         }
         self.stats.data_segs_in += 1;
         self.rec.on_other_ack_quiet();
-        self.update_send_window(seg.seq, seg.ack, wnd);
+        self.update_send_window(seg.seq, seg.ack, wnd, false);
         self.update_ts_recent(now, seg);
         self.advance_rcv_nxt(len as u32);
         self.stats.bytes_received += len as u64;
@@ -555,7 +555,8 @@ impl Connection {
                 }
             }
         }
-        if ack <= self.snd_una {
+        let acked_new = ack > self.snd_una;
+        if !acked_new {
             // RFC 5681 §2: a duplicate ACK acknowledges nothing new, carries no data, no
             // SYN/FIN, the same window, while data is outstanding.
             let is_dup = ack == self.snd_una
@@ -572,7 +573,7 @@ impl Connection {
         } else {
             self.process_new_ack(now, seg);
         }
-        self.update_send_window(seg.seq, ack, wnd);
+        self.update_send_window(seg.seq, ack, wnd, acked_new);
         if self.ecn_ok && seg.flags.contains(TcpFlags::ECE) {
             self.on_ece(now);
         }
@@ -591,10 +592,21 @@ impl Connection {
         Flow::Continue
     }
 
-    /// Window update (RFC 9293 §3.10.7.4): only from segments newer than the last update.
+    /// Window update (RFC 9293 §3.10.7.4): only from segments newer than the last update,
+    /// or from one that acknowledged new data (`acked_new`). RFC 9293's test alone lets one
+    /// blind segment inside the receive window but far ahead of the peer's sequence numbers
+    /// set SND.WL1 where the peer's real segments never reach, and its window (1 byte, say)
+    /// then holds for good; an ACK of new data is the peer's latest word on its window
+    /// whatever its SEQ (Linux's `tcp_may_update_window` takes it too).
     #[inline(always)]
-    pub(super) fn update_send_window(&mut self, seq: SeqNum, ack: SeqNum, wnd: u32) {
-        if self.snd_wl1 < seq || (self.snd_wl1 == seq && self.snd_wl2 <= ack) {
+    pub(super) fn update_send_window(
+        &mut self,
+        seq: SeqNum,
+        ack: SeqNum,
+        wnd: u32,
+        acked_new: bool,
+    ) {
+        if acked_new || self.snd_wl1 < seq || (self.snd_wl1 == seq && self.snd_wl2 <= ack) {
             if wnd > self.snd_wnd {
                 // The window opened: the persist backoff starts over.
                 self.persist_shift = 0;
