@@ -30,7 +30,9 @@
 //!
 //! `cargo bench -p ackclock-tcp --bench scale` (prints a table; no criterion: the set-up of a
 //! million connections dominates a criterion run). `ACKCLOCK_SCALE_SIZES=1000,100000`
-//! chooses the sizes (multiples of 1,000), `ACKCLOCK_SCALE_EPOCHS=N` the epochs.
+//! chooses the sizes (multiples of 1,000), `ACKCLOCK_SCALE_EPOCHS=N` the epochs,
+//! `ACKCLOCK_SCALE_HUGE_PAGES=0` turns `EndpointConfig::huge_pages` off (to compare the
+//! endpoint's tables in huge pages and in 4 KiB pages with one binary).
 
 use ackclock_tcp::{ConnId, Endpoint, EndpointConfig, TcpConfig};
 use ackclock_wire::{Duration, Instant};
@@ -123,6 +125,7 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(101)
         .max(1);
+    let huge_pages = std::env::var("ACKCLOCK_SCALE_HUGE_PAGES").map_or(true, |v| v != "0");
     // cargo bench passes --bench; nothing else is expected.
     let cfg = TcpConfig {
         // Replies go out at once: the round trip measures the endpoint, not the delayed-ACK
@@ -135,7 +138,7 @@ fn main() {
     for &n in &sizes {
         let before = LIVE.load(Ordering::Relaxed);
         let rss_before = resident_bytes();
-        let w = build(n, &cfg);
+        let w = build(n, &cfg, huge_pages);
         let ids = w.ids.capacity() * 16;
         let bytes = LIVE.load(Ordering::Relaxed) - before - ids;
         let resident = resident_bytes().zip(rss_before).map(|(after, before)| {
@@ -157,7 +160,9 @@ fn main() {
     let idle = epochs_of(&mut worlds, epochs);
     println!(
         "round trip in us: median and best of {epochs} epochs (2,000 round trips each); \
-         ratio: median over epochs of (N / the first N in the same epoch), and best / best"
+         ratio: median over epochs of (N / the first N in the same epoch), and best / best; \
+         tables in huge pages: {}",
+        if huge_pages { "yes" } else { "no" }
     );
     println!(
         "{:>11}  {:>9}  {:>9}  {:>21}  {:>21}  {:>21}  {:>21}",
@@ -206,14 +211,18 @@ struct Sized {
     k: usize,
 }
 
-fn build(n: usize, cfg: &TcpConfig) -> Sized {
+fn build(n: usize, cfg: &TcpConfig, huge_pages: bool) -> Sized {
     let mut w = World {
         now: Instant::ZERO + Duration::from_secs(1),
         client: Endpoint::new(EndpointConfig {
             ephemeral_ports: (1024, 65535),
+            huge_pages,
             ..EndpointConfig::new(CLIENT, [1; 16])
         }),
-        server: Endpoint::new(EndpointConfig::new(SERVER, [2; 16])),
+        server: Endpoint::new(EndpointConfig {
+            huge_pages,
+            ..EndpointConfig::new(SERVER, [2; 16])
+        }),
         buf: vec![0u8; 2048],
     };
     // Enough listening ports that 64,512 ephemeral ports reach n connections.

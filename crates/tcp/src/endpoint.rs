@@ -15,6 +15,7 @@ use crate::conn::{
 };
 use crate::seq::SeqNum;
 use crate::syn_cookie;
+use crate::table_alloc::TableAlloc;
 use crate::{AddrError, CloseError, ConnectionError, Segment, SegmentChecksum, State, TcpConfig};
 use ackclock_wire::packet::parse_ipv4_tcp_deferred;
 use ackclock_wire::tcp::Timestamps;
@@ -50,11 +51,19 @@ pub struct EndpointConfig {
     /// Cookie SYN,ACKs waiting to be sent are bounded; beyond this the SYN is dropped
     /// (counted): a flood must not turn into unbounded memory or output.
     pub max_pending_synacks: usize,
+    /// Keep the endpoint's per-connection tables, once they reach 2 MiB (about 32,000
+    /// connections), in 2 MiB blocks advised to Linux as transparent huge pages: at a
+    /// million connections a segment's lookup then costs no page walks (BENCHMARKS.md, "Many
+    /// connections"). The advice is ignored when the kernel's THP mode is `never`, and
+    /// elsewhere than Linux. Off, the tables are still in aligned 2 MiB blocks, in whatever
+    /// pages the kernel gives.
+    pub huge_pages: bool,
 }
 
 impl EndpointConfig {
     /// Settings for `addr` with the ISN secret `isn_key`: ephemeral ports 49152 to 65535,
-    /// at most 64 RSTs and 256 cookie SYN,ACKs waiting to be sent, SYN cookies on.
+    /// at most 64 RSTs and 256 cookie SYN,ACKs waiting to be sent, SYN cookies on, large
+    /// tables in huge pages.
     pub fn new(addr: Ipv4Addr, isn_key: [u8; 16]) -> Self {
         EndpointConfig {
             addr,
@@ -63,6 +72,7 @@ impl EndpointConfig {
             max_pending_rsts: 64,
             syn_cookies: true,
             max_pending_synacks: 256,
+            huge_pages: true,
         }
     }
 }
@@ -398,13 +408,13 @@ impl ConnKey {
 /// `examples/loopback.rs` adds a path delay and a bulk transfer.
 pub struct Endpoint {
     cfg: EndpointConfig,
-    slots: Vec<Slot>,
+    slots: allocator_api2::vec::Vec<Slot, TableAlloc>,
     free: Vec<u32>,
     /// The live connections by 4-tuple: slot indices only, each slot keeps its key. At a
     /// million connections this is 10 MB per endpoint (2^21 entries of 4 bytes and their
     /// control bytes) where a map of keys and handles (32-byte entries) was 66 MB:
     /// more of it stays in the caches, and a lookup reads the slot it leads to anyway.
-    map: HashTable<u32>,
+    map: HashTable<u32, TableAlloc>,
     hasher: RandomState,
     /// The connection the last segment was for: 4.3BSD's one-entry `tcp_last_inpcb` cache,
     /// checked before the hash table (a bulk flow hits it on nearly every segment, as the
@@ -443,11 +453,12 @@ impl Endpoint {
     /// An endpoint with no connections and no listeners.
     pub fn new(cfg: EndpointConfig) -> Self {
         let next_port = cfg.ephemeral_ports.0;
+        let tables = TableAlloc::new(cfg.huge_pages);
         Endpoint {
             cfg,
-            slots: Vec::new(),
+            slots: allocator_api2::vec::Vec::new_in(tables),
             free: Vec::new(),
-            map: HashTable::new(),
+            map: HashTable::new_in(tables),
             hasher: RandomState::new(),
             last: None,
             reap_check: Vec::new(),
@@ -1501,5 +1512,38 @@ mod tests {
         assert!(ep
             .connect_from_port(now, 6000, peer(0), TcpConfig::newreno())
             .is_err());
+    }
+
+    #[test]
+    fn the_tables_of_many_connections_lie_in_whole_huge_pages() {
+        // BENCHMARKS.md, "Many connections": a segment's lookup reads a random line of the
+        // slot array; from 32,768 connections on (2 MiB of slots) the array is in 2 MiB
+        // blocks, advised as huge pages, and lookups still find every connection.
+        const HUGE_PAGE: usize = 2 << 20;
+        let mut ep = Endpoint::new(EndpointConfig::new(Ipv4Addr::new(198, 18, 0, 1), [3; 16]));
+        let n = HUGE_PAGE / size_of::<Slot>();
+        let peer = |i: usize| {
+            SocketAddrV4::new(
+                Ipv4Addr::new(198, 19, (i >> 8) as u8, i as u8),
+                1000 + (i >> 16) as u16,
+            )
+        };
+        let mut small = None;
+        let ids: Vec<ConnId> = (0..n)
+            .map(|i| {
+                if i == 1000 {
+                    small = Some(ep.slots.as_ptr() as usize);
+                }
+                ep.connect_from_port(Instant::ZERO, 5000, peer(i), TcpConfig::newreno())
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(ep.slots.len(), n);
+        assert_eq!(ep.slots.as_ptr() as usize % HUGE_PAGE, 0);
+        assert_ne!(small, Some(ep.slots.as_ptr() as usize), "the array moved");
+        let addr = SocketAddrV4::new(ep.addr(), 5000);
+        for (i, id) in ids.iter().enumerate().step_by(97) {
+            assert_eq!(ep.lookup(ConnKey::new(addr, peer(i))), Some(*id));
+        }
     }
 }

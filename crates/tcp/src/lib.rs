@@ -139,6 +139,7 @@ pub mod send_buf;
 pub mod seq;
 pub mod stats;
 pub mod syn_cookie;
+mod table_alloc;
 
 pub use ackclock_wire::OptionLayout;
 pub use config::{AckPolicy, CongestionAlgorithm, InitialWindow, RecoveryAlgorithm, TcpConfig};
