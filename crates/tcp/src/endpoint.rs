@@ -408,6 +408,8 @@ impl ConnKey {
 /// `examples/loopback.rs` adds a path delay and a bulk transfer.
 pub struct Endpoint {
     cfg: EndpointConfig,
+    /// Every connection's slot, by `ConnId::index`; from 2 MiB on in huge pages, as the
+    /// table below (`table_alloc.rs`).
     slots: allocator_api2::vec::Vec<Slot, TableAlloc>,
     free: Vec<u32>,
     /// The live connections by 4-tuple: slot indices only, each slot keeps its key. At a
