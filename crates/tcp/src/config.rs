@@ -278,12 +278,21 @@ impl Default for AckPolicy {
     }
 }
 
+/// The smallest MSS the engine takes from a scenario or a peer, in bytes: the least
+/// [`Overrides::mss`] accepts, and the floor under a peer's MSS option, as Linux's
+/// `tcp_min_snd_mss` (48 bytes) and FreeBSD's `tcp_minmss` (216) are. A peer that
+/// advertised an MSS of 1 had the engine send its whole window a byte per packet (the
+/// `segments` fuzz case `burst-a72f7dc5`; CVE-2019-11479 is the same attack on Linux). At
+/// 64 the floor is never above an MSS this engine would advertise, so two of its endpoints
+/// keep to each other's MSS whatever they are configured with.
+pub const MIN_MSS: u16 = 64;
+
 /// The configuration of one connection.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TcpConfig {
     /// The MSS we advertise on our SYN, in bytes, and the cap on the payload we send: the
     /// send MSS is the smaller of this and the peer's MSS (536 when it sends none, RFC 9293
-    /// §3.7.1), less 12 bytes when timestamps are in use. Usually the MTU minus 40 (1460).
+    /// §3.7.1; at least [`MIN_MSS`]), less 12 bytes when timestamps are in use. Usually the MTU minus 40 (1460).
     /// Packets can be up to `mss + 80` bytes long (see the [`Endpoint`](crate::Endpoint)
     /// documentation).
     pub mss: u16,
@@ -920,7 +929,7 @@ impl Overrides {
         use crate::rtt::RttAlgorithm;
         if let Some(v) = self.mss {
             // An MSS must leave room for the 40 bytes of IPv4 and TCP headers in 65,535.
-            c.mss = within("mss", v, 64, 65495, "bytes")?;
+            c.mss = within("mss", v, MIN_MSS, 65495, "bytes")?;
         }
         // Buffers are allocated when a connection opens: bound them so a typo in a scenario
         // is an error, not an allocation failure. 1 GiB is the largest window RFC 7323 §2.3

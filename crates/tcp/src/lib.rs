@@ -142,7 +142,9 @@ pub mod syn_cookie;
 mod table_alloc;
 
 pub use ackclock_wire::OptionLayout;
-pub use config::{AckPolicy, CongestionAlgorithm, InitialWindow, RecoveryAlgorithm, TcpConfig};
+pub use config::{
+    AckPolicy, CongestionAlgorithm, InitialWindow, RecoveryAlgorithm, TcpConfig, MIN_MSS,
+};
 pub use conn::{Connection, Transmit};
 pub use endpoint::{ConnId, Endpoint, EndpointConfig, EndpointStats, Event};
 pub use error::{

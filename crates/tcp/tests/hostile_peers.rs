@@ -301,3 +301,35 @@ fn rfc5482_user_timeout_ends_a_connection_stuck_behind_a_zero_window() {
         "closed after {after:?}"
     );
 }
+
+/// A floor under the peer's MSS option (`MIN_MSS`, 64 bytes; Linux's `tcp_min_snd_mss` and
+/// FreeBSD's `tcp_minmss` are the same guard): a SYN advertising an MSS of 1 had the engine
+/// send its whole window in 1-byte segments, a packet per byte (the `segments` fuzz target
+/// found it: more than 32 packets for one event, from a 4096-byte buffer).
+#[test]
+fn min_snd_mss_a_peer_mss_below_64_bytes_is_raised_to_64() {
+    assert_eq!(ackclock_tcp::MIN_MSS, 64);
+    let cfg = TcpConfig {
+        nagle: false,
+        ..TcpConfig::vanilla_4_3bsd()
+    };
+    let mut p = Peer::passive(cfg, syn_opts(Some(1), None, false, false)).0;
+    let out = p.app_send(&data(640));
+    assert_eq!(payload_bytes(&out), 640, "{out:?}");
+    assert!(out.iter().all(|s| s.payload.len() == 64), "{out:?}");
+}
+
+/// The floor is on what the peer asks for, not on our own configuration: with our MSS set
+/// to 48 bytes, a peer's MSS of 1 gives 48-byte segments.
+#[test]
+fn min_snd_mss_our_own_smaller_mss_still_wins() {
+    let cfg = TcpConfig {
+        nagle: false,
+        mss: 48,
+        ..TcpConfig::vanilla_4_3bsd()
+    };
+    let mut p = Peer::passive(cfg, syn_opts(Some(1), None, false, false)).0;
+    let out = p.app_send(&data(480));
+    assert_eq!(payload_bytes(&out), 480, "{out:?}");
+    assert!(out.iter().all(|s| s.payload.len() == 48), "{out:?}");
+}

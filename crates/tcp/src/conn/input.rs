@@ -311,7 +311,9 @@ impl Connection {
 
     pub(super) fn take_syn_options(&mut self, now: Instant, seg: &Segment<'_>) {
         let o = &seg.options;
-        let peer_mss = o.mss.map(u32::from).unwrap_or(DEFAULT_MSS);
+        let peer_mss = o
+            .mss
+            .map_or(DEFAULT_MSS, |m| u32::from(m.max(crate::config::MIN_MSS)));
         self.ts_ok = self.cfg.timestamps && o.timestamps.is_some();
         self.sack_ok = self.cfg.sack && o.sack_permitted;
         // RFC 3168 §6.1.1: a SYN asks for ECN with ECE and CWR, a SYN,ACK agrees with ECE
