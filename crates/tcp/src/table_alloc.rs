@@ -6,7 +6,7 @@
 //! endpoint, and every segment reads one random line of each (two of the table: its control
 //! bytes and its index). In 4 KiB pages each of those reads is also a TLB miss and a page
 //! walk, which is most of what a segment costs at a million connections beyond what it costs
-//! at a thousand (BENCHMARKS.md, "Many connections"). In 2 MiB pages the two tables are 37
+//! at a thousand (BENCHMARKS.md, "Many connections"). In 2 MiB pages the two tables are 38
 //! TLB entries, which stay cached. The connections themselves stay with the global allocator:
 //! a slab of huge pages for them was tried and was slower (the same section, "Connections in
 //! a slab of huge pages").
