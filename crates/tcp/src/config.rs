@@ -292,9 +292,9 @@ pub const MIN_MSS: u16 = 64;
 pub struct TcpConfig {
     /// The MSS we advertise on our SYN, in bytes, and the cap on the payload we send: the
     /// send MSS is the smaller of this and the peer's MSS (536 when it sends none, RFC 9293
-    /// §3.7.1; at least [`MIN_MSS`]), less 12 bytes when timestamps are in use. Usually the MTU minus 40 (1460).
-    /// Packets can be up to `mss + 80` bytes long (see the [`Endpoint`](crate::Endpoint)
-    /// documentation).
+    /// §3.7.1; at least [`MIN_MSS`]), less 12 bytes when timestamps are in use. Usually the
+    /// MTU minus 40 (1460). Packets can be up to `mss + 80` bytes long (see the
+    /// [`Endpoint`](crate::Endpoint) documentation).
     pub mss: u16,
     /// Send socket buffer in bytes.
     pub send_buffer_bytes: usize,
