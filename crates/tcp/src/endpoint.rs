@@ -1521,7 +1521,7 @@ mod tests {
         // BENCHMARKS.md, "Many connections": a segment's lookup reads a random line of the
         // slot array; from 32,768 connections on (2 MiB of slots) the array is in 2 MiB
         // blocks, advised as huge pages, and lookups still find every connection.
-        const HUGE_PAGE: usize = 2 << 20;
+        use crate::table_alloc::HUGE_PAGE;
         let mut ep = Endpoint::new(EndpointConfig::new(Ipv4Addr::new(198, 18, 0, 1), [3; 16]));
         let n = HUGE_PAGE / size_of::<Slot>();
         let peer = |i: usize| {

@@ -20,7 +20,7 @@ use allocator_api2::alloc::{AllocError, Allocator, Global, Layout};
 use core::ptr::NonNull;
 
 /// The size and alignment of a huge page on x86-64 and aarch64 with 4 KiB base pages.
-const HUGE_PAGE: usize = 2 << 20;
+pub(crate) const HUGE_PAGE: usize = 2 << 20;
 
 /// Allocates tables of at least [`HUGE_PAGE`] bytes in whole, aligned huge pages (advised
 /// as such when `huge_pages` is set), smaller ones as the global allocator does.

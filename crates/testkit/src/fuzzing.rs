@@ -52,7 +52,7 @@ fn check(h: &Harness, ids: &[(bool, ConnId)]) {
 /// segments a peer can ask for (`MIN_MSS` less the 12 bytes of timestamps: 79 of them), an
 /// ACK, a FIN, an RST, with room to spare. (It was 32, for 536-byte segments, until the
 /// fuzzer showed that a crafted MSS option of 1 made thousands; a peer may lawfully ask for
-/// 64, `MIN_MSS`, and the window then goes out in 64-byte segments.)
+/// 64, `MIN_MSS`, and the window then goes out in segments of 52 to 64 bytes.)
 pub const MAX_BURST: usize = 4096 / (ackclock_tcp::MIN_MSS as usize - 12) + 16;
 /// Packets a case may send in all, beyond `PACKETS_PER_SECOND` per simulated second: the
 /// data of 64 steps of at most 1200 bytes each way, their ACKs and the crafted segments'
