@@ -8,7 +8,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn git(dir: &Path, args: &[&str]) -> Option<String> {
+    // `--no-optional-locks`: `git status` otherwise refreshes and rewrites `.git/index`, a
+    // file this script watches, so every second build ran it again and recompiled the lab
+    // and the CLI (about three minutes).
     let out = Command::new("git")
+        .arg("--no-optional-locks")
         .arg("-C")
         .arg(dir)
         .args(args)
