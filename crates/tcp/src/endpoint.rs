@@ -19,7 +19,9 @@ use crate::table_alloc::TableAlloc;
 use crate::{AddrError, CloseError, ConnectionError, Segment, SegmentChecksum, State, TcpConfig};
 use ackclock_wire::packet::parse_ipv4_tcp_deferred;
 use ackclock_wire::tcp::Timestamps;
-use ackclock_wire::{checksum, packet, Instant, Ipv4Header, TcpFlags, TcpHeader, TcpOptions};
+use ackclock_wire::{
+    checksum, packet, Duration, Instant, Ipv4Header, TcpFlags, TcpHeader, TcpOptions,
+};
 use ackclock_wire::{WireError, IPPROTO_TCP};
 use core::cell::{Cell, RefCell};
 use core::cmp::Reverse;
@@ -140,6 +142,9 @@ pub struct EndpointStats {
     pub syns_dropped_backlog: u64,
     /// SYNs answered with a SYN cookie (counted when the SYN,ACK is queued).
     pub syn_cookies_sent: u64,
+    /// ACKs that could have returned a cookie, to a listener that sent none lately (its
+    /// backlog has not overflowed within [`syn_cookie::VALID_S`]): not checked, reset.
+    pub syn_cookies_not_expected: u64,
     /// Handshakes completed from a valid cookie: each made a connection.
     pub syn_cookies_accepted: u64,
     /// Handshakes completed from a valid cookie while the accept queue was full (dropped;
@@ -271,6 +276,11 @@ struct Listener {
     accept_queue: VecDeque<ConnId>,
     /// Connections of this listener still in SYN-RECEIVED.
     half_open: usize,
+    /// When this listener last answered a SYN with a cookie (its backlog was full), if
+    /// ever. A cookie is taken only within [`syn_cookie::VALID_S`] of it, as Linux's
+    /// `tcp_synq_no_recent_overflow`: otherwise every ACK to a quiet listener is a guess at
+    /// a 24-bit MAC (blind ACKs forged 5 connections in 10^8, data included).
+    last_overflow: Option<Instant>,
 }
 
 /// A SYN answered with a cookie: what its SYN,ACK is built from.
@@ -520,6 +530,7 @@ impl Endpoint {
                 backlog: backlog.max(1),
                 accept_queue: VecDeque::new(),
                 half_open: 0,
+                last_overflow: None,
             },
         );
         Ok(())
@@ -1067,6 +1078,7 @@ impl Endpoint {
                         self.stats.syns_dropped_backlog += 1;
                         return;
                     }
+                    l.last_overflow = Some(now);
                     self.queue_cookie_synack(now, seg);
                     return;
                 }
@@ -1280,6 +1292,18 @@ impl Endpoint {
     #[cold]
     #[inline(never)]
     fn accept_cookie(&mut self, now: Instant, seg: &Segment<'_>) -> bool {
+        // No cookie can be valid unless this listener sent one lately: checking the MAC of
+        // every ACK to a quiet listener would let 2^24 blind guesses make a connection.
+        let recent = self
+            .listeners
+            .get(&seg.dst.port())
+            .and_then(|l| l.last_overflow);
+        if !recent
+            .is_some_and(|t| now.saturating_since(t) <= Duration::from_secs(syn_cookie::VALID_S))
+        {
+            self.stats.syn_cookies_not_expected += 1;
+            return false;
+        }
         let irs = seg.seq - 1u32;
         let Some(opts) = syn_cookie::decode(
             &self.cookie_key(),
@@ -1547,5 +1571,89 @@ mod tests {
         for (i, id) in ids.iter().enumerate().step_by(97) {
             assert_eq!(ep.lookup(ConnKey::new(addr, peer(i))), Some(*id));
         }
+    }
+
+    /// The third segment of a handshake carrying a cookie the endpoint itself would have
+    /// made for a SYN with sequence number `irs` at `now`: what a blind attacker guesses
+    /// with probability 2^-24 per try, built here exactly.
+    fn forged_cookie_ack(ep: &Endpoint, now: Instant, port: u16, irs: u32) -> Segment<'static> {
+        let local = SocketAddrV4::new(ep.addr(), port);
+        // A source port of its own per guess, so no two share a connection.
+        let remote = SocketAddrV4::new(Ipv4Addr::new(198, 18, 0, 66), 40_000 + irs as u16);
+        let opts = syn_cookie::CookieOptions::from_syn(Some(1460), None, false);
+        let cookie = syn_cookie::encode(
+            &ep.cookie_key(),
+            now.as_nanos() / 1_000_000_000,
+            local,
+            remote,
+            SeqNum::new(irs),
+            opts,
+        );
+        Segment {
+            src: remote,
+            dst: local,
+            seq: SeqNum::new(irs.wrapping_add(1)),
+            ack: cookie + 1u32,
+            flags: TcpFlags::ACK,
+            window: 1000,
+            options: TcpOptions::NONE,
+            payload: b"GET / HTTP/1.0\r\n\r\n",
+            checksum: SegmentChecksum::Verified,
+            ecn: 0,
+            only_timestamps: false,
+        }
+    }
+
+    #[test]
+    fn rfc4987_3_6_a_listener_that_never_overflowed_takes_no_cookie() {
+        // Linux's tcp_synq_no_recent_overflow: a cookie is only looked for shortly after
+        // the listener answered a SYN with one. Before, a valid MAC on any ACK made an
+        // established connection with its data readable (5 forged in 10^8 blind ACKs).
+        let mut ep = Endpoint::new(EndpointConfig::new(Ipv4Addr::new(198, 18, 0, 1), [3; 16]));
+        ep.listen(80, TcpConfig::sack(), 8).unwrap();
+        let now = Instant::ZERO + Duration::from_secs(100);
+        let seg = forged_cookie_ack(&ep, now, 80, 7_000);
+        ep.handle_segment(now, &seg);
+        assert_eq!(ep.stats().syn_cookies_accepted, 0);
+        assert_eq!(ep.stats().syn_cookies_not_expected, 1);
+        assert!(
+            ep.accept(80).is_none(),
+            "a connection forged on a quiet listener"
+        );
+        assert_eq!(ep.connections().count(), 0);
+    }
+
+    #[test]
+    fn rfc4987_3_6_a_cookie_is_taken_only_within_its_validity_after_an_overflow() {
+        let mut ep = Endpoint::new(EndpointConfig::new(Ipv4Addr::new(198, 18, 0, 1), [3; 16]));
+        ep.listen(80, TcpConfig::sack(), 1).unwrap();
+        // Fill the backlog, then overflow it: the second SYN is answered with a cookie.
+        let t0 = Instant::ZERO + Duration::from_secs(100);
+        for (i, port) in [(1u32, 30_001u16), (2, 30_002)] {
+            let syn = Segment {
+                src: SocketAddrV4::new(Ipv4Addr::new(198, 18, 0, 9), port),
+                dst: SocketAddrV4::new(ep.addr(), 80),
+                seq: SeqNum::new(i * 1000),
+                ack: SeqNum::new(0),
+                flags: TcpFlags::SYN,
+                window: 1000,
+                options: TcpOptions::NONE,
+                payload: &[],
+                checksum: SegmentChecksum::Verified,
+                ecn: 0,
+                only_timestamps: false,
+            };
+            ep.handle_segment(t0, &syn);
+        }
+        assert_eq!(ep.stats().syn_cookies_sent, 1);
+        // Within the validity a cookie made now is taken (it completes a handshake)...
+        let t1 = t0 + Duration::from_secs(5);
+        ep.handle_segment(t1, &forged_cookie_ack(&ep, t1, 80, 9_000));
+        assert_eq!(ep.stats().syn_cookies_accepted, 1);
+        // ...and once the listener has been quiet for longer, not even a correct one is.
+        let t2 = t0 + Duration::from_secs(syn_cookie::VALID_S + 1);
+        ep.handle_segment(t2, &forged_cookie_ack(&ep, t2, 80, 11_000));
+        assert_eq!(ep.stats().syn_cookies_accepted, 1);
+        assert_eq!(ep.stats().syn_cookies_not_expected, 1);
     }
 }

@@ -18,6 +18,11 @@ use core::net::SocketAddrV4;
 /// next one.
 pub const PERIOD_S: u64 = 16;
 
+/// Seconds after a listener last sent a cookie during which an ACK may return one: a
+/// cookie made at time t is accepted until the end of the next period, so at most two
+/// periods later.
+pub const VALID_S: u64 = 2 * PERIOD_S;
+
 /// The MSS values a cookie can carry (FreeBSD's table); the largest not above the peer's.
 const MSS: [u16; 8] = [216, 536, 1200, 1360, 1400, 1440, 1452, 1460];
 /// Window-scale shifts a cookie can carry; index 0 means the peer offered no scaling.

@@ -82,3 +82,28 @@ fn rfc4987_3_6_an_ack_with_a_forged_cookie_makes_nothing_and_draws_a_reset() {
     assert_eq!(p.ep.stats().syn_cookies_accepted, 0);
     assert_eq!(p.ep.connections().count(), 1);
 }
+
+#[test]
+fn rfc4987_3_6_blind_acks_with_data_to_a_quiet_listener_forge_nothing() {
+    // A listener whose backlog never overflowed sent no cookie, so no ACK is checked as one
+    // (Linux's tcp_synq_no_recent_overflow): 20,000 blind ACKs carrying data, with
+    // sequence and acknowledgment numbers spread over the space, make no connection and
+    // are not even hashed. Before, every one was a 2^-24 guess at the MAC.
+    let mut p = Peer::new();
+    p.ep.listen(SERVER_PORT, TcpConfig::sack(), 8).unwrap();
+    let n = 20_000u32;
+    for i in 0..n {
+        let o = p
+            .out(ACK)
+            .src_port(20_000 + (i % 40_000) as u16)
+            .seq(i.wrapping_mul(2_654_435_761))
+            .ack(i.wrapping_mul(40_503).wrapping_add(0x9e37_79b9))
+            .payload(b"x");
+        p.inject(&o);
+    }
+    let st = p.ep.stats();
+    assert_eq!(st.syn_cookies_accepted, 0);
+    assert_eq!(st.syn_cookies_not_expected, u64::from(n));
+    assert!(p.ep.accept(SERVER_PORT).is_none());
+    assert_eq!(p.ep.connections().count(), 0);
+}
