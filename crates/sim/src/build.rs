@@ -135,6 +135,14 @@ pub fn build(s: &Scenario, out_dir: Option<&Path>) -> Result<Simulation, String>
                 }
                 let name = format!("{}-{}", net.nodes[end].name, net.nodes[other].name);
                 let file = format!("{name}.pcap");
+                // Names are checked (`resolve::check_name`), and a capture is still only
+                // ever a plain file name directly under `out_dir`.
+                if !is_plain_file_name(&file) {
+                    return Err(format!(
+                        "capture file name {file:?} would leave the output directory"
+                    )
+                    .into());
+                }
                 let path = dir.join(&file);
                 let f = std::fs::File::create(&path)
                     .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
@@ -409,4 +417,14 @@ fn stream_sender(
 /// The default queue: drop-tail of 100 packets (re-exported for scenario docs).
 pub fn default_queue() -> QdiscConfig {
     DEFAULT_DROP_TAIL
+}
+
+/// Whether `name` is one normal path component: no separator, no `..`, not absolute.
+fn is_plain_file_name(name: &str) -> bool {
+    let mut parts = std::path::Path::new(name).components();
+    matches!(
+        (parts.next(), parts.next()),
+        (Some(std::path::Component::Normal(_)), None)
+    ) && !name.contains('/')
+        && !name.contains('\\')
 }

@@ -564,6 +564,9 @@ impl Scenario {
                 Some(&f.receiver_overrides),
             )?;
             check_app(&field, &f.app)?;
+            if let Some(name) = &f.name {
+                check_name(&format!("{field}.name"), name)?;
+            }
             range(format!("{field}.start_s"), limits::START_S, f.start_s)?;
             if let Some(p) = f.port {
                 range(format!("{field}.port"), limits::PORT, f64::from(p))?;
@@ -679,10 +682,43 @@ fn pair_start_is_staggered(s: &Scenario) -> bool {
     matches!(&s.topology, Some(Topology::Dumbbell { flows: Some(pf), .. }) if pf.stagger_s > 0.0)
 }
 
+/// The longest node or flow name: it becomes part of file names (captures, per-flow CSV).
+pub const MAX_NAME_LEN: usize = 64;
+
+/// Node and flow names become parts of the names of files written under `--out`
+/// (`<node>-<neighbour>.pcap`, `flow-<flow>.csv`), so they are held to a set that cannot
+/// leave that directory or hide a file: ASCII letters, digits, `-`, `_` and `.`, not
+/// starting with `.`, at most [`MAX_NAME_LEN`] bytes. A node named `../../x` once wrote its
+/// capture outside `--out`.
+fn check_name(field: &str, name: &str) -> Result<(), Invalid> {
+    let why = if name.is_empty() {
+        Some("is empty".to_string())
+    } else if name.len() > MAX_NAME_LEN {
+        Some(format!("is longer than {MAX_NAME_LEN} bytes"))
+    } else if name.starts_with('.') {
+        Some("starts with '.'".to_string())
+    } else {
+        name.chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+            .map(|c| format!("contains {c:?}"))
+    };
+    match why {
+        None => Ok(()),
+        Some(why) => Err(Invalid::new(
+            field,
+            format!(
+                "{name:?} {why}; a name may hold ASCII letters, digits, '-', '_' and '.' \
+                 (not first), at most {MAX_NAME_LEN} of them (it names output files)"
+            ),
+        )),
+    }
+}
+
 fn check_nodes(r: &mut Resolved) -> Result<(), Invalid> {
     let mut seen: HashMap<&str, &str> = HashMap::new();
     let mut addrs: HashMap<Ipv4Addr, &str> = HashMap::new();
     for n in &r.nodes {
+        check_name(&format!("{}.name", n.field), &n.name)?;
         if let Some(first) = seen.insert(&n.name, &n.field) {
             // Explicit nodes come first: a clash with a generated one names the explicit.
             let (field, why) = if n.field == "topology" {
