@@ -25,7 +25,8 @@ use ackclock_wire::{Duration, Instant};
 use core::net::SocketAddrV4;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, VecDeque};
 
 fn secs(t: Instant) -> f64 {
     t.as_nanos() as f64 * 1e-9
@@ -165,12 +166,120 @@ struct Outstanding {
     last_sent: Instant,
     xmit: u8,
     deadline: Instant,
-    /// Timed out and waiting to be sent again (for the rate limit).
-    due: bool,
-    /// Responses that came for transmissions sent after this one's last.
-    later: u8,
-    /// Already counted lost for the rate controller (by `later`).
+    /// Already counted lost for the rate controller (by [`NDUPACK`] later responses).
     signalled: bool,
+}
+
+/// The requests outstanding, kept so that each event costs O(log n) in their number, not
+/// O(n): a client with 10^6 outstanding scanned them all on every response, timeout and
+/// send (a scenario predicted at 2.6e6 events still ran after 7 minutes).
+///
+/// The order of `list` is the one a `Vec` with `swap_remove` gives, and everything that
+/// depends on order (retransmissions sent, losses recorded) follows it, so the client
+/// does exactly what the client that scanned the list did (`tests/rpc_equivalence.rs`).
+#[derive(Default)]
+struct Requests {
+    list: Vec<Outstanding>,
+    /// Request id -> position in `list`.
+    at: HashMap<u32, usize>,
+    /// Positions of the requests that timed out and wait to be sent again (for the rate
+    /// limit), in `list` order.
+    due: BTreeSet<usize>,
+    /// The timer of every request not due, earliest first. An entry whose request ended or
+    /// was sent again (a different deadline) is stale and skipped when it comes up.
+    deadlines: BinaryHeap<Reverse<(Instant, u32)>>,
+    /// Rate control only: the requests that later responses can still signal lost (not
+    /// due, not signalled), by their last transmission time.
+    counting: BTreeSet<(Instant, u32)>,
+    /// Rate control only: the last transmission times of the requests completed since the
+    /// oldest in `counting` was sent (a multiset: time -> how many). A request in
+    /// `counting` has seen exactly the completions here sent after it: each was sent after
+    /// it (so completed after it was sent), and each completion of a request sent after it
+    /// is here. These counts fall along `counting`, so the requests that reach
+    /// [`NDUPACK`] are always its first ones.
+    later: BTreeMap<Instant, u32>,
+    later_len: usize,
+}
+
+impl Requests {
+    fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    fn push(&mut self, o: Outstanding, counting: bool) {
+        self.at.insert(o.id, self.list.len());
+        self.deadlines.push(Reverse((o.deadline, o.id)));
+        if counting {
+            self.counting.insert((o.last_sent, o.id));
+        }
+        self.list.push(o);
+    }
+
+    /// Removes the request at `i` as `Vec::swap_remove` does (the last takes its place).
+    fn swap_remove(&mut self, i: usize) -> Outstanding {
+        let last = self.list.len() - 1;
+        let o = self.list.swap_remove(i);
+        self.at.remove(&o.id);
+        self.due.remove(&i);
+        self.counting.remove(&(o.last_sent, o.id));
+        if i != last {
+            self.at.insert(self.list[i].id, i);
+            if self.due.remove(&last) {
+                self.due.insert(i);
+            }
+        }
+        o
+    }
+
+    /// The earliest timer of a request not due, with stale entries dropped.
+    fn next_deadline(&mut self) -> Option<Instant> {
+        while let Some(&Reverse((t, id))) = self.deadlines.peek() {
+            let live = self
+                .at
+                .get(&id)
+                .is_some_and(|&i| !self.due.contains(&i) && self.list[i].deadline == t);
+            if live {
+                return Some(t);
+            }
+            self.deadlines.pop();
+        }
+        None
+    }
+
+    /// A completion of a request last sent at `sent`: returns the requests it makes
+    /// reach [`NDUPACK`] later responses (now signalled), in `list` order.
+    fn on_completion(&mut self, sent: Instant) -> Vec<usize> {
+        let mut reached = Vec::new();
+        if self.counting.is_empty() {
+            return reached;
+        }
+        *self.later.entry(sent).or_insert(0) += 1;
+        self.later_len += 1;
+        while let Some(&(first, id)) = self.counting.first() {
+            // Completions sent no later than the oldest counting request count for none.
+            let keep = self.later.split_off(&(first + Duration::from_nanos(1)));
+            let pruned: u32 = self.later.values().sum();
+            self.later = keep;
+            self.later_len -= pruned as usize;
+            if self.later_len < usize::from(NDUPACK) {
+                break;
+            }
+            self.counting.pop_first();
+            let i = self.at[&id];
+            self.list[i].signalled = true;
+            reached.push(i);
+        }
+        if self.counting.is_empty() {
+            self.later.clear();
+            self.later_len = 0;
+        }
+        reached.sort_unstable();
+        reached
+    }
 }
 
 /// Responses to later transmissions after which an outstanding one is taken as lost for rate
@@ -212,8 +321,8 @@ pub struct RpcClient {
     /// Requests waiting for a slot (open loop): their issue times.
     backlog: VecDeque<Instant>,
     next_arrival: Option<Instant>,
-    /// Retransmissions due, waiting for the rate limit.
-    outstanding: Vec<Outstanding>,
+    /// The requests outstanding.
+    outstanding: Requests,
     est: RttEstimator,
     ctl: Option<Controller>,
     next_send: Instant,
@@ -259,7 +368,7 @@ impl RpcClient {
             next_id: 1,
             backlog: VecDeque::new(),
             next_arrival,
-            outstanding: Vec::new(),
+            outstanding: Requests::default(),
             est,
             ctl,
             next_send: cfg.start,
@@ -338,7 +447,7 @@ impl RpcClient {
                 self.stats.malformed += 1;
                 continue;
             };
-            let Some(i) = self.outstanding.iter().position(|o| o.id == id) else {
+            let Some(&i) = self.outstanding.at.get(&id) else {
                 self.stats.duplicate_responses += 1;
                 continue;
             };
@@ -354,17 +463,11 @@ impl RpcClient {
             self.losses.on_delivered();
             self.round_bytes += (self.cfg.response_bytes + IP_UDP_HEADERS) as u64;
             if self.ctl.is_some() {
-                for k in 0..self.outstanding.len() {
-                    let e = &mut self.outstanding[k];
-                    if e.due || e.signalled || e.last_sent >= o.last_sent {
-                        continue;
-                    }
-                    e.later += 1;
-                    if e.later >= NDUPACK {
-                        e.signalled = true;
-                        let at = e.last_sent;
-                        self.record_loss(now, at);
-                    }
+                // Every request sent before this one's last transmission has seen one more
+                // later response; those that reach NDUPACK are taken as lost.
+                for k in self.outstanding.on_completion(o.last_sent) {
+                    let at = self.outstanding.list[k].last_sent;
+                    self.record_loss(now, at);
                 }
             }
         }
@@ -409,14 +512,22 @@ impl RpcClient {
         }
     }
 
+    /// Takes the requests whose timer expired, in `list` order (as a scan of the list
+    /// that removes the ones given up would meet them: the last request, moved into a
+    /// removed one's place, comes next).
     fn expire(&mut self, now: Instant) {
-        let mut i = 0;
-        while i < self.outstanding.len() {
-            let o = self.outstanding[i];
-            if o.due || o.deadline > now {
-                i += 1;
-                continue;
+        let mut expired = BTreeSet::new();
+        while let Some(t) = self.outstanding.next_deadline() {
+            if t > now {
+                break;
             }
+            let Some(Reverse((_, id))) = self.outstanding.deadlines.pop() else {
+                break;
+            };
+            expired.insert(self.outstanding.at[&id]);
+        }
+        while let Some(i) = expired.pop_first() {
+            let o = self.outstanding.list[i];
             self.stats.timeouts += 1;
             if !o.signalled {
                 self.record_loss(now, o.last_sent);
@@ -426,12 +537,16 @@ impl RpcClient {
             }
             if u32::from(o.xmit) >= self.cfg.max_transmissions {
                 self.stats.failed += 1;
+                let last = self.outstanding.len() - 1;
                 self.outstanding.swap_remove(i);
+                if expired.remove(&last) {
+                    expired.insert(i);
+                }
                 continue;
             }
             // Due again: `transmit` sends it when the rate allows.
-            self.outstanding[i].due = true;
-            i += 1;
+            self.outstanding.counting.remove(&(o.last_sent, o.id));
+            self.outstanding.due.insert(i);
         }
     }
 
@@ -530,24 +645,30 @@ impl RpcClient {
 
     fn transmit(&mut self, now: Instant, sock: &mut dyn DatagramSocket) {
         // Retransmissions first: their requests are the oldest.
-        for i in 0..self.outstanding.len() {
-            if !self.outstanding[i].due || !self.may_send(now) {
-                continue;
+        let mut from = 0;
+        while let Some(&i) = self.outstanding.due.range(from..).next() {
+            if !self.may_send(now) {
+                break;
             }
-            let o = self.outstanding[i];
+            from = i + 1;
+            let o = self.outstanding.list[i];
             let xmit = o.xmit.saturating_add(1);
             if !self.send(now, sock, o.id, xmit) {
                 return;
             }
             self.sent_one(now);
             let t = self.timeout();
-            let o = &mut self.outstanding[i];
+            let r = &mut self.outstanding;
+            let o = &mut r.list[i];
             o.xmit = xmit;
             o.last_sent = now;
             o.deadline = now + t;
-            o.due = false;
-            o.later = 0;
             o.signalled = false;
+            r.due.remove(&i);
+            r.deadlines.push(Reverse((o.deadline, o.id)));
+            if self.ctl.is_some() {
+                r.counting.insert((now, o.id));
+            }
         }
         while self.outstanding.len() < self.cfg.outstanding && self.may_send(now) {
             let created = match self.cfg.arrivals {
@@ -576,27 +697,26 @@ impl RpcClient {
             }
             self.sent_one(now);
             let t = self.timeout();
-            self.outstanding.push(Outstanding {
-                id,
-                created,
-                last_sent: now,
-                xmit: 1,
-                deadline: now + t,
-                due: false,
-                later: 0,
-                signalled: false,
-            });
+            self.outstanding.push(
+                Outstanding {
+                    id,
+                    created,
+                    last_sent: now,
+                    xmit: 1,
+                    deadline: now + t,
+                    signalled: false,
+                },
+                self.ctl.is_some(),
+            );
         }
     }
 
-    fn next_wake(&self, now: Instant) -> Option<Instant> {
+    fn next_wake(&mut self, now: Instant) -> Option<Instant> {
         let mut t: Option<Instant> = None;
         let mut at = |x: Instant| t = Some(t.map_or(x, |y: Instant| y.min(x)));
-        let due = self.outstanding.iter().any(|o| o.due);
-        for o in &self.outstanding {
-            if !o.due {
-                at(o.deadline);
-            }
+        let due = !self.outstanding.due.is_empty();
+        if let Some(d) = self.outstanding.next_deadline() {
+            at(d);
         }
         let wants_new = match self.cfg.arrivals {
             Arrivals::Closed => self.issuing(now) && self.outstanding.len() < self.cfg.outstanding,
