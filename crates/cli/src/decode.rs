@@ -1,7 +1,7 @@
 //! `ackclock decode`: a tcpdump-like listing of a pcap file, parsed by `ackclock-wire`.
 
 use ackclock_wire::pcap::PcapReader;
-use ackclock_wire::{parse_ipv4_tcp, TcpOption, WireError};
+use ackclock_wire::{parse_ipv4_tcp, Ipv4Packet, TcpOption, TcpSegment, WireError, IPPROTO_TCP};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::{Read, Write};
@@ -30,62 +30,27 @@ pub fn run<R: Read, W: Write>(input: R, out: &mut W, limit: Option<u64>) -> anyh
             not_ip += 1;
             continue;
         };
-        match parse_ipv4_tcp(ip) {
-            Ok(p) => {
+        // A record cut by the snap length (`tcpdump -s 96`) is listed from its headers, as
+        // tcpdump does, with the length the IP header gives; its checksum cannot be
+        // checked. It is not malformed.
+        let wire_len = (rec.orig_len as usize).saturating_sub(rec.data.len() - ip.len());
+        let parsed = if wire_len > ip.len() {
+            captured(ip, wire_len)
+        } else {
+            parse_ipv4_tcp(ip).map(|p| {
+                let len = p.tcp.payload().len();
+                (p.ip, Some(p.tcp), len)
+            })
+        };
+        match parsed {
+            Ok((ip, seg, payload_len)) => {
                 tcp += 1;
                 if limit.is_some_and(|l| tcp > l) {
                     continue;
                 }
                 line.clear();
-                let t = rec.ts.as_nanos();
-                let s = &p.tcp;
-                write!(
-                    line,
-                    "{}.{:09} {}:{} > {}:{} Flags [{}], seq {}",
-                    t / 1_000_000_000,
-                    t % 1_000_000_000,
-                    p.ip.src(),
-                    s.src_port(),
-                    p.ip.dst(),
-                    s.dst_port(),
-                    s.flags(),
-                    s.seq()
-                )?;
-                if !s.payload().is_empty() {
-                    write!(line, ":{}", s.seq().wrapping_add(s.payload().len() as u32))?;
-                }
-                if s.flags().contains(ackclock_wire::TcpFlags::ACK) {
-                    write!(line, ", ack {}", s.ack())?;
-                }
-                write!(line, ", win {}", s.window())?;
-                let opts: Vec<String> = s
-                    .options_iter()
-                    .map(|o| match o {
-                        Ok(TcpOption::Nop) => "nop".into(),
-                        Ok(TcpOption::EndOfList) => "eol".into(),
-                        Ok(TcpOption::Mss(m)) => format!("mss {m}"),
-                        Ok(TcpOption::WindowScale(w)) => format!("wscale {w}"),
-                        Ok(TcpOption::SackPermitted) => "sackOK".into(),
-                        Ok(TcpOption::Sack(b)) => {
-                            let v: Vec<String> = b
-                                .iter()
-                                .map(|b| format!("{}:{}", b.left, b.right))
-                                .collect();
-                            format!("sack {}", v.join(" "))
-                        }
-                        Ok(TcpOption::Timestamps(t)) => {
-                            format!("TS val {} ecr {}", t.tsval, t.tsecr)
-                        }
-                        Ok(TcpOption::Unknown { kind, data }) => {
-                            format!("opt-{kind}:{}", data.len())
-                        }
-                        Err(e) => format!("BAD({e})"),
-                    })
-                    .collect();
-                if !opts.is_empty() {
-                    write!(line, ", options [{}]", opts.join(","))?;
-                }
-                writeln!(out, "{line}, length {}", s.payload().len())?;
+                listing(&mut line, rec.ts.as_nanos(), &ip, seg.as_ref(), payload_len)?;
+                writeln!(out, "{line}")?;
             }
             Err(e) => {
                 *bad.entry(reason(&e).to_string()).or_default() += 1;
@@ -113,6 +78,100 @@ pub fn run<R: Read, W: Write>(input: R, out: &mut W, limit: Option<u64>) -> anyh
         )),
         None => Ok(()),
     }
+}
+
+/// The headers of a TCP/IPv4 packet captured short of `wire_len`: the segment when its
+/// header was captured whole (`None`: cut inside it, listed as tcpdump's `[|tcp]`), and
+/// the data length the headers give.
+fn captured(
+    ip: &[u8],
+    wire_len: usize,
+) -> Result<(Ipv4Packet<'_>, Option<TcpSegment<'_>>, usize), WireError> {
+    let ip = Ipv4Packet::parse_captured(ip, wire_len)?;
+    if ip.is_fragment() {
+        return Err(WireError::Fragment {
+            offset: ip.fragment_offset(),
+            more: ip.more_fragments(),
+        });
+    }
+    if ip.protocol() != IPPROTO_TCP {
+        return Err(WireError::NotTcp(ip.protocol()));
+    }
+    let seg = TcpSegment::parse(ip.payload()).ok();
+    let tcp_len = usize::from(ip.total_len()) - ip.header_len();
+    let payload = seg.map_or(0, |s| tcp_len.saturating_sub(s.header_len()));
+    Ok((ip, seg, payload))
+}
+
+/// One packet's line: time, addresses, flags, sequence range, ACK, window, options and the
+/// data length, as tcpdump writes them.
+fn listing(
+    line: &mut String,
+    t: u64,
+    ip: &Ipv4Packet<'_>,
+    seg: Option<&TcpSegment<'_>>,
+    payload_len: usize,
+) -> std::fmt::Result {
+    write!(line, "{}.{:09} ", t / 1_000_000_000, t % 1_000_000_000)?;
+    let Some(s) = seg else {
+        // The snap length cut the TCP header: the addresses, and the ports if captured.
+        return match ip.payload().first_chunk::<4>() {
+            Some(p) => write!(
+                line,
+                "{}:{} > {}:{}: [|tcp]",
+                ip.src(),
+                u16::from_be_bytes([p[0], p[1]]),
+                ip.dst(),
+                u16::from_be_bytes([p[2], p[3]])
+            ),
+            None => write!(line, "{} > {}: [|tcp]", ip.src(), ip.dst()),
+        };
+    };
+    write!(
+        line,
+        "{}:{} > {}:{} Flags [{}], seq {}",
+        ip.src(),
+        s.src_port(),
+        ip.dst(),
+        s.dst_port(),
+        s.flags(),
+        s.seq()
+    )?;
+    if payload_len > 0 {
+        write!(line, ":{}", s.seq().wrapping_add(payload_len as u32))?;
+    }
+    if s.flags().contains(ackclock_wire::TcpFlags::ACK) {
+        write!(line, ", ack {}", s.ack())?;
+    }
+    write!(line, ", win {}", s.window())?;
+    let opts: Vec<String> = s
+        .options_iter()
+        .map(|o| match o {
+            Ok(TcpOption::Nop) => "nop".into(),
+            Ok(TcpOption::EndOfList) => "eol".into(),
+            Ok(TcpOption::Mss(m)) => format!("mss {m}"),
+            Ok(TcpOption::WindowScale(w)) => format!("wscale {w}"),
+            Ok(TcpOption::SackPermitted) => "sackOK".into(),
+            Ok(TcpOption::Sack(b)) => {
+                let v: Vec<String> = b
+                    .iter()
+                    .map(|b| format!("{}:{}", b.left, b.right))
+                    .collect();
+                format!("sack {}", v.join(" "))
+            }
+            Ok(TcpOption::Timestamps(t)) => {
+                format!("TS val {} ecr {}", t.tsval, t.tsecr)
+            }
+            Ok(TcpOption::Unknown { kind, data }) => {
+                format!("opt-{kind}:{}", data.len())
+            }
+            Err(e) => format!("BAD({e})"),
+        })
+        .collect();
+    if !opts.is_empty() {
+        write!(line, ", options [{}]", opts.join(","))?;
+    }
+    write!(line, ", length {payload_len}")
 }
 
 /// The counter a malformed packet falls under (the error kind, without per-packet values).

@@ -134,6 +134,9 @@ pub fn sim(
     let out = out.unwrap_or_else(|| PathBuf::from("out/sim").join(&stem));
     let r = run_scenario(&s, Some(&out), Some(&format!("simulating {stem}")))?;
     print!("{}", r.table());
+    for w in r.warnings() {
+        eprintln!("warning: {w}");
+    }
     let csvs = r
         .write_files(&out)
         .with_context(|| format!("writing results to {}", out.display()))?;

@@ -140,8 +140,7 @@ pub fn build(s: &Scenario, out_dir: Option<&Path>) -> Result<Simulation, String>
                 if !is_plain_file_name(&file) {
                     return Err(format!(
                         "capture file name {file:?} would leave the output directory"
-                    )
-                    .into());
+                    ));
                 }
                 let path = dir.join(&file);
                 let f = std::fs::File::create(&path)

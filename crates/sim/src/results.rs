@@ -361,6 +361,45 @@ impl RunResult {
         }
     }
 
+    /// What a user should not miss in a run that otherwise succeeded: flows that moved
+    /// nothing (a timer below the path's round trip, a path that loses everything, a start
+    /// too late). A run with RTO min, initial and max all at 1 us once moved 0 bytes and
+    /// said nothing.
+    pub fn warnings(&self) -> Vec<String> {
+        let s = &self.summary;
+        let mut w = Vec::new();
+        for f in &s.flows {
+            let idle = match &f.datagram {
+                None => f.bytes_delivered == 0,
+                Some(d) => {
+                    d.rpc.as_ref().is_some_and(|r| r.completed == 0)
+                        || d.stream.as_ref().is_some_and(|t| t.packets_received == 0)
+                }
+            };
+            if !idle {
+                continue;
+            }
+            let why = if f.datagram.is_some() {
+                String::new()
+            } else if f.timeouts > 0 && f.rtt_mean_ms.is_none() {
+                format!(
+                    ": {} retransmission timeouts and no RTT sample (is rto_initial_ms or \
+                     rto_max_ms below the path's round trip?)",
+                    f.timeouts
+                )
+            } else if f.timeouts > 0 {
+                format!(": {} retransmission timeouts", f.timeouts)
+            } else {
+                String::new()
+            };
+            w.push(format!(
+                "flow {} ({} -> {}) delivered nothing in {} s{why}",
+                f.name, f.from, f.to, s.duration_s
+            ));
+        }
+        w
+    }
+
     /// The summary as an aligned text table.
     pub fn table(&self) -> String {
         let s = &self.summary;

@@ -1298,9 +1298,8 @@ impl Endpoint {
             .listeners
             .get(&seg.dst.port())
             .and_then(|l| l.last_overflow);
-        if !recent
-            .is_some_and(|t| now.saturating_since(t) <= Duration::from_secs(syn_cookie::VALID_S))
-        {
+        let valid = Duration::from_secs(syn_cookie::VALID_S);
+        if recent.is_none_or(|t| now.saturating_since(t) > valid) {
             self.stats.syn_cookies_not_expected += 1;
             return false;
         }

@@ -103,9 +103,38 @@ pub fn pcap(data: &[u8]) {
                 assert!(rec.data.len() as u64 <= u64::from(rec.orig_len));
                 if let Some(ip) = link.ip_packet(rec.data) {
                     packet(ip);
+                    let link_len = rec.data.len() - ip.len();
+                    captured(ip, (rec.orig_len as usize).saturating_sub(link_len));
                 }
             }
             Some(Err(_)) | None => break,
+        }
+    }
+}
+
+/// A packet captured short of its wire length: a view that parses never claims more
+/// captured bytes than there are, and one captured whole parses as [`ipv4`] does.
+pub fn captured(data: &[u8], wire_len: usize) {
+    let whole = Ipv4Packet::parse(data);
+    match Ipv4Packet::parse_captured(data, wire_len) {
+        Ok(p) => {
+            assert!(p.header_len() + p.payload().len() <= data.len());
+            assert!(usize::from(p.total_len()) >= p.header_len());
+            if usize::from(p.total_len()) <= data.len() {
+                assert_eq!(whole, Ok(p));
+            } else {
+                assert!(usize::from(p.total_len()) <= wire_len);
+                let _ = TcpSegment::parse(p.payload());
+            }
+        }
+        Err(e) => {
+            if usize::from(u16::from_be_bytes([
+                data.get(2).copied().unwrap_or(0),
+                data.get(3).copied().unwrap_or(0),
+            ])) <= data.len()
+            {
+                assert_eq!(whole, Err(e));
+            }
         }
     }
 }

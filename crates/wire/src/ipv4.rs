@@ -99,6 +99,60 @@ impl<'a> Ipv4Packet<'a> {
         })
     }
 
+    /// A packet captured short of its length on the wire (a pcap record whose snap length
+    /// cut it, as `tcpdump -s 96` writes): the header must be whole and its checksum right,
+    /// and its total length more than was captured but no more than `wire_len`, the
+    /// record's original length (a link may pad). The view's [`payload`](Self::payload) is
+    /// then only what was captured; [`total_len`](Self::total_len) is the length on the
+    /// wire. For packets that were captured whole, use [`parse`](Self::parse).
+    pub fn parse_captured(buf: &'a [u8], wire_len: usize) -> Result<Self, WireError> {
+        let total = match buf.get(2..4) {
+            Some(t) => usize::from(u16::from_be_bytes([t[0], t[1]])),
+            None => {
+                return Err(WireError::Truncated {
+                    need: HEADER_LEN,
+                    have: buf.len(),
+                })
+            }
+        };
+        if total <= buf.len() || total > wire_len {
+            // Captured whole (or claiming more than was on the wire): the ordinary checks.
+            return Self::parse(buf);
+        }
+        let Some(hdr) = buf.first_chunk::<HEADER_LEN>() else {
+            return Err(WireError::Truncated {
+                need: HEADER_LEN,
+                have: buf.len(),
+            });
+        };
+        let version = buf[0] >> 4;
+        if version != 4 {
+            return Err(WireError::BadVersion(version));
+        }
+        let ihl = buf[0] & 0x0f;
+        if ihl < 5 {
+            return Err(WireError::BadHeaderLength(ihl));
+        }
+        let header_len = usize::from(ihl) * 4;
+        if buf.len() < header_len {
+            return Err(WireError::Truncated {
+                need: header_len,
+                have: buf.len(),
+            });
+        }
+        if total < header_len {
+            return Err(WireError::BadTotalLength {
+                total: total as u16,
+                header: header_len,
+                buffer: buf.len(),
+            });
+        }
+        if checksum::sum(&buf[..header_len]) != 0xffff {
+            return Err(WireError::BadIpChecksum);
+        }
+        Ok(Ipv4Packet { buf, hdr })
+    }
+
     /// The whole packet: header, options and payload.
     #[inline]
     pub fn as_bytes(&self) -> &'a [u8] {
