@@ -30,6 +30,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 Examples:
   ackclock sweep scenarios/red_vs_droptail.toml --param topology.bottleneck.queue.kind=drop_tail,red --seeds 3
   ackclock sweep scenarios/dumbbell.toml --param topology.bottleneck.queue.limit_pkts=8,16,32 --param topology.pairs=2,8
+  ackclock sweep scenarios/red_vs_droptail.toml --seeds 4    # replications only: one run per RNG seed
   ackclock sweep plan scenarios/dumbbell.toml --param topology.pairs=2,8 --seeds 10 --out sw --emit slurm
 
 Values are written as the scenario file writes them (its fields carry their units, e.g.
@@ -46,7 +47,8 @@ pub struct SweepArgs {
     pub scenario: Option<PathBuf>,
     /// PATH=V1,V2,... where PATH is a dotted path into the scenario (array entries by
     /// index), e.g. --param link.0.queue.limit_pkts=8,16,32. Repeat for a cross product.
-    #[arg(long = "param", required = true)]
+    /// Without it, `--seeds N` alone replicates the scenario N times.
+    #[arg(long = "param")]
     pub params: Vec<Param>,
     /// Runs per combination, with seeds seed, seed+1, ...
     #[arg(long, default_value_t = 1, value_parser = parse_count)]
@@ -105,8 +107,9 @@ Examples:
 pub struct PlanArgs {
     /// Scenario file (TOML).
     pub scenario: PathBuf,
-    /// PATH=V1,V2,... as for `ackclock sweep`; repeat for a cross product.
-    #[arg(long = "param", required = true)]
+    /// PATH=V1,V2,... as for `ackclock sweep`; repeat for a cross product. Without it,
+    /// `--seeds N` alone plans N replications of the scenario.
+    #[arg(long = "param")]
     pub params: Vec<Param>,
     /// Runs per combination, with seeds seed, seed+1, ...
     #[arg(long, default_value_t = 1, value_parser = parse_count)]
@@ -230,6 +233,30 @@ fn plan_cmd(a: PlanArgs) -> Result<()> {
     Ok(())
 }
 
+/// A note when some configuration gave the same figures for every RNG seed: replications
+/// of a scenario in which nothing draws on the seed (drop-tail queues, no random loss, no
+/// cross traffic) are copies, which a reader of the table should not take for agreement.
+fn same_for_every_seed(rows: &[(Vec<String>, u64, Vec<String>)]) -> Option<String> {
+    let mut by_config: Vec<(&Vec<String>, &Vec<String>, bool)> = Vec::new();
+    for (values, _, cells) in rows {
+        match by_config.iter_mut().find(|(v, _, _)| *v == values) {
+            Some((_, first, same)) => *same &= *first == cells,
+            None => by_config.push((values, cells, true)),
+        }
+    }
+    let same = by_config.iter().filter(|(_, _, s)| *s).count();
+    (same > 0).then(|| {
+        format!(
+            "note: {same} of {} configuration{} gave the same figures for every seed: nothing \
+             in {} draws on the RNG seed (random loss, RED and random drop, jitter and cross \
+             traffic do)",
+            by_config.len(),
+            if by_config.len() == 1 { "" } else { "s" },
+            if same == 1 { "it" } else { "them" }
+        )
+    })
+}
+
 /// `ackclock sweep SCENARIO --param P=V,... [--seeds N] [--out DIR]`: the cross product in
 /// parallel on this machine, one CSV row per run.
 pub fn local(
@@ -259,25 +286,22 @@ pub fn local(
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> "),
     );
-    let rows: Vec<Result<String>> = runs
+    let rows: Vec<Result<(Vec<String>, u64, Vec<String>)>> = runs
         .into_par_iter()
         .map(|r| {
             let result = run_scenario(&r.scenario, None, None)?;
             let k = done.fetch_add(1, Ordering::Relaxed);
             bar.set_position(k + 1);
             let values: Vec<String> = r.overrides.iter().map(|o| o.value.clone()).collect();
-            Ok(collect::row(
-                &values,
-                r.seed,
-                &collect::metric_cells(&result.summary),
-            ))
+            Ok((values, r.seed, collect::metric_cells(&result.summary)))
         })
         .collect();
     bar.finish_and_clear();
+    let rows = rows.into_iter().collect::<Result<Vec<_>>>()?;
     let paths: Vec<String> = params.iter().map(|p| p.path.clone()).collect();
     let mut csv = collect::header(&paths);
-    for r in rows {
-        csv.push_str(&r?);
+    for (values, seed, cells) in &rows {
+        csv.push_str(&collect::row(values, *seed, cells));
     }
     let out = out.unwrap_or_else(|| default_out(path));
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
@@ -285,5 +309,10 @@ pub fn local(
     std::fs::write(&file, &csv).with_context(|| format!("cannot write {}", file.display()))?;
     print!("{csv}");
     println!("\n{n} runs; table in {}", file.display());
+    if seeds > 1 {
+        if let Some(note) = same_for_every_seed(&rows) {
+            println!("{note}");
+        }
+    }
     Ok(())
 }

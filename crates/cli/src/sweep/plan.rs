@@ -213,8 +213,9 @@ pub fn expand(
     seeds: u64,
     budget: &Budget,
 ) -> Result<(String, Vec<PlannedRun>)> {
-    if params.is_empty() {
-        bail!("sweep needs at least one --param PATH=V1,V2,... (e.g. --param link.0.rate_bps=1e6,2e6)");
+    if params.is_empty() && seeds < 2 {
+        // Seeds alone are a replication sweep; one run of one configuration is `sim`.
+        bail!("sweep needs --param PATH=V1,V2,... (e.g. --param link.0.rate_bps=1e6,2e6), or --seeds N with N >= 2 to replicate the scenario");
     }
     // The file itself must be a valid scenario before any value is swept.
     let base_seed = Scenario::load(path).map_err(|e| anyhow!("{e}"))?.seed;
