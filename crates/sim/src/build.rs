@@ -265,6 +265,13 @@ pub fn build(s: &Scenario, out_dir: Option<&Path>) -> Result<Simulation, String>
             start,
             mss: f.sender.mss,
             preset: String::new(),
+            client_counts: matches!(
+                f.app,
+                AppSpec::RequestResponse { .. }
+                    | AppSpec::Echo { .. }
+                    | AppSpec::Rpc(_)
+                    | AppSpec::Dns(_)
+            ),
         });
     }
     for (ci, c) in s.cross.iter().enumerate() {

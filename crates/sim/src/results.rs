@@ -21,6 +21,10 @@ pub struct FlowInfo {
     pub start: Instant,
     pub mss: u16,
     pub preset: String,
+    /// Whether the client counts what the flow delivered (the responses it read: RPC,
+    /// request/response, echo) rather than the receiver (a bulk transfer's sink, a
+    /// datagram stream's receiver).
+    pub client_counts: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -248,9 +252,9 @@ impl RunResult {
             let datagram = h_from.apps[f.send_app]
                 .datagram()
                 .map(|d| d.merge(h_to.apps[f.recv_app].datagram()));
-            // An RPC's delivered bytes are the responses its client received.
-            let rpc = datagram.as_ref().is_some_and(|d| d.rpc.is_some());
-            let (delivered, completed) = if rpc {
+            // A request/response flow's delivered bytes are the responses its client read
+            // (its server counts nothing: the requests are not the flow's product).
+            let (delivered, completed) = if f.client_counts {
                 let a = &h_from.apps[f.send_app];
                 (a.bytes(), a.finished_at())
             } else {

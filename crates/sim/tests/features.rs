@@ -102,6 +102,13 @@ app = {{ kind = "echo", bytes = 50000 }}
     }
     // The request/response client sent ten requests of 300 bytes: its sender segments.
     assert!(r.summary.flows[0].segments_sent >= 10);
+    // What each flow delivered is what its client read back: ten responses of 20,000
+    // bytes, and the 50,000 echoed bytes (both once reported as 0: the server was asked).
+    let (rr, echo) = (&r.summary.flows[0], &r.summary.flows[1]);
+    assert_eq!(rr.bytes_delivered, 10 * 20_000, "{rr:?}");
+    assert_eq!(echo.bytes_delivered, 50_000, "{echo:?}");
+    assert!(rr.completed_s.is_some() && echo.completed_s.is_some());
+    assert!(rr.goodput_bps > 0.0 && echo.goodput_bps > 0.0);
 }
 
 #[test]
