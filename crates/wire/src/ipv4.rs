@@ -5,12 +5,14 @@ use crate::checksum;
 use crate::WireError;
 use core::net::Ipv4Addr;
 
-/// Length of an IPv4 header without options.
+/// Length of an IPv4 header without options, in bytes (IHL 5).
 pub const HEADER_LEN: usize = 20;
 
-/// The IP ECN field's code points (RFC 3168 §5): Not-ECT, ECT(1), ECT(0), CE.
+/// The IP ECN field's code points (RFC 3168 §5): Not-ECT, ECT(1), ECT(0), CE. Not-ECT: the
+/// transport is not ECN-capable, so a gateway must drop rather than mark.
 pub const ECN_NOT_ECT: u8 = 0b00;
-/// ECT(1).
+/// ECT(1): ECN-capable transport, equivalent to ECT(0) in RFC 3168; L4S (RFC 9331) gives
+/// it a meaning of its own.
 pub const ECN_ECT1: u8 = 0b01;
 /// ECT(0): what an ECN-capable sender sets.
 pub const ECN_ECT0: u8 = 0b10;
@@ -158,6 +160,7 @@ impl<'a> Ipv4Packet<'a> {
     pub fn as_bytes(&self) -> &'a [u8] {
         self.buf
     }
+    /// Header length in bytes, options included (IHL * 4).
     #[inline]
     pub fn header_len(&self) -> usize {
         usize::from(self.hdr[0] & 0x0f) * 4
@@ -172,6 +175,8 @@ impl<'a> Ipv4Packet<'a> {
     pub fn options(&self) -> &'a [u8] {
         &self.buf[HEADER_LEN..self.header_len()]
     }
+    /// The bytes after the header, up to the total length (for a view from
+    /// [`parse_captured`](Self::parse_captured), up to what was captured).
     #[inline]
     pub fn payload(&self) -> &'a [u8] {
         &self.buf[self.header_len()..]
@@ -181,14 +186,18 @@ impl<'a> Ipv4Packet<'a> {
     pub fn tos(&self) -> u8 {
         self.hdr[1]
     }
+    /// The ECN field, the low two bits of the TOS byte (RFC 3168 §5): [`ECN_NOT_ECT`],
+    /// [`ECN_ECT1`], [`ECN_ECT0`] or [`ECN_CE`].
     #[inline]
     pub fn ecn(&self) -> u8 {
         self.hdr[1] & 0x03
     }
+    /// The total length field: header and data, in bytes.
     #[inline]
     pub fn total_len(&self) -> u16 {
         u16::from_be_bytes([self.hdr[2], self.hdr[3]])
     }
+    /// The identification field, which groups the fragments of one datagram (RFC 791).
     #[inline]
     pub fn identification(&self) -> u16 {
         u16::from_be_bytes([self.hdr[4], self.hdr[5]])
@@ -197,10 +206,12 @@ impl<'a> Ipv4Packet<'a> {
     fn flags_frag(&self) -> u16 {
         u16::from_be_bytes([self.hdr[6], self.hdr[7]])
     }
+    /// The Don't Fragment flag (DF).
     #[inline]
     pub fn dont_fragment(&self) -> bool {
         self.flags_frag() & FLAG_DF != 0
     }
+    /// The More Fragments flag (MF): another fragment of this datagram follows.
     #[inline]
     pub fn more_fragments(&self) -> bool {
         self.flags_frag() & FLAG_MF != 0
@@ -215,22 +226,28 @@ impl<'a> Ipv4Packet<'a> {
     pub fn is_fragment(&self) -> bool {
         self.flags_frag() & (FLAG_MF | FRAG_OFFSET_MASK) != 0
     }
+    /// Time to live: the hops left before a router must drop the packet.
     #[inline]
     pub fn ttl(&self) -> u8 {
         self.hdr[8]
     }
+    /// The protocol of the payload: [`IPPROTO_TCP`](crate::IPPROTO_TCP) (6),
+    /// [`IPPROTO_UDP`](crate::IPPROTO_UDP) (17), ...
     #[inline]
     pub fn protocol(&self) -> u8 {
         self.hdr[9]
     }
+    /// The header checksum field as received (RFC 1071 over the header).
     #[inline]
     pub fn header_checksum(&self) -> u16 {
         u16::from_be_bytes([self.hdr[10], self.hdr[11]])
     }
+    /// The source address.
     #[inline]
     pub fn src(&self) -> Ipv4Addr {
         Ipv4Addr::new(self.hdr[12], self.hdr[13], self.hdr[14], self.hdr[15])
     }
+    /// The destination address.
     #[inline]
     pub fn dst(&self) -> Ipv4Addr {
         Ipv4Addr::new(self.hdr[16], self.hdr[17], self.hdr[18], self.hdr[19])
@@ -241,13 +258,23 @@ impl<'a> Ipv4Packet<'a> {
 /// and checksum are computed by [`emit`](Self::emit).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Ipv4Header {
+    /// Source address.
     pub src: Ipv4Addr,
+    /// Destination address.
     pub dst: Ipv4Addr,
+    /// Protocol of the payload (6 for TCP, 17 for UDP); the packet builders of this crate
+    /// set it themselves.
     pub protocol: u8,
+    /// Time to live, in hops.
     pub ttl: u8,
+    /// Type of service byte: DSCP in the top six bits, the ECN field in the bottom two
+    /// (RFC 3168 §5).
     pub tos: u8,
+    /// Identification, which groups the fragments of one datagram.
     pub identification: u16,
+    /// Don't Fragment (DF): routers must drop rather than fragment the datagram.
     pub dont_fragment: bool,
+    /// More Fragments (MF): another fragment of this datagram follows.
     pub more_fragments: bool,
     /// In bytes; must be a multiple of 8 (the low three bits are dropped on the wire).
     pub fragment_offset: u16,
@@ -472,6 +499,7 @@ impl<'a> Ipv4HeaderMut<'a> {
         (hdr[0] >> 4 == 4).then_some(Ipv4HeaderMut { hdr })
     }
 
+    /// Time to live, in hops.
     pub fn ttl(&self) -> u8 {
         self.hdr[8]
     }

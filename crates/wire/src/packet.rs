@@ -9,7 +9,9 @@ use crate::{WireError, IPPROTO_TCP};
 /// An IPv4 packet carrying a TCP segment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ParsedPacket<'a> {
+    /// The IPv4 packet, header validated (not a fragment, protocol 6).
     pub ip: Ipv4Packet<'a>,
+    /// The TCP segment, its IP payload, with a validated data offset; options unparsed.
     pub tcp: TcpSegment<'a>,
 }
 

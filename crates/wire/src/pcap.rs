@@ -30,10 +30,13 @@ pub enum LinkType {
     Ethernet,
     /// LINKTYPE_LINUX_SLL (113): Linux "any"-device cooked capture.
     LinuxSll,
+    /// Any other LINKTYPE_ value: read and written, but its frames are not decoded
+    /// ([`ip_packet`](Self::ip_packet) gives `None`).
     Other(u32),
 }
 
 impl LinkType {
+    /// The LINKTYPE_ number written in the file header.
     pub fn to_u32(self) -> u32 {
         match self {
             LinkType::Raw => 101,
@@ -43,6 +46,8 @@ impl LinkType {
             LinkType::Other(v) => v,
         }
     }
+    /// The link type of a LINKTYPE_ number (the file header's field with its FCS bits
+    /// masked off).
     pub fn from_u32(v: u32) -> Self {
         match v {
             101 => LinkType::Raw,
@@ -69,22 +74,38 @@ impl LinkType {
     }
 }
 
+/// Why a pcap file cannot be read. Once [`PcapReader::next_record`] has returned one, it
+/// returns `None`.
 #[derive(Debug, Error)]
 pub enum PcapError {
+    /// Reading the underlying file failed.
     #[error("cannot read: {}", io_reason(.0))]
     Io(io::Error),
+    /// The first four bytes are not a classic pcap magic number (microsecond or nanosecond,
+    /// either byte order); it holds the number read.
     #[error("not a pcap file (magic number {0:#010x}); pcapng is not supported, convert with `editcap -F pcap`")]
     BadMagic(u32),
+    /// The file ends inside a header or a packet; it names which.
     #[error("file ends inside {0}")]
     Truncated(&'static str),
+    /// A record claims more captured bytes than [`MAX_SNAPLEN`] or than its original length.
     #[error("record {index} claims {incl_len} captured bytes (more than {MAX_SNAPLEN}) or more than its original length {orig_len}")]
     BadRecordLength {
+        /// The record's number, counted from 0.
         index: u64,
+        /// Captured bytes it claims.
         incl_len: u32,
+        /// Bytes it says the packet had on the wire.
         orig_len: u32,
     },
+    /// A record's sub-second field is a second or more (10^6 us or 10^9 ns).
     #[error("record {index} has a sub-second timestamp field of {frac}, out of range")]
-    BadTimestamp { index: u64, frac: u32 },
+    BadTimestamp {
+        /// The record's number, counted from 0.
+        index: u64,
+        /// The sub-second field as written, in the file's unit (us or ns).
+        frac: u32,
+    },
 }
 
 /// Writes a pcap file: the global header at creation, then one record per packet.
@@ -102,6 +123,9 @@ impl<W: Write> PcapWriter<W> {
         Self::with_options(out, LinkType::Raw, MAX_SNAPLEN)
     }
 
+    /// Starts a nanosecond-resolution file of `link` frames, storing at most `snaplen` bytes
+    /// of each packet (clamped to `1..=MAX_SNAPLEN`). The headers are written in this
+    /// machine's byte order, which readers detect from the magic number.
     pub fn with_options(mut out: W, link: LinkType, snaplen: u32) -> io::Result<Self> {
         let snaplen = snaplen.clamp(1, MAX_SNAPLEN);
         let mut h = [0u8; GLOBAL_HEADER_LEN];
@@ -142,10 +166,12 @@ impl<W: Write> PcapWriter<W> {
         self.out.write_all(&packet[..incl_len as usize])
     }
 
+    /// Flushes the underlying writer.
     pub fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }
 
+    /// The underlying writer, unflushed.
     pub fn into_inner(self) -> W {
         self.out
     }
@@ -175,6 +201,8 @@ pub struct PcapReader<R: Read> {
 }
 
 impl<R: Read> PcapReader<R> {
+    /// Reads and checks the file header: the magic number gives the byte order and the
+    /// timestamp resolution.
     pub fn new(mut input: R) -> Result<Self, PcapError> {
         let mut h = [0u8; GLOBAL_HEADER_LEN];
         read_full(&mut input, &mut h, "the file header")?;
@@ -206,12 +234,17 @@ impl<R: Read> PcapReader<R> {
         })
     }
 
+    /// The link type of every record's frame.
     pub fn link_type(&self) -> LinkType {
         self.link
     }
+    /// The snap length the file header declares, in bytes: the capture stored at most this
+    /// much of each packet.
     pub fn snaplen(&self) -> u32 {
         self.snaplen
     }
+    /// Whether timestamps are in nanoseconds (else microseconds); records are converted
+    /// to nanosecond [`Instant`]s either way.
     pub fn is_nanosecond(&self) -> bool {
         self.nanos
     }

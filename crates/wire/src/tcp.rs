@@ -12,19 +12,27 @@ use crate::WireError;
 use core::fmt;
 use core::net::Ipv4Addr;
 
-/// Length of a TCP header without options.
+/// Length of a TCP header without options, in bytes (data offset 5).
 pub const HEADER_LEN: usize = 20;
 /// Most option bytes a header can carry (data offset 15 words).
 pub const MAX_OPTIONS_LEN: usize = 40;
 
 /// Option kinds (IANA "TCP Option Kind Numbers").
 pub mod kind {
+    /// End of option list (RFC 9293 §3.2): one byte; what follows is padding.
     pub const EOL: u8 = 0;
+    /// No-operation (RFC 9293 §3.2): one byte, used to align the next option.
     pub const NOP: u8 = 1;
+    /// Maximum segment size (RFC 9293 §3.2, §3.7.1): length 4, the most data bytes per
+    /// segment the option's sender can receive; sent only on a SYN.
     pub const MSS: u8 = 2;
+    /// Window scale (RFC 7323 §2.2): length 3, a shift count, sent only on a SYN.
     pub const WINDOW_SCALE: u8 = 3;
+    /// SACK-permitted (RFC 2018 §2): length 2, sent only on a SYN.
     pub const SACK_PERMITTED: u8 = 4;
+    /// SACK (RFC 2018 §3): length 2 + 8n, n blocks of received data.
     pub const SACK: u8 = 5;
+    /// Timestamps (RFC 7323 §3.2): length 10, TSval and TSecr.
     pub const TIMESTAMPS: u8 = 8;
 }
 
@@ -34,15 +42,27 @@ pub mod kind {
 pub struct TcpFlags(u16);
 
 impl TcpFlags {
+    /// No more data from the sender; occupies one sequence number (RFC 9293 §3.1).
     pub const FIN: TcpFlags = TcpFlags(0x001);
+    /// Synchronize sequence numbers: opens a connection; occupies one sequence number.
     pub const SYN: TcpFlags = TcpFlags(0x002);
+    /// Reset the connection.
     pub const RST: TcpFlags = TcpFlags(0x004);
+    /// Push: deliver the data to the application without waiting for more.
     pub const PSH: TcpFlags = TcpFlags(0x008);
+    /// The acknowledgment number is significant (RFC 9293: always set once a connection
+    /// is established).
     pub const ACK: TcpFlags = TcpFlags(0x010);
+    /// The urgent pointer is significant.
     pub const URG: TcpFlags = TcpFlags(0x020);
+    /// ECN-Echo (RFC 3168 §6.1): on a SYN (with CWR) or a SYN-ACK, ECN negotiation;
+    /// otherwise, the receiver saw a CE-marked packet.
     pub const ECE: TcpFlags = TcpFlags(0x040);
+    /// Congestion Window Reduced (RFC 3168 §6.1): the sender answered an ECE.
     pub const CWR: TcpFlags = TcpFlags(0x080);
+    /// Accurate ECN (formerly NS, RFC 3540): the low bit of byte 12.
     pub const AE: TcpFlags = TcpFlags(0x100);
+    /// No flag set.
     pub const NONE: TcpFlags = TcpFlags(0);
     const ALL: u16 = 0x1ff;
     const NAMES: [(TcpFlags, char); 9] = [
@@ -62,6 +82,8 @@ impl TcpFlags {
     pub const fn from_bits(bits: u16) -> Self {
         TcpFlags(bits & Self::ALL)
     }
+    /// The nine flag bits, FIN in bit 0 up to AE in bit 8: header bytes 12 and 13 read as
+    /// one big-endian word, the data offset and reserved bits masked off.
     #[inline]
     pub const fn bits(self) -> u16 {
         self.0
@@ -76,14 +98,17 @@ impl TcpFlags {
     pub const fn intersects(self, other: TcpFlags) -> bool {
         self.0 & other.0 != 0
     }
+    /// The flags of both (`|`, usable in `const`).
     #[inline]
     pub const fn union(self, other: TcpFlags) -> Self {
         TcpFlags(self.0 | other.0)
     }
+    /// `self` with the flags of `other` cleared.
     #[inline]
     pub const fn without(self, other: TcpFlags) -> Self {
         TcpFlags(self.0 & !other.0)
     }
+    /// True when no flag is set.
     #[inline]
     pub const fn is_empty(self) -> bool {
         self.0 == 0
@@ -132,7 +157,9 @@ impl fmt::Debug for TcpFlags {
 /// of a block of received data, as raw 32-bit sequence numbers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct SackBlock {
+    /// Left Edge: the first sequence number of the block.
     pub left: u32,
+    /// Right Edge: the sequence number just past the last byte of the block.
     pub right: u32,
 }
 
@@ -145,8 +172,11 @@ pub struct SackBlocks {
 }
 
 impl SackBlocks {
+    /// Most blocks an option can carry: 4 fill the 40 option bytes (RFC 2018 §3); with
+    /// timestamps only 3 fit.
     pub const MAX: usize = 4;
 
+    /// No blocks.
     pub const fn new() -> Self {
         SackBlocks {
             len: 0,
@@ -162,6 +192,7 @@ impl SackBlocks {
         self.len += 1;
         true
     }
+    /// Removes every block.
     pub fn clear(&mut self) {
         self.len = 0;
     }
@@ -169,15 +200,19 @@ impl SackBlocks {
     pub fn truncate(&mut self, n: usize) {
         self.len = self.len.min(n as u8);
     }
+    /// Number of blocks held, 0 to [`MAX`](Self::MAX).
     pub fn len(&self) -> usize {
         usize::from(self.len)
     }
+    /// True when no block is held.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+    /// The blocks held, in the order they were pushed (on the wire: the order sent).
     pub fn as_slice(&self) -> &[SackBlock] {
         &self.blocks[..usize::from(self.len)]
     }
+    /// Iterates the blocks held, in order.
     pub fn iter(&self) -> core::slice::Iter<'_, SackBlock> {
         self.as_slice().iter()
     }
@@ -209,28 +244,40 @@ impl<'a> IntoIterator for &'a SackBlocks {
     }
 }
 
-/// The RFC 7323 timestamps option.
+/// The RFC 7323 timestamps option (§3.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct Timestamps {
+    /// TSval: the sender's timestamp clock when the segment was sent, in the sender's
+    /// (unspecified) clock units.
     pub tsval: u32,
+    /// TSecr: the TSval most recently received from the peer, echoed back (valid only with
+    /// ACK set).
     pub tsecr: u32,
 }
 
 /// One option as it appears on the wire.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TcpOption<'a> {
+    /// End of option list (kind 0): the iterator stops after it.
     EndOfList,
+    /// No-operation (kind 1), padding between options.
     Nop,
+    /// Maximum segment size in bytes (kind 2, RFC 9293 §3.7.1).
     Mss(u16),
     /// The shift count as sent; RFC 7323 §2.3 says a receiver uses 14 for larger values,
     /// which is the engine's business, not the parser's.
     WindowScale(u8),
+    /// SACK-permitted (kind 4, RFC 2018 §2).
     SackPermitted,
+    /// SACK blocks (kind 5, RFC 2018 §3), one to four.
     Sack(SackBlocks),
+    /// Timestamps (kind 8, RFC 7323 §3.2).
     Timestamps(Timestamps),
     /// A kind we do not interpret, with its data (the bytes after kind and length).
     Unknown {
+        /// The option's kind byte.
         kind: u8,
+        /// The bytes after the kind and length bytes (length - 2 of them).
         data: &'a [u8],
     },
 }
@@ -243,6 +290,7 @@ pub struct TcpOptionsIter<'a> {
 }
 
 impl<'a> TcpOptionsIter<'a> {
+    /// Iterates an options area (the bytes between the fixed header and the data).
     pub fn new(options: &'a [u8]) -> Self {
         TcpOptionsIter {
             buf: options,
@@ -387,14 +435,21 @@ impl OptionWriter<'_> {
 /// last one wins (as Linux does); unknown options are dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct TcpOptions {
+    /// Maximum segment size in bytes (RFC 9293 §3.7.1), meaningful on a SYN.
     pub mss: Option<u16>,
+    /// Window scale shift count (RFC 7323 §2.2), meaningful on a SYN. As sent: values above
+    /// 14 are the engine's to clamp.
     pub window_scale: Option<u8>,
+    /// SACK-permitted (RFC 2018 §2), meaningful on a SYN.
     pub sack_permitted: bool,
+    /// Timestamps (RFC 7323 §3).
     pub timestamps: Option<Timestamps>,
+    /// SACK blocks (RFC 2018 §3); empty when there is no SACK option.
     pub sack: SackBlocks,
 }
 
 impl TcpOptions {
+    /// No options: a bare 20-byte header.
     pub const NONE: TcpOptions = TcpOptions {
         mss: None,
         window_scale: None,
@@ -617,22 +672,28 @@ impl<'a> TcpSegment<'a> {
         self.hdr
     }
 
+    /// The whole segment: header, options and data.
     #[inline]
     pub fn as_bytes(&self) -> &'a [u8] {
         self.buf
     }
+    /// The source port.
     #[inline]
     pub fn src_port(&self) -> u16 {
         u16::from_be_bytes([self.hdr[0], self.hdr[1]])
     }
+    /// The destination port.
     #[inline]
     pub fn dst_port(&self) -> u16 {
         u16::from_be_bytes([self.hdr[2], self.hdr[3]])
     }
+    /// The sequence number: of the first data byte, or of the SYN itself when SYN is set.
     #[inline]
     pub fn seq(&self) -> u32 {
         u32::from_be_bytes([self.hdr[4], self.hdr[5], self.hdr[6], self.hdr[7]])
     }
+    /// The acknowledgment number: the next sequence number the sender expects (meaningful
+    /// when ACK is set).
     #[inline]
     pub fn ack(&self) -> u32 {
         u32::from_be_bytes([self.hdr[8], self.hdr[9], self.hdr[10], self.hdr[11]])
@@ -647,18 +708,23 @@ impl<'a> TcpSegment<'a> {
     pub fn reserved(&self) -> u8 {
         (self.hdr[12] >> 1) & 0x07
     }
+    /// The nine flag bits, AE included.
     #[inline]
     pub fn flags(&self) -> TcpFlags {
         TcpFlags::from_bits((u16::from(self.hdr[12] & 1) << 8) | u16::from(self.hdr[13]))
     }
+    /// The window field as sent, in bytes before window scaling (RFC 7323 §2.3: the
+    /// receiver shifts it, except on a SYN).
     #[inline]
     pub fn window(&self) -> u16 {
         u16::from_be_bytes([self.hdr[14], self.hdr[15]])
     }
+    /// The checksum field as received.
     #[inline]
     pub fn checksum(&self) -> u16 {
         u16::from_be_bytes([self.hdr[16], self.hdr[17]])
     }
+    /// The urgent pointer: an offset from [`seq`](Self::seq), meaningful when URG is set.
     #[inline]
     pub fn urgent(&self) -> u16 {
         u16::from_be_bytes([self.hdr[18], self.hdr[19]])
@@ -676,6 +742,7 @@ impl<'a> TcpSegment<'a> {
     pub fn options(&self) -> Result<TcpOptions, WireError> {
         TcpOptions::parse(self.options_bytes())
     }
+    /// The data after the header and options.
     #[inline]
     pub fn payload(&self) -> &'a [u8] {
         &self.buf[self.header_len()..]
@@ -701,13 +768,22 @@ impl<'a> TcpSegment<'a> {
 /// The fields of a TCP header we build. Data offset and checksum are computed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct TcpHeader {
+    /// Source port.
     pub src_port: u16,
+    /// Destination port.
     pub dst_port: u16,
+    /// Sequence number of the first data byte (or of the SYN).
     pub seq: u32,
+    /// Acknowledgment number: the next sequence number expected from the peer.
     pub ack: u32,
+    /// The flag bits, AE included.
     pub flags: TcpFlags,
+    /// The window field as written, already shifted right by the window scale where one
+    /// is in use (RFC 7323 §2.3).
     pub window: u16,
+    /// Urgent pointer, an offset from `seq` (with URG).
     pub urgent: u16,
+    /// The options, written in the layout the emit call asks for.
     pub options: TcpOptions,
 }
 

@@ -18,9 +18,11 @@ impl Instant {
     /// The driver's epoch (time zero of a simulation).
     pub const ZERO: Instant = Instant(0);
 
+    /// The instant `ns` nanoseconds after the driver's epoch.
     pub const fn from_nanos(ns: u64) -> Self {
         Instant(ns)
     }
+    /// Nanoseconds since the driver's epoch.
     pub const fn as_nanos(self) -> u64 {
         self.0
     }
@@ -28,6 +30,7 @@ impl Instant {
     pub const fn saturating_since(self, earlier: Instant) -> Duration {
         Duration(self.0.saturating_sub(earlier.0))
     }
+    /// `self + d`, or `None` past the end of `u64` nanoseconds (where `+` saturates).
     pub const fn checked_add(self, d: Duration) -> Option<Instant> {
         match self.0.checked_add(d.0) {
             Some(v) => Some(Instant(v)),
@@ -37,22 +40,29 @@ impl Instant {
 }
 
 impl Duration {
+    /// No time at all.
     pub const ZERO: Duration = Duration(0);
+    /// The longest span, `u64::MAX` nanoseconds (584 years): "never" for a timer.
     pub const MAX: Duration = Duration(u64::MAX);
 
+    /// A span of `ns` nanoseconds.
     pub const fn from_nanos(ns: u64) -> Self {
         Duration(ns)
     }
+    /// A span of `us` microseconds, saturating at [`Duration::MAX`].
     pub const fn from_micros(us: u64) -> Self {
         Duration(us.saturating_mul(1_000))
     }
+    /// A span of `ms` milliseconds, saturating at [`Duration::MAX`].
     pub const fn from_millis(ms: u64) -> Self {
         Duration(ms.saturating_mul(1_000_000))
     }
+    /// A span of `s` seconds, saturating at [`Duration::MAX`].
     pub const fn from_secs(s: u64) -> Self {
         Duration(s.saturating_mul(1_000_000_000))
     }
-    /// From fractional seconds; negative or NaN inputs give zero.
+    /// From fractional seconds, truncated to whole nanoseconds; negative or NaN inputs give
+    /// zero, and spans beyond [`Duration::MAX`] saturate.
     pub fn from_secs_f64(s: f64) -> Self {
         if s.is_nan() || s <= 0.0 {
             Duration(0)
@@ -60,24 +70,31 @@ impl Duration {
             Duration((s * 1e9).min(u64::MAX as f64) as u64)
         }
     }
+    /// The span in nanoseconds.
     pub const fn as_nanos(self) -> u64 {
         self.0
     }
+    /// The span in whole microseconds, rounded down.
     pub const fn as_micros(self) -> u64 {
         self.0 / 1_000
     }
+    /// The span in whole milliseconds, rounded down.
     pub const fn as_millis(self) -> u64 {
         self.0 / 1_000_000
     }
+    /// The span in seconds, as a float (for rates and reports).
     pub fn as_secs_f64(self) -> f64 {
         self.0 as f64 / 1e9
     }
+    /// `k` times the span, saturating at [`Duration::MAX`] (RTO backoff cannot wrap).
     pub const fn saturating_mul(self, k: u64) -> Duration {
         Duration(self.0.saturating_mul(k))
     }
+    /// The sum of two spans, saturating at [`Duration::MAX`]; what `+` does.
     pub const fn saturating_add(self, d: Duration) -> Duration {
         Duration(self.0.saturating_add(d.0))
     }
+    /// The difference of two spans, zero if `d` is longer; what `-` does.
     pub const fn saturating_sub(self, d: Duration) -> Duration {
         Duration(self.0.saturating_sub(d.0))
     }

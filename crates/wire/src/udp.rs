@@ -9,7 +9,7 @@ use core::net::SocketAddrV4;
 
 /// IP protocol number of UDP.
 pub const IPPROTO_UDP: u8 = 17;
-/// Length of the UDP header.
+/// Length of the UDP header, in bytes.
 pub const HEADER_LEN: usize = 8;
 /// The largest payload an unfragmented IPv4 datagram can carry (65535 - 20 - 8).
 pub const MAX_PAYLOAD: usize = 65_535 - ipv4::HEADER_LEN - HEADER_LEN;
@@ -17,18 +17,25 @@ pub const MAX_PAYLOAD: usize = 65_535 - ipv4::HEADER_LEN - HEADER_LEN;
 /// An IPv4 packet carrying a UDP datagram.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct UdpPacket<'a> {
+    /// The IPv4 packet, header validated (not a fragment, protocol 17).
     pub ip: Ipv4Packet<'a>,
+    /// Source port (RFC 768: optional, zero when unused).
     pub src_port: u16,
+    /// Destination port.
     pub dst_port: u16,
     /// Whether the sender computed a checksum (RFC 768: zero means none was computed).
     pub has_checksum: bool,
+    /// The datagram's data: the UDP length less the 8-byte header (IP padding beyond the
+    /// UDP length is not included).
     pub payload: &'a [u8],
 }
 
 impl UdpPacket<'_> {
+    /// The source address and port.
     pub fn src(&self) -> SocketAddrV4 {
         SocketAddrV4::new(self.ip.src(), self.src_port)
     }
+    /// The destination address and port.
     pub fn dst(&self) -> SocketAddrV4 {
         SocketAddrV4::new(self.ip.dst(), self.dst_port)
     }
