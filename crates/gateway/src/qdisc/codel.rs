@@ -57,10 +57,18 @@ impl CodelParams {
 /// `Option`, because time zero is a real instant of a simulation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CodelVars {
+    /// `first_above_time_`: when the sojourn time, above target since a dequeue, will have
+    /// been so for an interval and dropping may start; `None` while below target.
     pub first_above_time: Option<Instant>,
+    /// `drop_next_`: when the next drop is due in the dropping state.
     pub drop_next: Instant,
+    /// `count_`: packets dropped (or marked) in the dropping state, which spaces the drops
+    /// `interval / sqrt(count)` apart.
     pub count: u32,
+    /// `lastcount_`: `count` when the dropping state was last entered, to resume near the
+    /// drop rate that controlled the queue then.
     pub lastcount: u32,
+    /// `dropping_`: whether in the dropping state.
     pub dropping: bool,
 }
 
@@ -200,18 +208,24 @@ impl CodelVars {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CodelConfig {
+    /// Acceptable standing queue delay, in milliseconds (RFC 8289: 5).
     #[serde(default = "default_target")]
     pub target_ms: f64,
+    /// How long the sojourn time must stay above target before a drop, in milliseconds;
+    /// on the order of a worst-case RTT (RFC 8289: 100).
     #[serde(default = "default_interval")]
     pub interval_ms: f64,
     /// The real buffer (tail drop beyond it); Linux's default is 1000 packets.
     #[serde(default = "default_limit")]
     pub limit_pkts: Option<usize>,
+    /// Optional hard limit in IP bytes (tail drop beyond it).
     #[serde(default)]
     pub limit_bytes: Option<usize>,
     /// MAXPACKET of RFC 8289 §5, in IP bytes.
     #[serde(default = "default_mtu")]
     pub mtu_bytes: usize,
+    /// Mark ECN-capable packets CE instead of dropping them (RFC 3168); the drop schedule
+    /// advances as if they had been dropped.
     #[serde(default)]
     pub ecn: bool,
 }
@@ -254,10 +268,13 @@ pub(crate) fn validate_codel(
 }
 
 impl CodelConfig {
+    /// Checks the limits, a positive finite target and interval, and `mtu_bytes` of at
+    /// least 1; [`Codel::new`] does this too.
     pub fn validate(&self) -> Result<(), ConfigError> {
         check_limits("codel", self.limit_pkts, self.limit_bytes)?;
         validate_codel("codel", self.target_ms, self.interval_ms, self.mtu_bytes)
     }
+    /// The constants, times rounded to the nanosecond.
     pub fn params(&self) -> CodelParams {
         CodelParams {
             target: ms_to_duration(self.target_ms),
@@ -268,6 +285,8 @@ impl CodelConfig {
     }
 }
 
+/// CoDel (`kind = "codel"`, RFC 8289): one FIFO, drops or marks at dequeue by the control
+/// law; tail drop only at the hard limit.
 pub struct Codel<P> {
     fifo: Fifo<P>,
     params: CodelParams,
@@ -275,6 +294,8 @@ pub struct Codel<P> {
 }
 
 impl<P: PacketLike> Codel<P> {
+    /// An empty queue, preallocated to its limits, not in the dropping state; fails when
+    /// `cfg` does not [`validate`](CodelConfig::validate).
     pub fn new(cfg: &CodelConfig) -> Result<Self, ConfigError> {
         cfg.validate()?;
         Ok(Codel {

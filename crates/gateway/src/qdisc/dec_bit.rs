@@ -21,8 +21,10 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DecBitGatewayConfig {
+    /// Most packets queued at once; an arrival to a full queue is refused.
     #[serde(default)]
     pub limit_pkts: Option<usize>,
+    /// Most IP bytes queued at once; an arrival that would exceed it is refused.
     #[serde(default)]
     pub limit_bytes: Option<usize>,
     /// The average queue length, in packets, at which arriving packets get the bit
@@ -36,6 +38,8 @@ fn one() -> f64 {
 }
 
 impl DecBitGatewayConfig {
+    /// Checks that a limit is given and none is zero, and that the threshold is a positive
+    /// finite number; [`DecBitGateway::new`] does this too.
     pub fn validate(&self) -> Result<(), ConfigError> {
         check_limits("dec_bit", self.limit_pkts, self.limit_bytes)?;
         if !(self.threshold_pkts.is_finite() && self.threshold_pkts > 0.0) {
@@ -107,6 +111,9 @@ impl CycleAverage {
     }
 }
 
+/// The DEC-bit gateway (`kind = "dec_bit"`, Ramakrishnan & Jain 1988): a FIFO that sets
+/// CE on ECN-capable arrivals while its regeneration-cycle average queue is at least
+/// `threshold_pkts`, and drops only when full.
 pub struct DecBitGateway<P> {
     fifo: Fifo<P>,
     threshold: f64,
@@ -114,6 +121,8 @@ pub struct DecBitGateway<P> {
 }
 
 impl<P: PacketLike> DecBitGateway<P> {
+    /// An empty gateway whose first cycle starts at time zero; fails when `cfg` does not
+    /// [`validate`](DecBitGatewayConfig::validate).
     pub fn new(cfg: &DecBitGatewayConfig) -> Result<Self, ConfigError> {
         cfg.validate()?;
         Ok(DecBitGateway {

@@ -16,15 +16,20 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DropTailConfig {
+    /// Most packets queued at once; an arrival to a full queue is refused.
     #[serde(default)]
     pub limit_pkts: Option<usize>,
+    /// Most IP bytes queued at once; an arrival that would exceed it is refused.
     #[serde(default)]
     pub limit_bytes: Option<usize>,
+    /// K, DCTCP's marking threshold in packets (RFC 8257 §3.1); at least 1 and below
+    /// `limit_pkts`. Absent: never mark.
     #[serde(default)]
     pub mark_threshold_pkts: Option<usize>,
 }
 
 impl DropTailConfig {
+    /// A queue of `limit_pkts` packets, no byte limit, no marking.
     pub fn packets(limit_pkts: usize) -> Self {
         DropTailConfig {
             mark_threshold_pkts: None,
@@ -32,6 +37,7 @@ impl DropTailConfig {
             limit_bytes: None,
         }
     }
+    /// A queue of `limit_bytes` IP bytes, no packet limit, no marking.
     pub fn bytes(limit_bytes: usize) -> Self {
         DropTailConfig {
             mark_threshold_pkts: None,
@@ -39,6 +45,8 @@ impl DropTailConfig {
             limit_bytes: Some(limit_bytes),
         }
     }
+    /// Checks that a limit is given and none is zero, and that the marking threshold is at
+    /// least 1 and below `limit_pkts`; [`DropTail::new`] does this too.
     pub fn validate(&self) -> Result<(), ConfigError> {
         check_limits("drop_tail", self.limit_pkts, self.limit_bytes)?;
         match (self.mark_threshold_pkts, self.limit_pkts) {
@@ -57,12 +65,16 @@ impl DropTailConfig {
     }
 }
 
+/// Drop-tail (`kind = "drop_tail"`): one FIFO whose arrivals are refused
+/// ([`DropReason::Overflow`]) when it is full, optionally DCTCP's step marker.
 pub struct DropTail<P> {
     fifo: Fifo<P>,
     mark_threshold: Option<usize>,
 }
 
 impl<P: PacketLike> DropTail<P> {
+    /// An empty queue, preallocated to its limits; fails when `cfg` does not
+    /// [`validate`](DropTailConfig::validate).
     pub fn new(cfg: &DropTailConfig) -> Result<Self, ConfigError> {
         cfg.validate()?;
         Ok(DropTail {

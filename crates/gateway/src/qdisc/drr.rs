@@ -65,6 +65,8 @@ impl Default for DrrConfig {
 }
 
 impl DrrConfig {
+    /// Checks that the quantum, the limits and the number of buckets are at least 1, and
+    /// that there are at most 2^20 buckets; [`Drr::new`] does this too.
     pub fn validate(&self) -> Result<(), ConfigError> {
         check_at_least("drr", "quantum_bytes", self.quantum_bytes, 1)?;
         check_at_least("drr", "buckets", self.buckets, 1)?;
@@ -88,6 +90,9 @@ struct Bucket {
     active: bool,
 }
 
+/// Deficit Round Robin (`kind = "drr"`, Shreedhar & Varghese 1995): flows hashed into
+/// buckets, the active buckets served round robin a quantum of bytes at a time; on overflow
+/// the longest bucket loses its tail packet.
 pub struct Drr<P> {
     queues: FlowQueues<P>,
     flows: Vec<Bucket>,
@@ -97,6 +102,9 @@ pub struct Drr<P> {
 }
 
 impl<P: PacketLike> Drr<P> {
+    /// An empty DRR, preallocated to its limits; `seed` keys the flow hash, so which flows
+    /// share a bucket depends on it. Fails when `cfg` does not
+    /// [`validate`](DrrConfig::validate).
     pub fn new(cfg: &DrrConfig, seed: u64) -> Result<Self, ConfigError> {
         cfg.validate()?;
         Ok(Drr {

@@ -35,21 +35,28 @@ use std::collections::VecDeque;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FqCodelConfig {
+    /// Number of flow buckets flows are hashed into (RFC 8290 §4.1.1; default 1024).
     #[serde(default = "default_buckets")]
     pub buckets: usize,
+    /// Bytes of credit a bucket gets per round (default 1514, an Ethernet frame).
     #[serde(default = "default_quantum")]
     pub quantum_bytes: usize,
+    /// Total packets held, all buckets together (default 10240).
     #[serde(default = "default_limit")]
     pub limit_pkts: usize,
     /// Optional total byte limit (Linux's `memory_limit`, counted in IP bytes).
     #[serde(default)]
     pub limit_bytes: Option<usize>,
+    /// CoDel's target per bucket, in milliseconds (default 5).
     #[serde(default = "default_target")]
     pub target_ms: f64,
+    /// CoDel's interval per bucket, in milliseconds (default 100).
     #[serde(default = "default_interval")]
     pub interval_ms: f64,
+    /// CoDel's MAXPACKET, in IP bytes, compared with the whole queue's backlog.
     #[serde(default = "default_mtu")]
     pub mtu_bytes: usize,
+    /// Mark ECN-capable packets CE instead of dropping them (default on, as Linux).
     #[serde(default = "default_ecn")]
     pub ecn: bool,
 }
@@ -83,6 +90,9 @@ impl Default for FqCodelConfig {
 }
 
 impl FqCodelConfig {
+    /// Checks that the buckets (at most 2^20), the quantum and the limits are at least 1,
+    /// and the CoDel fields as [`CodelConfig::validate`](super::CodelConfig::validate)
+    /// does; [`FqCodel::new`] does this too.
     pub fn validate(&self) -> Result<(), ConfigError> {
         const C: &str = "fq_codel";
         check_at_least(C, "buckets", self.buckets, 1)?;
@@ -98,6 +108,7 @@ impl FqCodelConfig {
         check_at_least(C, "limit_bytes", self.limit_bytes.unwrap_or(1), 1)?;
         validate_codel(C, self.target_ms, self.interval_ms, self.mtu_bytes)
     }
+    /// The CoDel constants every bucket shares, times rounded to the nanosecond.
     pub fn params(&self) -> CodelParams {
         CodelParams {
             target: ms_to_duration(self.target_ms),
@@ -124,6 +135,8 @@ struct Flow {
     in_list: InList,
 }
 
+/// FQ-CoDel (`kind = "fq_codel"`, RFC 8290): deficit round robin over hashed flow buckets,
+/// new flows served before old ones, and a CoDel instance per bucket.
 pub struct FqCodel<P> {
     queues: FlowQueues<P>,
     flows: Vec<Flow>,
@@ -136,6 +149,9 @@ pub struct FqCodel<P> {
 }
 
 impl<P: PacketLike> FqCodel<P> {
+    /// An empty FQ-CoDel, preallocated to its limits; `seed` keys the flow hash
+    /// (RFC 8290 §4.1.1: a perturbation, so collisions differ between seeds). Fails when
+    /// `cfg` does not [`validate`](FqCodelConfig::validate).
     pub fn new(cfg: &FqCodelConfig, seed: u64) -> Result<Self, ConfigError> {
         cfg.validate()?;
         Ok(FqCodel {

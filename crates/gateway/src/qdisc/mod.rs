@@ -60,6 +60,8 @@ pub enum DropReason {
 }
 
 impl DropReason {
+    /// The reason as reports and scenario files spell it (its serde name): `"overflow"`,
+    /// `"random_drop"`, `"early"`, `"forced"`, `"codel"`.
     pub fn as_str(self) -> &'static str {
         match self {
             DropReason::Overflow => "overflow",
@@ -104,13 +106,22 @@ impl<P> Enqueue<P> {
 /// [`dequeue`](Self::dequeue) when the output link is free. Drops decided at dequeue time
 /// (CoDel) are handed to the `drop` callback before the packet that is returned.
 pub trait Qdisc<P: PacketLike>: Send {
+    /// Offers a packet arriving at `now`: queued (perhaps ECN-marked), refused, or queued
+    /// in place of an earlier packet pushed out. At most one packet is dropped.
     fn enqueue(&mut self, now: Instant, pkt: P) -> Enqueue<P>;
+    /// The next packet for the link at `now`, or `None` when none is left to send. Packets
+    /// the discipline drops on the way (CoDel's control law) go to `drop` first, with their
+    /// reason; the queueing delay of the one returned is recorded in the statistics.
     fn dequeue(&mut self, now: Instant, drop: &mut dyn FnMut(P, DropReason)) -> Option<P>;
+    /// Packets queued now.
     fn len_pkts(&self) -> usize;
+    /// IP bytes queued now.
     fn len_bytes(&self) -> usize;
+    /// Whether no packet is queued.
     fn is_empty(&self) -> bool {
         self.len_pkts() == 0
     }
+    /// The counters since the discipline was built or [`reset_stats`](Self::reset_stats).
     fn stats(&self) -> &QueueStats;
     /// Forgets the statistics (not the queue), e.g. after a warm-up period.
     fn reset_stats(&mut self);
@@ -130,12 +141,19 @@ pub trait Qdisc<P: PacketLike>: Send {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum QdiscConfig {
+    /// `kind = "drop_tail"`: [`DropTail`].
     DropTail(DropTailConfig),
+    /// `kind = "random_drop"`: [`RandomDrop`] (Mankin 1990; Hashem 1989).
     RandomDrop(RandomDropConfig),
+    /// `kind = "red"`: [`Red`] (Floyd & Jacobson 1993).
     Red(RedConfig),
+    /// `kind = "drr"`: [`Drr`] (Shreedhar & Varghese 1995).
     Drr(DrrConfig),
+    /// `kind = "codel"`: [`Codel`] (RFC 8289).
     Codel(CodelConfig),
+    /// `kind = "fq_codel"`: [`FqCodel`] (RFC 8290).
     FqCodel(FqCodelConfig),
+    /// `kind = "dec_bit"`: [`DecBitGateway`] (Ramakrishnan & Jain 1988).
     DecBit(DecBitGatewayConfig),
 }
 

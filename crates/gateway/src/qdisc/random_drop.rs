@@ -24,19 +24,25 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RandomDropConfig {
+    /// Most packets queued at once; an arrival to a full queue drops a random victim.
     #[serde(default)]
     pub limit_pkts: Option<usize>,
+    /// Most IP bytes queued at once. When one victim would not make room for the arrival,
+    /// the arrival is refused instead (at most one drop per arrival).
     #[serde(default)]
     pub limit_bytes: Option<usize>,
     /// Early Random Drop: queue length (packets) at which arrivals start being dropped with
     /// `early_drop_prob`. Absent: only drop on overflow.
     #[serde(default)]
     pub early_drop_threshold_pkts: Option<usize>,
+    /// Early Random Drop's probability, in `[0, 1]`, of dropping an arrival that finds at
+    /// least `early_drop_threshold_pkts` queued.
     #[serde(default)]
     pub early_drop_prob: f64,
 }
 
 impl RandomDropConfig {
+    /// A queue of `limit_pkts` packets, no byte limit, no Early Random Drop.
     pub fn packets(limit_pkts: usize) -> Self {
         RandomDropConfig {
             limit_pkts: Some(limit_pkts),
@@ -45,12 +51,17 @@ impl RandomDropConfig {
             early_drop_prob: 0.0,
         }
     }
+    /// Checks that a limit is given and none is zero, and that `early_drop_prob` is a
+    /// probability; [`RandomDrop::new`] does this too.
     pub fn validate(&self) -> Result<(), ConfigError> {
         check_limits("random_drop", self.limit_pkts, self.limit_bytes)?;
         check_prob("random_drop", "early_drop_prob", self.early_drop_prob)
     }
 }
 
+/// The random-drop gateway (`kind = "random_drop"`, Mankin 1990): a FIFO whose overflow
+/// victim is drawn uniformly from the queued packets and the arriving one, with optional
+/// Early Random Drop (Hashem 1989).
 pub struct RandomDrop<P> {
     fifo: Fifo<P>,
     early: Option<(usize, f64)>,
@@ -58,6 +69,8 @@ pub struct RandomDrop<P> {
 }
 
 impl<P: PacketLike> RandomDrop<P> {
+    /// An empty queue, preallocated to its limits; `seed` keys the RNG stream of the
+    /// victim draws. Fails when `cfg` does not [`validate`](RandomDropConfig::validate).
     pub fn new(cfg: &RandomDropConfig, seed: u64) -> Result<Self, ConfigError> {
         cfg.validate()?;
         Ok(RandomDrop {

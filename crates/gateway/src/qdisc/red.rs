@@ -41,18 +41,29 @@ pub struct RedConfig {
     /// Hard limit of the real buffer (at least one of the two limits is required).
     #[serde(default)]
     pub limit_pkts: Option<usize>,
+    /// Hard limit of the real buffer, in IP bytes.
     #[serde(default)]
     pub limit_bytes: Option<usize>,
+    /// `min_th`: below this average queue nothing is marked (default 5).
     #[serde(default = "default_min_th")]
     pub min_th_pkts: f64,
+    /// `max_th`: from this average queue on, every arrival is dropped, or with `gentle`
+    /// the probability rises on to 1 at twice this (default 15).
     #[serde(default = "default_max_th")]
     pub max_th_pkts: f64,
+    /// `max_p`: the base marking probability `p_b` at `max_th` (default 1/50).
     #[serde(default = "default_max_p")]
     pub max_p: f64,
+    /// `w_q`: the weight of each new sample in the EWMA of the queue length (default
+    /// 0.002).
     #[serde(default = "default_w_q")]
     pub w_q: f64,
+    /// Floyd's gentle variant: between `max_th` and `2 max_th`, `p_b` rises linearly from
+    /// `max_p` to 1 instead of jumping to forced drops.
     #[serde(default)]
     pub gentle: bool,
+    /// Measure the queue in bytes (in units of `mean_pkt_bytes`) and scale `p_b` by
+    /// `len / max_pkt_bytes`, so large packets are marked more often.
     #[serde(default)]
     pub byte_mode: bool,
     /// The "typical" packet: the unit of the queue in byte mode, and the packet whose
@@ -122,6 +133,9 @@ pub enum RedRegion {
 }
 
 impl RedConfig {
+    /// Checks the limits, `0 <= min_th < max_th`, `max_p` and `w_q` probabilities (`w_q`
+    /// not zero), packet sizes of at least one byte and a non-zero link rate;
+    /// [`Red::new`] does this too.
     pub fn validate(&self) -> Result<(), ConfigError> {
         const C: &str = "red";
         check_limits(C, self.limit_pkts, self.limit_bytes)?;
@@ -180,6 +194,9 @@ impl RedConfig {
     }
 }
 
+/// Random Early Detection (`kind = "red"`, Floyd & Jacobson 1993): early drops, or ECN
+/// marks, with a probability driven by an EWMA of the queue length, so that a persistent
+/// queue is signalled while a burst passes.
 pub struct Red<P> {
     fifo: Fifo<P>,
     cfg: RedConfig,
@@ -195,6 +212,9 @@ pub struct Red<P> {
 }
 
 impl<P: PacketLike> Red<P> {
+    /// An empty queue, idle since time zero, with an average of zero; `seed` keys the RNG
+    /// stream of the marking draws. Fails when `cfg` does not
+    /// [`validate`](RedConfig::validate).
     pub fn new(cfg: &RedConfig, seed: u64) -> Result<Self, ConfigError> {
         cfg.validate()?;
         Ok(Red {
