@@ -54,10 +54,13 @@ pub struct ImpairmentsConfig {
     /// of `len` bytes is damaged with probability `1 - (1 - ber)^(8 len)`.
     #[serde(default)]
     pub ber: Option<f64>,
+    /// Bursty loss: the Gilbert-Elliott two-state channel.
     #[serde(default)]
     pub gilbert: Option<GilbertElliottConfig>,
+    /// Deterministic drops, checked before every random model (see [`ScriptedDrop`]).
     #[serde(default)]
     pub scripted: Vec<ScriptedDrop>,
+    /// Reordering: some packets held back so that later ones overtake them.
     #[serde(default)]
     pub reorder: Option<ReorderConfig>,
     /// Probability that a delivered packet is delivered twice.
@@ -72,7 +75,11 @@ pub struct ImpairmentsConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GilbertElliottConfig {
+    /// `p`: probability, per packet, of moving from the good state to the bad one.
     pub p_good_to_bad: f64,
+    /// `r`: probability, per packet, of moving from the bad state back to the good one;
+    /// the mean sojourn in the bad state (a loss burst, when `loss_in_bad` is 1) is `1/r`
+    /// packets.
     pub r_bad_to_good: f64,
     /// `1 - k`.
     #[serde(default)]
@@ -98,6 +105,7 @@ impl GilbertElliottConfig {
         (1.0 - bad) * self.loss_in_good + bad * self.loss_in_bad
     }
 
+    /// Checks that all four fields are probabilities, in `[0, 1]`.
     pub fn validate(&self) -> Result<(), ConfigError> {
         const C: &str = "impairments.gilbert";
         check_prob(C, "p_good_to_bad", self.p_good_to_bad)?;
@@ -112,7 +120,9 @@ impl GilbertElliottConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReorderConfig {
+    /// Probability that a packet delivered intact is held back.
     pub prob: f64,
+    /// How long a held packet is delayed beyond the link's own delay, in milliseconds.
     pub delay_ms: f64,
 }
 
@@ -131,35 +141,57 @@ pub struct ReorderConfig {
 pub enum ScriptedDrop {
     /// Drop the `nth` data segments (payload > 0) of the selected flow(s).
     DataSegment {
+        /// Only this flow, numbered from 0 in the order of first data segments.
         #[serde(default)]
         flow: Option<usize>,
+        /// Only segments from this TCP source port.
         #[serde(default)]
         src_port: Option<u16>,
+        /// Only segments to this TCP destination port.
         #[serde(default)]
         dst_port: Option<u16>,
+        /// Which data segments to drop, counted from 1 within each selected flow,
+        /// retransmissions included.
         nth: Vec<u64>,
     },
     /// Drop segments occupying sequence space (data, SYN or FIN) whose sequence number is
     /// `seq`, at most `times` times (every time when absent): `times = 1` drops the first
     /// transmission and lets the retransmission through.
     Seq {
+        /// The sequence number to drop, as on the wire (not relative to the ISN).
         seq: u32,
+        /// Most drops this rule makes; absent, every matching segment is dropped.
         #[serde(default)]
         times: Option<u32>,
+        /// Only this flow, numbered from 0 in the order of first data segments.
         #[serde(default)]
         flow: Option<usize>,
+        /// Only segments from this TCP source port.
         #[serde(default)]
         src_port: Option<u16>,
+        /// Only segments to this TCP destination port.
         #[serde(default)]
         dst_port: Option<u16>,
     },
     /// Drop the `nth` packets (any protocol, 1-based) offered to this link's impairments.
-    Packets { nth: Vec<u64> },
+    Packets {
+        /// Which packets to drop, counted from 1 over every packet the link is offered.
+        nth: Vec<u64>,
+    },
     /// Drop everything in `[from_ms, to_ms)`: a link outage.
-    Outage { from_ms: f64, to_ms: f64 },
+    Outage {
+        /// Start of the outage, in milliseconds after the driver's time zero
+        /// ([`Instant::ZERO`]).
+        from_ms: f64,
+        /// End of the outage (excluded), in milliseconds after the driver's time zero.
+        to_ms: f64,
+    },
 }
 
 impl ImpairmentsConfig {
+    /// Checks that every probability lies in `[0, 1]`, the reorder delay and the outage
+    /// times are finite and at least zero, and no `nth` list holds 0 (counting starts at
+    /// 1); [`Impairments::new`] does this too.
     pub fn validate(&self) -> Result<(), ConfigError> {
         const C: &str = "impairments";
         if let Some(p) = self.loss_prob {
@@ -217,19 +249,25 @@ pub type ImpairmentConfig = ImpairmentsConfig;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LossCause {
+    /// A [`ScriptedDrop`] rule.
     Scripted,
+    /// Independent (Bernoulli) loss, `loss_prob`.
     Random,
+    /// The Gilbert-Elliott channel, `gilbert`.
     GilbertElliott,
 }
 
 /// What happens to a packet on the link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
+    /// The packet is lost on the link: do not deliver it.
     Drop(LossCause),
     /// Deliver after the link's own delay plus `extra_delay`; if `duplicate`, deliver a copy
     /// too (at the same time).
     Deliver {
+        /// Delay beyond the link's: the reorder hold ([`ReorderConfig::delay_ms`]) or zero.
         extra_delay: Duration,
+        /// Whether to deliver a second copy too.
         duplicate: bool,
     },
     /// Deliver as usual: one bit has been flipped in the packet's bytes (bit `i` is bit
@@ -237,6 +275,8 @@ pub enum Verdict {
     /// receiver's checksum rejects it. `bit` is `None` when the packet type has no bytes;
     /// the driver should then count it as lost.
     Corrupt {
+        /// Index of the flipped bit, from the most significant bit of byte 0; `None` when
+        /// the packet has no bytes.
         bit: Option<usize>,
     },
 }
@@ -249,6 +289,7 @@ pub struct Bernoulli {
 }
 
 impl Bernoulli {
+    /// Trials that succeed with probability `p`, drawing from `rng`.
     pub fn new(p: f64, rng: ChaCha8Rng) -> Self {
         Bernoulli { p, rng }
     }
@@ -266,6 +307,7 @@ pub struct BitErrors {
 }
 
 impl BitErrors {
+    /// Bit errors at rate `ber` per bit, drawing from `rng`.
     pub fn new(ber: f64, rng: ChaCha8Rng) -> Self {
         BitErrors { ber, rng }
     }
@@ -302,6 +344,7 @@ pub struct GilbertElliott {
 }
 
 impl GilbertElliott {
+    /// The channel in the good state, drawing from `rng`.
     pub fn new(cfg: &GilbertElliottConfig, rng: ChaCha8Rng) -> Self {
         GilbertElliott {
             cfg: cfg.clone(),
@@ -309,9 +352,12 @@ impl GilbertElliott {
             rng,
         }
     }
+    /// Whether the channel is in the bad state: the state the next packet sees.
     pub fn is_bad(&self) -> bool {
         self.bad
     }
+    /// One packet: whether it is lost, at the current state's loss probability; then the
+    /// state moves on. Always two draws.
     pub fn trial(&mut self) -> bool {
         let u_loss = self.rng.random::<f64>();
         let u_move = self.rng.random::<f64>();
@@ -332,12 +378,20 @@ impl GilbertElliott {
 /// Counters of one [`Impairments`] pipeline.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ImpairmentStats {
+    /// Packets offered to [`Impairments::apply`].
     pub packets: u64,
+    /// Packets dropped by a [`ScriptedDrop`] rule.
     pub dropped_scripted: u64,
+    /// Packets dropped by independent (Bernoulli) loss.
     pub dropped_random: u64,
+    /// Packets dropped by the Gilbert-Elliott channel.
     pub dropped_gilbert: u64,
+    /// Packets damaged by bit errors ([`Verdict::Corrupt`]), whether or not they had bytes
+    /// to flip.
     pub corrupted: u64,
+    /// Delivered packets that were delivered twice.
     pub duplicated: u64,
+    /// Delivered packets that were held back by the reorder delay.
     pub reordered: u64,
 }
 
@@ -636,10 +690,12 @@ impl Impairments {
         }
     }
 
+    /// The counters since the pipeline was built or [`reset_stats`](Self::reset_stats).
     pub fn stats(&self) -> &ImpairmentStats {
         &self.stats
     }
 
+    /// Zeroes the counters; the models' states and the scripted counts go on.
     pub fn reset_stats(&mut self) {
         self.stats = ImpairmentStats::default();
     }

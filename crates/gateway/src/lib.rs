@@ -7,33 +7,57 @@
 //!   IPv4 buffers (`Vec<u8>`).
 //! - [`qdisc`]: queue disciplines behind one object-safe trait [`Qdisc`], built from a
 //!   serializable [`QdiscConfig`]: drop-tail, random drop (seed 003's "random" gateway),
-//!   RED, DRR fair queueing, CoDel, FQ-CoDel.
+//!   RED, DRR fair queueing, CoDel, FQ-CoDel, the DEC-bit gateway.
 //! - [`link`]: [`Link`], a serializer at a rate with framing overhead, and a propagation
 //!   delay.
 //! - [`impair`]: [`Impairments`], seeded loss (Bernoulli, Gilbert-Elliott), bit errors that
 //!   really flip a bit, scripted drops for exact mechanism tests, reordering, duplication.
 //! - [`stats`]: [`QueueStats`], counters and a fixed-memory delay histogram.
 //!
-//! A gateway on a path, as the simulator drives it:
+//! A gateway on a path, as the simulator drives it: a drop-tail queue of two packets in
+//! front of a 10 Mb/s Ethernet link with 1 ms of propagation delay.
 //!
 //! ```
-//! use ackclock_gateway::{Link, LinkConfig, QdiscConfig, Qdisc, TestPacket, Enqueue};
-//! use ackclock_wire::Instant;
+//! use ackclock_gateway::{DropReason, DropTailConfig, Enqueue, Link, LinkConfig};
+//! use ackclock_gateway::{Qdisc, QdiscConfig, TestPacket};
+//! use ackclock_wire::{Duration, Instant};
 //!
-//! let cfg: QdiscConfig = toml::from_str("kind = \"drop_tail\"\nlimit_pkts = 2").unwrap();
-//! let mut q: Box<dyn Qdisc<TestPacket>> = cfg.build(1).unwrap();
-//! let mut link = Link::new(&LinkConfig::ethernet_10mbps(1.0)).unwrap();
-//! let now = Instant::ZERO;
-//! for id in 0..3 {
-//!     if let Enqueue::Dropped(p, why) = q.enqueue(now, TestPacket::new(id, 0, 1500)) {
-//!         println!("dropped {} ({})", p.id, why.as_str());
-//!     }
+//! // The queue as a scenario file writes it; `build` checks it and preallocates it.
+//! let cfg: QdiscConfig = toml::from_str("kind = \"drop_tail\"\nlimit_pkts = 2")?;
+//! assert_eq!(cfg, QdiscConfig::DropTail(DropTailConfig::packets(2)));
+//! let mut q: Box<dyn Qdisc<TestPacket>> = cfg.build(1)?;
+//! let mut link = Link::new(&LinkConfig::ethernet_10mbps(1.0))?;
+//!
+//! // Three 1500-byte packets arrive at once: the third finds the queue full.
+//! let t0 = Instant::ZERO;
+//! assert_eq!(q.enqueue(t0, TestPacket::new(0, 0, 1500)), Enqueue::Queued);
+//! assert_eq!(q.enqueue(t0, TestPacket::new(1, 0, 1500)), Enqueue::Queued);
+//! match q.enqueue(t0, TestPacket::new(2, 0, 1500)) {
+//!     Enqueue::Dropped(p, DropReason::Overflow) => assert_eq!(p.id, 2),
+//!     other => panic!("{other:?}"),
 //! }
-//! let p = q.dequeue(now, &mut |_, _| {}).unwrap();
-//! let (link_free_at, arrives_at) = link.transmit(now, p.len);
-//! assert_eq!(link_free_at.as_nanos(), 1_230_400);
-//! assert_eq!(arrives_at.as_nanos(), 1_230_400 + 1_000_000);
+//!
+//! // The link is idle, so the first packet leaves now: 1500 + 38 bytes of Ethernet
+//! // framing take 1230.4 us at 10 Mb/s, and the last bit arrives 1 ms later.
+//! let first = q.dequeue(t0, &mut |_, _| {}).unwrap();
+//! let (free_at, arrives_at) = link.transmit(t0, first.len);
+//! assert_eq!(free_at, t0 + Duration::from_nanos(1_230_400));
+//! assert_eq!(arrives_at, free_at + Duration::from_millis(1));
+//!
+//! // The driver asks the queue for the next packet when the serializer is free.
+//! let second = q.dequeue(free_at, &mut |_, _| {}).unwrap();
+//! let (free_at, arrives_at) = link.transmit(free_at, second.len);
+//! assert_eq!(free_at.as_nanos(), 2 * 1_230_400);
+//! assert_eq!(arrives_at.as_nanos(), 2 * 1_230_400 + 1_000_000);
+//!
+//! // The second packet waited in the queue while the first was sent.
+//! let s = q.stats();
+//! assert_eq!((s.arrived, s.dequeued, s.dropped()), (3, 2, 1));
+//! assert_eq!(s.delay_quantile(1.0), Some(Duration::from_nanos(1_230_400)));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+
+#![warn(missing_docs)]
 
 mod error;
 pub mod impair;

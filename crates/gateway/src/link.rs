@@ -29,7 +29,7 @@ pub const ETHERNET_MIN_WIRE_BYTES: usize = 84;
 pub struct LinkConfig {
     /// Serialization rate in bits per second.
     pub rate_bps: u64,
-    /// One-way propagation delay.
+    /// One-way propagation delay, in milliseconds (rounded to the nanosecond when built).
     #[serde(default)]
     pub delay_ms: f64,
     /// Largest IP packet the link carries (the caller drops or refuses larger ones; see
@@ -71,6 +71,8 @@ impl LinkConfig {
         }
     }
 
+    /// Checks a non-zero rate, a finite delay of at least zero and an MTU of at least one
+    /// byte; [`Link::new`] does this too.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.rate_bps == 0 {
             return Err(ConfigError::new(
@@ -112,10 +114,14 @@ impl LinkConfig {
 /// Counters of one [`Link`].
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LinkStats {
+    /// Packets transmitted.
     pub packets: u64,
+    /// IP bytes transmitted.
     pub ip_bytes: u64,
+    /// Byte-times the packets occupied on the wire: framing and minimum-frame padding
+    /// included ([`LinkConfig::wire_bytes`]).
     pub wire_bytes: u64,
-    /// Total time the serializer was busy.
+    /// Total time the serializer was busy, in nanoseconds.
     pub busy_ns: u64,
 }
 
@@ -131,6 +137,8 @@ pub struct Link {
 }
 
 impl Link {
+    /// A link whose serializer is idle from time zero; fails when `cfg` does not
+    /// [`validate`](LinkConfig::validate).
     pub fn new(cfg: &LinkConfig) -> Result<Self, ConfigError> {
         cfg.validate()?;
         Ok(Link {
@@ -141,18 +149,24 @@ impl Link {
         })
     }
 
+    /// The configuration the link was built from.
     pub fn config(&self) -> &LinkConfig {
         &self.cfg
     }
 
+    /// Time to clock an IP packet of `ip_bytes` (plus framing) onto the wire, rounded up to
+    /// the nanosecond ([`LinkConfig::serialization_time`]).
     pub fn serialization_time(&self, ip_bytes: usize) -> Duration {
         self.cfg.serialization_time(ip_bytes)
     }
 
+    /// The one-way propagation delay, rounded to the nearest nanosecond.
     pub fn propagation_delay(&self) -> Duration {
         self.delay
     }
 
+    /// Whether an IP packet of `ip_bytes` is within the MTU. Nothing here fragments: the
+    /// driver drops or refuses a larger packet.
     pub fn fits_mtu(&self, ip_bytes: usize) -> bool {
         ip_bytes <= self.cfg.mtu_bytes
     }
@@ -162,6 +176,7 @@ impl Link {
         self.busy_until
     }
 
+    /// Whether the serializer is free at `now`.
     pub fn is_idle(&self, now: Instant) -> bool {
         now >= self.busy_until
     }
@@ -184,6 +199,7 @@ impl Link {
         (done, done + self.delay)
     }
 
+    /// The counters since the link was built or [`reset_stats`](Self::reset_stats).
     pub fn stats(&self) -> &LinkStats {
         &self.stats
     }
@@ -197,6 +213,7 @@ impl Link {
         }
     }
 
+    /// Zeroes the counters (not the serializer's state), e.g. after a warm-up period.
     pub fn reset_stats(&mut self) {
         self.stats = LinkStats::default();
     }

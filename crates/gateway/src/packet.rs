@@ -27,8 +27,11 @@ pub trait PacketLike {
 /// `id` so tests can check order and identity.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct TestPacket {
+    /// An identity for the test to follow the packet by (order, drops).
     pub id: u64,
+    /// The flow identity [`PacketLike::flow_id`] returns.
     pub flow: u64,
+    /// The length [`PacketLike::len_bytes`] returns, in IP bytes.
     pub len: usize,
     /// ECT: the sender negotiated ECN (RFC 3168).
     pub ect: bool,
@@ -39,6 +42,7 @@ pub struct TestPacket {
 }
 
 impl TestPacket {
+    /// A packet of `len` bytes of flow `flow`, without bytes and not ECN-capable.
     pub fn new(id: u64, flow: u64, len: usize) -> Self {
         TestPacket {
             id,

@@ -31,6 +31,7 @@ impl Default for DelayHistogram {
 }
 
 impl DelayHistogram {
+    /// An empty histogram; its buckets are allocated here, once.
     pub fn new() -> Self {
         DelayHistogram {
             counts: vec![0u64; BUCKETS].into_boxed_slice(),
@@ -60,6 +61,7 @@ impl DelayHistogram {
         (top << shift, 1u64 << shift)
     }
 
+    /// Records one value, in nanoseconds. Never allocates.
     pub fn record(&mut self, ns: u64) {
         self.counts[Self::index(ns)] += 1;
         self.total += 1;
@@ -67,10 +69,12 @@ impl DelayHistogram {
         self.max_ns = self.max_ns.max(ns);
     }
 
+    /// Number of values recorded.
     pub fn count(&self) -> u64 {
         self.total
     }
 
+    /// Forgets every value, keeping the buckets' memory.
     pub fn clear(&mut self) {
         self.counts.fill(0);
         self.total = 0;
@@ -106,9 +110,11 @@ impl DelayHistogram {
         Some(Duration::from_nanos(self.max_ns))
     }
 
+    /// The smallest value recorded, exactly; `None` when nothing was recorded.
     pub fn min(&self) -> Option<Duration> {
         (self.total > 0).then(|| Duration::from_nanos(self.min_ns))
     }
+    /// The largest value recorded, exactly; `None` when nothing was recorded.
     pub fn max(&self) -> Option<Duration> {
         (self.total > 0).then(|| Duration::from_nanos(self.max_ns))
     }
@@ -157,6 +163,7 @@ pub struct QueueStats {
 }
 
 impl QueueStats {
+    /// Every counter zero, the histogram empty.
     pub fn new() -> Self {
         Self::default()
     }
@@ -181,6 +188,8 @@ impl QueueStats {
         self.delay_hist.quantile(q)
     }
 
+    /// The 99th percentile of the queueing delay (within ~3 %); `None` before the first
+    /// dequeue.
     pub fn p99_delay(&self) -> Option<Duration> {
         self.delay_quantile(0.99)
     }
@@ -259,23 +268,42 @@ impl QueueStats {
 /// [`QueueStats`] flattened for CSV/JSON reports; delays in milliseconds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct QueueSummary {
+    /// Packets offered to `enqueue` ([`QueueStats::arrived`]).
     pub arrived: u64,
+    /// Packets admitted into the queue ([`QueueStats::enqueued`]).
     pub enqueued: u64,
+    /// Packets handed to the link ([`QueueStats::dequeued`]).
     pub dequeued: u64,
+    /// Drops at a packet or byte limit ([`QueueStats::dropped_overflow`]).
     pub dropped_overflow: u64,
+    /// The random-drop gateway's victims ([`QueueStats::dropped_random`]).
     pub dropped_random: u64,
+    /// RED's and Early Random Drop's early drops ([`QueueStats::dropped_early`]).
     pub dropped_early: u64,
+    /// RED's forced drops ([`QueueStats::dropped_forced`]).
     pub dropped_forced: u64,
+    /// Drops by the CoDel control law ([`QueueStats::dropped_codel`]).
     pub dropped_codel: u64,
+    /// Packets marked CE instead of dropped, RFC 3168 ([`QueueStats::marked`]).
     pub marked: u64,
+    /// IP bytes offered to `enqueue`.
     pub bytes_in: u64,
+    /// IP bytes handed to the link.
     pub bytes_out: u64,
+    /// IP bytes dropped, whatever the reason.
     pub bytes_dropped: u64,
+    /// Largest number of packets ever queued at once.
     pub max_len_pkts: usize,
+    /// Largest number of bytes ever queued at once.
     pub max_len_bytes: usize,
+    /// Mean queueing delay of the dequeued packets, in milliseconds; `None` when none was
+    /// dequeued.
     pub mean_delay_ms: Option<f64>,
+    /// Median queueing delay in milliseconds (within ~3 %, [`DelayHistogram`]).
     pub p50_delay_ms: Option<f64>,
+    /// 99th percentile queueing delay in milliseconds (within ~3 %).
     pub p99_delay_ms: Option<f64>,
+    /// Largest queueing delay in milliseconds, exact.
     pub max_delay_ms: Option<f64>,
 }
 
