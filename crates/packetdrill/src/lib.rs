@@ -22,6 +22,36 @@
 //! sequence number, length, ACK, window, urgent pointer and options (kind by kind in wire
 //! order; the engine's TSval is not compared, its TSecr is). Packets sent after the last event are
 //! warnings, as in packetdrill.
+//!
+//! The tests run every script under `tests/packetdrill/` this way and write the
+//! conformance table `tests/packetdrill/CONFORMANCE.md`; `ackclock packetdrill` runs
+//! scripts from the command line.
+//!
+//! ```
+//! use ackclock_packetdrill::{run_text, RunOptions};
+//!
+//! // A passive open: the scripted peer's SYN, the engine's SYN,ACK with profile F's
+//! // options, the third ACK, and the application's accept().
+//! let script = "\
+//!  0.00 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+//! +0.00 bind(3, ..., ...) = 0
+//! +0.00 listen(3, 1) = 0
+//! +0.00 < S 0:0(0) win 65535 <mss 1460,sackOK,eol,eol>
+//! +0.00 > S. 0:0(0) ack 1 win 65535 <mss 1460,sackOK,eol,eol>
+//! +0.10 < . 1:1(0) ack 1 win 65535
+//! +0.00 accept(3, ..., ...) = 4
+//! +0.00 %{ assert tcpi_state == TCPI_ESTABLISHED }%
+//! ";
+//! let passed = run_text("open.pkt", script, &[], &RunOptions::default()).unwrap();
+//! assert!(passed.warnings.is_empty());
+//!
+//! // The same script expecting another window fails at that line, saying what the engine sent.
+//! let wrong = script.replace("> S. 0:0(0) ack 1 win 65535", "> S. 0:0(0) ack 1 win 1000");
+//! let failure = run_text("open.pkt", &wrong, &[], &RunOptions::default()).unwrap_err();
+//! assert!(failure.starts_with("open.pkt:5: live packet field tcp_window"), "{failure}");
+//! ```
+
+#![warn(missing_docs)]
 
 pub mod profile;
 mod run;

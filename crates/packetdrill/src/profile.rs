@@ -72,7 +72,9 @@ const SYSCTLS: &[(&str, &str)] = &[
     ("net.inet.tcp.rfc1323", "1"),
     // Segments to closed ports draw a RST.
     ("net.inet.tcp.blackhole", "0"),
-    // ECN server mode: never requested in a SYN (ackclock has no ECN yet).
+    // ECN server mode: FreeBSD never asks for ECN in its SYN, only answers a peer's
+    // ECN-setup SYN. Profile F leaves ECN off (`TcpConfig::ecn`), which differs only for
+    // such a SYN, and no script sends one.
     ("net.inet.tcp.ecn.enable", "2"),
     // The shift offered in a SYN is 6.
     ("kern.ipc.maxsockbuf", "2097152"),

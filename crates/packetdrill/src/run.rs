@@ -55,6 +55,7 @@ pub struct Passed {
 /// Why a script failed: the line, what it expected and what the engine did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Failure {
+    /// The script's name, as given to [`Script::parse`].
     pub file: String,
     /// 1-based line of the event that failed.
     pub line: usize,
@@ -117,6 +118,9 @@ struct Sock {
     /// talking to the connection the kernel keeps (FIN-WAIT, TIME-WAIT) or has removed.
     tuple: Option<(SocketAddrV4, SocketAddrV4)>,
 }
+
+/// What a system call returned: its value, and the errno's name when it failed (-1).
+type CallResult = (i64, Option<&'static str>);
 
 /// An emitted packet waiting to be matched.
 struct Emitted {
@@ -652,299 +656,23 @@ impl<'s> Interp<'s> {
             .ok_or_else(|| self.fail(ev, format!("fd {fd} is not an open socket"), None))
     }
 
+    /// Runs one system call line: the call's own method gives the engine's answer (a
+    /// value, and an errno name when it failed), which must be the script's result.
     fn syscall(&mut self, ev: &Event, s: &Syscall) -> Result<(), Failure> {
         let fd = s.args.first().and_then(Arg::int);
-        let (ret, errno): (i64, Option<&'static str>) = match s.name.as_str() {
-            "socket" => {
-                let n = s.result;
-                if n < 0 {
-                    return Err(self.fail(ev, "socket() is expected to succeed here", None));
-                }
-                self.socks.insert(
-                    n,
-                    Sock {
-                        state: SockState::Fresh,
-                        nonblocking: false,
-                        peer_syn_seen: false,
-                        error_read: false,
-                        tuple: None,
-                    },
-                );
-                self.under_test = Some(n);
-                (n, None)
-            }
-            "fcntl" => {
-                let (fd, sock) = self.sock(ev, fd)?;
-                match s.args.get(1).and_then(Arg::symbol) {
-                    Some("F_GETFL") => (if sock.nonblocking { 2 | 4 } else { 2 }, None),
-                    Some("F_SETFL") => {
-                        let nb = matches!(s.args.get(2), Some(Arg::Symbols(v)) if v.iter().any(|x| x == "O_NONBLOCK"));
-                        if let Some(x) = self.socks.get_mut(&fd) {
-                            x.nonblocking = nb;
-                        }
-                        (0, None)
-                    }
-                    _ => return Err(self.fail(ev, "fcntl: only F_GETFL and F_SETFL", None)),
-                }
-            }
-            "setsockopt" => {
-                self.sock(ev, fd)?;
-                match s.args.get(2).and_then(Arg::symbol) {
-                    Some("SO_REUSEADDR") => (0, None),
-                    other => {
-                        return Err(self.fail(
-                            ev,
-                            format!("setsockopt {other:?} is not supported (only SO_REUSEADDR)"),
-                            None,
-                        ))
-                    }
-                }
-            }
-            "bind" => {
-                let (fd, _) = self.sock(ev, fd)?;
-                self.set_state(fd, SockState::Bound);
-                (0, None)
-            }
-            "listen" => {
-                let (fd, _) = self.sock(ev, fd)?;
-                let backlog = s.args.get(1).and_then(Arg::int).unwrap_or(1).max(1) as usize;
-                match self.ep.listen(PORT, profile::tcp_config(), backlog) {
-                    Ok(()) => {
-                        self.set_state(fd, SockState::Listening);
-                        (0, None)
-                    }
-                    Err(_) => (-1, Some("EADDRINUSE")),
-                }
-            }
-            "accept" => {
-                let (_, sock) = self.sock(ev, fd)?;
-                if sock.state != SockState::Listening {
-                    (-1, Some("EINVAL"))
-                } else if let Some(id) = self.ep.accept(PORT) {
-                    let n = s.result;
-                    self.socks.insert(
-                        n,
-                        Sock {
-                            state: SockState::Conn(id),
-                            nonblocking: sock.nonblocking,
-                            peer_syn_seen: true,
-                            error_read: false,
-                            tuple: self.ep.conn(id).map(|c| (c.remote(), c.local())),
-                        },
-                    );
-                    self.under_test = Some(n);
-                    (n, None)
-                } else if sock.nonblocking {
-                    (-1, Some("EWOULDBLOCK"))
-                } else {
-                    return Err(self.fail(
-                        ev,
-                        "accept() would block: no connection is ready (blocking calls are not \
-                         supported)",
-                        None,
-                    ));
-                }
-            }
-            "connect" => {
-                let (fd, sock) = self.sock(ev, fd)?;
-                if !sock.nonblocking {
-                    return Err(self.fail(
-                        ev,
-                        "blocking connect() is not supported: set O_NONBLOCK first",
-                        None,
-                    ));
-                }
-                let now = self.now();
-                match self.ep.connect(
-                    now,
-                    SocketAddrV4::new(REMOTE_IP, PORT),
-                    profile::tcp_config(),
-                ) {
-                    Ok(id) => {
-                        self.set_state(fd, SockState::Conn(id));
-                        let t = self.ep.conn(id).map(|c| (c.remote(), c.local()));
-                        if let Some(x) = self.socks.get_mut(&fd) {
-                            x.tuple = t;
-                        }
-                        (-1, Some("EINPROGRESS"))
-                    }
-                    Err(_) => (-1, Some("EADDRNOTAVAIL")),
-                }
-            }
-            "getsockopt" => {
-                let (fd, sock) = self.sock(ev, fd)?;
-                let opt = s.args.get(2).and_then(Arg::symbol);
-                let want = match s.args.get(3) {
-                    Some(Arg::List(v)) if v.len() == 1 => v[0].clone(),
-                    _ => {
-                        return Err(self.fail(
-                            ev,
-                            "getsockopt: the 4th argument must be [expected value]",
-                            None,
-                        ))
-                    }
-                };
-                let got: Arg = match opt {
-                    Some("SO_RCVBUF") => {
-                        let v = if sock.peer_syn_seen {
-                            profile::RECVSPACE_ROUNDED
-                        } else {
-                            profile::RECVSPACE
-                        };
-                        Arg::Int(v as i64)
-                    }
-                    Some("SO_ERROR") => {
-                        let e = match sock.state {
-                            SockState::Conn(id) if !sock.error_read => {
-                                self.ep.conn(id).and_then(|c| c.error())
-                            }
-                            _ => None,
-                        };
-                        if e.is_some() {
-                            if let Some(x) = self.socks.get_mut(&fd) {
-                                x.error_read = true;
-                            }
-                        }
-                        match e {
-                            None => Arg::Int(0),
-                            Some(ConnectionError::Refused) => {
-                                Arg::Symbols(vec!["ECONNREFUSED".into()])
-                            }
-                            Some(ConnectionError::Reset) => Arg::Symbols(vec!["ECONNRESET".into()]),
-                            Some(ConnectionError::TimedOut) => {
-                                Arg::Symbols(vec!["ETIMEDOUT".into()])
-                            }
-                            Some(ConnectionError::Aborted) => {
-                                Arg::Symbols(vec!["ECONNABORTED".into()])
-                            }
-                        }
-                    }
-                    other => {
-                        return Err(self.fail(
-                            ev,
-                            format!("getsockopt {other:?} is not supported (SO_RCVBUF, SO_ERROR)"),
-                            None,
-                        ))
-                    }
-                };
-                if got != want {
-                    return Err(self.fail(
-                        ev,
-                        format!(
-                            "getsockopt {}: expected [{}], the engine's is [{}]",
-                            opt.unwrap_or("?"),
-                            arg_text(&want),
-                            arg_text(&got)
-                        ),
-                        None,
-                    ));
-                }
-                (0, None)
-            }
-            "shutdown" => {
-                let (_, sock) = self.sock(ev, fd)?;
-                match (sock.state, s.args.get(1).and_then(Arg::symbol)) {
-                    (SockState::Conn(id), Some("SHUT_WR")) => match self.ep.conn_mut(id) {
-                        Some(c) => match c.close() {
-                            Ok(()) => (0, None),
-                            Err(_) => (-1, Some("ENOTCONN")),
-                        },
-                        None => (-1, Some("ENOTCONN")),
-                    },
-                    (_, Some("SHUT_WR")) => (-1, Some("ENOTCONN")),
-                    _ => return Err(self.fail(ev, "shutdown: only SHUT_WR is supported", None)),
-                }
-            }
-            "read" | "recv" => {
-                let (_, sock) = self.sock(ev, fd)?;
-                let len = s.args.get(2).and_then(Arg::int).unwrap_or(0).max(0) as usize;
-                let peek = s.name == "recv"
-                    && matches!(s.args.get(3), Some(Arg::Symbols(v)) if v.iter().any(|x| x == "MSG_PEEK"));
-                let SockState::Conn(id) = sock.state else {
-                    return Err(self.fail(ev, format!("{}: fd is not connected", s.name), None));
-                };
-                let Some(c) = self.ep.conn_mut(id) else {
-                    return Err(self.fail(ev, format!("{}: the connection is gone", s.name), None));
-                };
-                let avail = c.recv_available();
-                let r = if peek {
-                    if avail > 0 {
-                        Ok(avail.min(len))
-                    } else if c.is_eof() {
-                        Ok(0)
-                    } else {
-                        Err(RecvError::WouldBlock)
-                    }
-                } else {
-                    let mut sink = vec![0u8; len.min(1 << 20)];
-                    c.recv(&mut sink)
-                };
-                match r {
-                    Ok(n) => (n as i64, None),
-                    Err(RecvError::WouldBlock) if sock.nonblocking => (-1, Some("EWOULDBLOCK")),
-                    Err(RecvError::WouldBlock) => {
-                        return Err(self.fail(
-                            ev,
-                            format!(
-                                "{}() would block (blocking calls are not supported)",
-                                s.name
-                            ),
-                            None,
-                        ))
-                    }
-                    Err(RecvError::NotConnected) => (-1, Some("ENOTCONN")),
-                    Err(RecvError::Lost(ConnectionError::Reset)) => (-1, Some("ECONNRESET")),
-                    Err(RecvError::Lost(ConnectionError::Refused)) => (-1, Some("ECONNREFUSED")),
-                    Err(RecvError::Lost(ConnectionError::TimedOut)) => (-1, Some("ETIMEDOUT")),
-                    Err(RecvError::Lost(ConnectionError::Aborted)) => (-1, Some("ECONNABORTED")),
-                }
-            }
-            "write" | "send" => {
-                // Not in the FreeBSD selection; ackclock's own scripts send data. The
-                // bytes are zeros, as packetdrill's are.
-                let (_, sock) = self.sock(ev, fd)?;
-                let len = s.args.get(2).and_then(Arg::int).unwrap_or(0).max(0) as usize;
-                let SockState::Conn(id) = sock.state else {
-                    return Err(self.fail(ev, format!("{}: fd is not connected", s.name), None));
-                };
-                let Some(c) = self.ep.conn_mut(id) else {
-                    return Err(self.fail(ev, format!("{}: the connection is gone", s.name), None));
-                };
-                let data = vec![0u8; len.min(1 << 24)];
-                match c.send(&data) {
-                    Ok(0) if len > 0 && sock.nonblocking => (-1, Some("EWOULDBLOCK")),
-                    Ok(0) if len > 0 => {
-                        return Err(self.fail(
-                            ev,
-                            format!(
-                                "{}() would block: the send buffer is full (blocking calls are \
-                                 not supported)",
-                                s.name
-                            ),
-                            None,
-                        ))
-                    }
-                    Ok(n) => (n as i64, None),
-                    Err(ackclock_tcp::SendError::Closed) => (-1, Some("EPIPE")),
-                    Err(ackclock_tcp::SendError::Lost(ConnectionError::Reset)) => {
-                        (-1, Some("ECONNRESET"))
-                    }
-                    Err(ackclock_tcp::SendError::Lost(_)) => (-1, Some("ENOTCONN")),
-                }
-            }
-            "close" => {
-                let (fd, sock) = self.sock(ev, fd)?;
-                match sock.state {
-                    SockState::Listening => self.ep.unlisten(PORT),
-                    // Already CLOSED or already reaped: close() still returns 0.
-                    SockState::Conn(id) => {
-                        let _ = self.ep.close(id);
-                    }
-                    _ => {}
-                }
-                self.set_state(fd, SockState::Closed);
-                (0, None)
-            }
+        let (ret, errno) = match s.name.as_str() {
+            "socket" => self.sys_socket(ev, s)?,
+            "fcntl" => self.sys_fcntl(ev, s, fd)?,
+            "setsockopt" => self.sys_setsockopt(ev, s, fd)?,
+            "bind" => self.sys_bind(ev, fd)?,
+            "listen" => self.sys_listen(ev, s, fd)?,
+            "accept" => self.sys_accept(ev, s, fd)?,
+            "connect" => self.sys_connect(ev, fd)?,
+            "getsockopt" => self.sys_getsockopt(ev, s, fd)?,
+            "shutdown" => self.sys_shutdown(ev, s, fd)?,
+            "read" | "recv" => self.sys_read(ev, s, fd)?,
+            "write" | "send" => self.sys_write(ev, s, fd)?,
+            "close" => self.sys_close(ev, fd)?,
             other => {
                 return Err(self.fail(
                     ev,
@@ -974,6 +702,365 @@ impl<'s> Interp<'s> {
             ));
         }
         Ok(())
+    }
+
+    /// `socket(...)`: a fresh, blocking socket under the number the script expects, which
+    /// becomes the socket under test. The arguments are not read (IPv4 TCP only).
+    fn sys_socket(&mut self, ev: &Event, s: &Syscall) -> Result<CallResult, Failure> {
+        let n = s.result;
+        if n < 0 {
+            return Err(self.fail(ev, "socket() is expected to succeed here", None));
+        }
+        self.socks.insert(
+            n,
+            Sock {
+                state: SockState::Fresh,
+                nonblocking: false,
+                peer_syn_seen: false,
+                error_read: false,
+                tuple: None,
+            },
+        );
+        self.under_test = Some(n);
+        Ok((n, None))
+    }
+
+    /// `fcntl(fd, F_GETFL)` (`O_RDWR`, 2, with `O_NONBLOCK`, 4, when set) and
+    /// `fcntl(fd, F_SETFL, flags)` (only `O_NONBLOCK` is kept).
+    fn sys_fcntl(
+        &mut self,
+        ev: &Event,
+        s: &Syscall,
+        fd: Option<i64>,
+    ) -> Result<CallResult, Failure> {
+        let (fd, sock) = self.sock(ev, fd)?;
+        match s.args.get(1).and_then(Arg::symbol) {
+            Some("F_GETFL") => Ok((if sock.nonblocking { 2 | 4 } else { 2 }, None)),
+            Some("F_SETFL") => {
+                let nb = matches!(s.args.get(2), Some(Arg::Symbols(v)) if v.iter().any(|x| x == "O_NONBLOCK"));
+                if let Some(x) = self.socks.get_mut(&fd) {
+                    x.nonblocking = nb;
+                }
+                Ok((0, None))
+            }
+            _ => Err(self.fail(ev, "fcntl: only F_GETFL and F_SETFL", None)),
+        }
+    }
+
+    /// `setsockopt(fd, level, SO_REUSEADDR, ...)`: accepted and without effect (each script
+    /// has a fresh endpoint); any other option is an error.
+    fn sys_setsockopt(
+        &mut self,
+        ev: &Event,
+        s: &Syscall,
+        fd: Option<i64>,
+    ) -> Result<CallResult, Failure> {
+        self.sock(ev, fd)?;
+        match s.args.get(2).and_then(Arg::symbol) {
+            Some("SO_REUSEADDR") => Ok((0, None)),
+            other => Err(self.fail(
+                ev,
+                format!("setsockopt {other:?} is not supported (only SO_REUSEADDR)"),
+                None,
+            )),
+        }
+    }
+
+    /// `bind(fd, ...)`: the address is not read; the socket is bound to [`PORT`].
+    fn sys_bind(&mut self, ev: &Event, fd: Option<i64>) -> Result<CallResult, Failure> {
+        let (fd, _) = self.sock(ev, fd)?;
+        self.set_state(fd, SockState::Bound);
+        Ok((0, None))
+    }
+
+    /// `listen(fd, backlog)`: the engine listens on [`PORT`] with profile F and this backlog
+    /// (at least 1); `EADDRINUSE` when it refuses.
+    fn sys_listen(
+        &mut self,
+        ev: &Event,
+        s: &Syscall,
+        fd: Option<i64>,
+    ) -> Result<CallResult, Failure> {
+        let (fd, _) = self.sock(ev, fd)?;
+        let backlog = s.args.get(1).and_then(Arg::int).unwrap_or(1).max(1) as usize;
+        match self.ep.listen(PORT, profile::tcp_config(), backlog) {
+            Ok(()) => {
+                self.set_state(fd, SockState::Listening);
+                Ok((0, None))
+            }
+            Err(_) => Ok((-1, Some("EADDRINUSE"))),
+        }
+    }
+
+    /// `accept(fd, ...)`: the listener's next established connection becomes a socket
+    /// under the number the script expects (and the socket under test); `EINVAL` on a
+    /// socket that does not listen, `EWOULDBLOCK` on a non-blocking one with nothing ready.
+    /// A blocking accept with nothing ready is an error: the interpreter cannot wait.
+    fn sys_accept(
+        &mut self,
+        ev: &Event,
+        s: &Syscall,
+        fd: Option<i64>,
+    ) -> Result<CallResult, Failure> {
+        let (_, sock) = self.sock(ev, fd)?;
+        if sock.state != SockState::Listening {
+            Ok((-1, Some("EINVAL")))
+        } else if let Some(id) = self.ep.accept(PORT) {
+            let n = s.result;
+            self.socks.insert(
+                n,
+                Sock {
+                    state: SockState::Conn(id),
+                    nonblocking: sock.nonblocking,
+                    peer_syn_seen: true,
+                    error_read: false,
+                    tuple: self.ep.conn(id).map(|c| (c.remote(), c.local())),
+                },
+            );
+            self.under_test = Some(n);
+            Ok((n, None))
+        } else if sock.nonblocking {
+            Ok((-1, Some("EWOULDBLOCK")))
+        } else {
+            Err(self.fail(
+                ev,
+                "accept() would block: no connection is ready (blocking calls are not \
+                 supported)",
+                None,
+            ))
+        }
+    }
+
+    /// `connect(fd, ...)` on a non-blocking socket: the engine opens a connection to the
+    /// scripted peer's [`PORT`] with profile F and the call returns `EINPROGRESS`, as a
+    /// non-blocking connect does; `EADDRNOTAVAIL` when the engine refuses.
+    fn sys_connect(&mut self, ev: &Event, fd: Option<i64>) -> Result<CallResult, Failure> {
+        let (fd, sock) = self.sock(ev, fd)?;
+        if !sock.nonblocking {
+            return Err(self.fail(
+                ev,
+                "blocking connect() is not supported: set O_NONBLOCK first",
+                None,
+            ));
+        }
+        let now = self.now();
+        match self.ep.connect(
+            now,
+            SocketAddrV4::new(REMOTE_IP, PORT),
+            profile::tcp_config(),
+        ) {
+            Ok(id) => {
+                self.set_state(fd, SockState::Conn(id));
+                let t = self.ep.conn(id).map(|c| (c.remote(), c.local()));
+                if let Some(x) = self.socks.get_mut(&fd) {
+                    x.tuple = t;
+                }
+                Ok((-1, Some("EINPROGRESS")))
+            }
+            Err(_) => Ok((-1, Some("EADDRNOTAVAIL"))),
+        }
+    }
+
+    /// `getsockopt(fd, level, opt, [value], ...)`: the engine's `SO_RCVBUF` (profile F's
+    /// receive buffer, rounded to the MSS once the peer's SYN was seen) or `SO_ERROR` must
+    /// be the `[value]` written.
+    fn sys_getsockopt(
+        &mut self,
+        ev: &Event,
+        s: &Syscall,
+        fd: Option<i64>,
+    ) -> Result<CallResult, Failure> {
+        let (fd, sock) = self.sock(ev, fd)?;
+        let opt = s.args.get(2).and_then(Arg::symbol);
+        let want = match s.args.get(3) {
+            Some(Arg::List(v)) if v.len() == 1 => v[0].clone(),
+            _ => {
+                return Err(self.fail(
+                    ev,
+                    "getsockopt: the 4th argument must be [expected value]",
+                    None,
+                ))
+            }
+        };
+        let got: Arg = match opt {
+            Some("SO_RCVBUF") => {
+                let v = if sock.peer_syn_seen {
+                    profile::RECVSPACE_ROUNDED
+                } else {
+                    profile::RECVSPACE
+                };
+                Arg::Int(v as i64)
+            }
+            Some("SO_ERROR") => match self.take_so_error(fd, sock) {
+                None => Arg::Int(0),
+                Some(e) => Arg::Symbols(vec![conn_errno(e).into()]),
+            },
+            other => {
+                return Err(self.fail(
+                    ev,
+                    format!("getsockopt {other:?} is not supported (SO_RCVBUF, SO_ERROR)"),
+                    None,
+                ))
+            }
+        };
+        if got != want {
+            return Err(self.fail(
+                ev,
+                format!(
+                    "getsockopt {}: expected [{}], the engine's is [{}]",
+                    opt.unwrap_or("?"),
+                    arg_text(&want),
+                    arg_text(&got)
+                ),
+                None,
+            ));
+        }
+        Ok((0, None))
+    }
+
+    /// The socket's pending error for `SO_ERROR`: its connection's, the first time it is
+    /// read (BSD clears the pending error when it is read).
+    fn take_so_error(&mut self, fd: i64, sock: Sock) -> Option<ConnectionError> {
+        let e = match sock.state {
+            SockState::Conn(id) if !sock.error_read => self.ep.conn(id).and_then(|c| c.error()),
+            _ => None,
+        };
+        if e.is_some() {
+            if let Some(x) = self.socks.get_mut(&fd) {
+                x.error_read = true;
+            }
+        }
+        e
+    }
+
+    /// `shutdown(fd, SHUT_WR)`: closes the connection's sending side (its FIN);
+    /// `ENOTCONN` without a connection.
+    fn sys_shutdown(
+        &mut self,
+        ev: &Event,
+        s: &Syscall,
+        fd: Option<i64>,
+    ) -> Result<CallResult, Failure> {
+        let (_, sock) = self.sock(ev, fd)?;
+        match (sock.state, s.args.get(1).and_then(Arg::symbol)) {
+            (SockState::Conn(id), Some("SHUT_WR")) => match self.ep.conn_mut(id) {
+                Some(c) => match c.close() {
+                    Ok(()) => Ok((0, None)),
+                    Err(_) => Ok((-1, Some("ENOTCONN"))),
+                },
+                None => Ok((-1, Some("ENOTCONN"))),
+            },
+            (_, Some("SHUT_WR")) => Ok((-1, Some("ENOTCONN"))),
+            _ => Err(self.fail(ev, "shutdown: only SHUT_WR is supported", None)),
+        }
+    }
+
+    /// `read(fd, buf, len)` and `recv(fd, buf, len, flags)`: up to `len` bytes taken from
+    /// the connection (with `MSG_PEEK`, counted and left there); 0 at the end of the peer's
+    /// data, `EWOULDBLOCK` on a non-blocking socket with nothing to read, the connection's
+    /// error when it was lost. A blocking read with nothing to read is an error.
+    fn sys_read(
+        &mut self,
+        ev: &Event,
+        s: &Syscall,
+        fd: Option<i64>,
+    ) -> Result<CallResult, Failure> {
+        let (_, sock) = self.sock(ev, fd)?;
+        let len = s.args.get(2).and_then(Arg::int).unwrap_or(0).max(0) as usize;
+        let peek = s.name == "recv"
+            && matches!(s.args.get(3), Some(Arg::Symbols(v)) if v.iter().any(|x| x == "MSG_PEEK"));
+        let SockState::Conn(id) = sock.state else {
+            return Err(self.fail(ev, format!("{}: fd is not connected", s.name), None));
+        };
+        let Some(c) = self.ep.conn_mut(id) else {
+            return Err(self.fail(ev, format!("{}: the connection is gone", s.name), None));
+        };
+        let avail = c.recv_available();
+        let r = if peek {
+            if avail > 0 {
+                Ok(avail.min(len))
+            } else if c.is_eof() {
+                Ok(0)
+            } else {
+                Err(RecvError::WouldBlock)
+            }
+        } else {
+            let mut sink = vec![0u8; len.min(1 << 20)];
+            c.recv(&mut sink)
+        };
+        match r {
+            Ok(n) => Ok((n as i64, None)),
+            Err(RecvError::WouldBlock) if sock.nonblocking => Ok((-1, Some("EWOULDBLOCK"))),
+            Err(RecvError::WouldBlock) => Err(self.fail(
+                ev,
+                format!(
+                    "{}() would block (blocking calls are not supported)",
+                    s.name
+                ),
+                None,
+            )),
+            Err(RecvError::NotConnected) => Ok((-1, Some("ENOTCONN"))),
+            Err(RecvError::Lost(e)) => Ok((-1, Some(conn_errno(e)))),
+        }
+    }
+
+    /// `write(fd, buf, len)` and `send(fd, buf, len, flags)`: `len` zero bytes, as
+    /// packetdrill's, into the send buffer; what fits is the result. Not in the FreeBSD
+    /// selection; ackclock's own scripts send data. `EWOULDBLOCK` on a full buffer of a
+    /// non-blocking socket, `EPIPE` when the connection sends no more (closed by the
+    /// application, or in no state that sends), `ECONNRESET` after a reset and `ENOTCONN`
+    /// after any other loss. A blocking write to a full buffer is an error.
+    fn sys_write(
+        &mut self,
+        ev: &Event,
+        s: &Syscall,
+        fd: Option<i64>,
+    ) -> Result<CallResult, Failure> {
+        let (_, sock) = self.sock(ev, fd)?;
+        let len = s.args.get(2).and_then(Arg::int).unwrap_or(0).max(0) as usize;
+        let SockState::Conn(id) = sock.state else {
+            return Err(self.fail(ev, format!("{}: fd is not connected", s.name), None));
+        };
+        let Some(c) = self.ep.conn_mut(id) else {
+            return Err(self.fail(ev, format!("{}: the connection is gone", s.name), None));
+        };
+        let data = vec![0u8; len.min(1 << 24)];
+        match c.send(&data) {
+            Ok(0) if len > 0 && sock.nonblocking => Ok((-1, Some("EWOULDBLOCK"))),
+            Ok(0) if len > 0 => Err(self.fail(
+                ev,
+                format!(
+                    "{}() would block: the send buffer is full (blocking calls are not \
+                     supported)",
+                    s.name
+                ),
+                None,
+            )),
+            Ok(n) => Ok((n as i64, None)),
+            Err(ackclock_tcp::SendError::Closed) => Ok((-1, Some("EPIPE"))),
+            Err(ackclock_tcp::SendError::Lost(ConnectionError::Reset)) => {
+                Ok((-1, Some("ECONNRESET")))
+            }
+            Err(ackclock_tcp::SendError::Lost(_)) => Ok((-1, Some("ENOTCONN"))),
+        }
+    }
+
+    /// `close(fd)`: a listener stops listening; a connection is closed as
+    /// [`Endpoint::close`] does (a FIN follows the queued data, and the engine removes the
+    /// connection once it is fully closed). Returns 0 also when the connection is already
+    /// closed or gone.
+    fn sys_close(&mut self, ev: &Event, fd: Option<i64>) -> Result<CallResult, Failure> {
+        let (fd, sock) = self.sock(ev, fd)?;
+        match sock.state {
+            SockState::Listening => self.ep.unlisten(PORT),
+            // Already CLOSED or already reaped: close() still returns 0.
+            SockState::Conn(id) => {
+                let _ = self.ep.close(id);
+            }
+            _ => {}
+        }
+        self.set_state(fd, SockState::Closed);
+        Ok((0, None))
     }
 
     fn set_state(&mut self, fd: i64, st: SockState) {
@@ -1082,6 +1169,16 @@ impl<'s> Interp<'s> {
             ));
         }
         Ok(())
+    }
+}
+
+/// The errno a socket call reports for a connection lost this way (and `SO_ERROR`'s value).
+fn conn_errno(e: ConnectionError) -> &'static str {
+    match e {
+        ConnectionError::Refused => "ECONNREFUSED",
+        ConnectionError::Reset => "ECONNRESET",
+        ConnectionError::TimedOut => "ETIMEDOUT",
+        ConnectionError::Aborted => "ECONNABORTED",
     }
 }
 

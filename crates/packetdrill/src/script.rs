@@ -131,7 +131,9 @@ pub fn flags_text(flags: u8) -> String {
 /// A packet line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PacketSpec {
+    /// `<` (injected into the engine) or `>` (expected from it).
     pub direction: Direction,
+    /// The flags column as [`flag`] bits (`S.` is `SYN | ACK`).
     pub flags: u8,
     /// `START` of `START:END(LEN)`, in script sequence space.
     pub seq: u32,
@@ -148,14 +150,26 @@ pub struct PacketSpec {
 /// One TCP option as written in `<...>`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum OptSpec {
+    /// `mss N`: the maximum segment size option (kind 2, RFC 9293 §3.7.1), in bytes.
     Mss(u16),
+    /// `nop`: one byte of padding (kind 1).
     Nop,
+    /// `eol`: end of option list (kind 0). FreeBSD pads its options with EOL bytes, and
+    /// each one is compared as an option, as packetdrill does.
     Eol,
+    /// `wscale N`: the window scale option (kind 3, RFC 7323 §2), the shift count.
     WindowScale(u8),
+    /// `sackOK`: SACK permitted (kind 4, RFC 2018), in a SYN.
     SackPermitted,
-    /// `TS val V ecr E`.
+    /// `TS val V ecr E`: the timestamps option (kind 8, RFC 7323 §3).
     Timestamps {
+        /// TSval. Sent as written on an inbound line; on an outbound line not compared
+        /// (it is the engine's clock), but the first one fixes the offset between the
+        /// script's clock and the engine's.
         val: u32,
+        /// TSecr. On an inbound line, a nonzero value is one of the engine's TSvals in the
+        /// script's clock, and is sent shifted by that offset; on an outbound line it must
+        /// equal what the engine echoes (the scripted peer's TSval, literal).
         ecr: u32,
     },
     /// `sack L:R L:R ...`, in script sequence space.
@@ -191,7 +205,10 @@ pub fn options_text(opts: &[OptSpec]) -> String {
 /// A system call line: `name(args) = result [ERRNO] [(comment)]`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Syscall {
+    /// The call's name (`socket`, `accept`, `getsockopt`, ...). The parser takes any name;
+    /// [`run`](crate::run) fails on those it does not support.
     pub name: String,
+    /// The arguments between the parentheses, in order.
     pub args: Vec<Arg>,
     /// The expected return value.
     pub result: i64,
