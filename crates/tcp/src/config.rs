@@ -2,9 +2,9 @@
 //! compare: the pre-1988 "vanilla" 4.3BSD TCP, 4.3BSD-Tahoe (1988), 4.3BSD-Reno (the April
 //! 1990 diff), and the modern RFC descendants.
 
-use crate::cc::{AimdConfig, CongestionControlFactory, SsthreshBase};
+use crate::cc::{AdaptiveIncrease, AimdConfig, CongestionControlFactory, SsthreshBase};
 use crate::cubic::CubicConfig;
-use crate::rtt::RttConfig;
+use crate::rtt::{RttAlgorithm, RttConfig};
 use ackclock_wire::{Duration, OptionLayout};
 use std::sync::Arc;
 
@@ -763,6 +763,58 @@ mod tests {
             assert_eq!((e.field, e.message.as_str()), (field, message));
         }
     }
+
+    #[test]
+    fn every_listed_range_is_the_one_checked_and_its_error_states_it() {
+        let o = Overrides::default;
+        // One value just outside each numeric field's range, in the order of `ranges()`.
+        #[rustfmt::skip]
+        let cases: Vec<(Overrides, &str)> = vec![
+            (Overrides { mss: Some(MIN_MSS - 1), ..o() }, "63"),
+            (Overrides { send_buffer_bytes: Some(0), ..o() }, "0"),
+            (Overrides { recv_buffer_bytes: Some((1 << 30) + 1), ..o() }, "1073741825"),
+            (Overrides { initial_window_segments: Some(65536), ..o() }, "65536"),
+            (Overrides { initial_ssthresh_bytes: Some(0), ..o() }, "0"),
+            (Overrides { rto_k: Some(65), ..o() }, "65"),
+            (Overrides { rfc793_alpha: Some(1.0), ..o() }, "1"),
+            (Overrides { rfc793_beta: Some(0.5), ..o() }, "0.5"),
+            (Overrides { rto_min_ms: Some(0.0009), ..o() }, "0.0009"),
+            (Overrides { rto_max_ms: Some(1e8), ..o() }, "100000000"),
+            (Overrides { rto_initial_ms: Some(-1.0), ..o() }, "-1"),
+            (Overrides { clock_granularity_ms: Some(1e5), ..o() }, "100000"),
+            (Overrides { ack_every: Some(0), ..o() }, "0"),
+            (Overrides { delayed_ack_ms: Some(f64::NAN), ..o() }, "NaN"),
+            (Overrides { decrease: Some(0.0), ..o() }, "0"),
+            (Overrides { increase: Some(-1.0), ..o() }, "-1"),
+            (Overrides { adaptive_increase: Some(0.6), ..o() }, "0.6"),
+            (Overrides { multiplicative_increase: Some(1.0), ..o() }, "1"),
+            (Overrides { abc: Some(65536), ..o() }, "65536"),
+            (Overrides { dupack_threshold: Some(0), ..o() }, "0"),
+            (Overrides { max_retransmits: Some(1_000_001), ..o() }, "1000001"),
+            (Overrides { time_wait_ms: Some(-0.5), ..o() }, "-0.5"),
+            (Overrides { invalid_ack_interval_ms: Some(2e7), ..o() }, "20000000"),
+            (Overrides { user_timeout_ms: Some(f64::INFINITY), ..o() }, "inf"),
+        ];
+        let ranges: Vec<_> = Overrides::ranges().collect();
+        assert_eq!(ranges.len(), cases.len());
+        for (r, (o, v)) in ranges.into_iter().zip(cases) {
+            let verb = match r.bounds {
+                Bounds::Closed => "expected",
+                Bounds::LeftOpen | Bounds::RightOpen => "must be in",
+                Bounds::AboveAtMost => "must be",
+            };
+            let e = o.apply(&mut TcpConfig::newreno()).unwrap_err();
+            assert_eq!(e.field, r.field);
+            assert_eq!(e.message, format!("{} = {v}: {verb} {r}", r.field));
+        }
+        let shown: Vec<String> = Overrides::ranges()
+            .map(|r| format!("{}: {r}", r.field))
+            .collect();
+        assert_eq!(shown[0], "mss: 64 to 65495 bytes");
+        assert_eq!(shown[6], "rfc793_alpha: [0, 1)");
+        assert_eq!(shown[16], "adaptive_increase: (0, 0.5] (a loss rate)");
+        assert_eq!(shown[17], "multiplicative_increase: above 1, at most 1000");
+    }
 }
 
 /// Field overrides on top of a preset, as scenario files and command-line flags spell them.
@@ -896,55 +948,250 @@ fn bad(field: &'static str, message: String) -> OverrideError {
     OverrideError { field, message }
 }
 
-/// `Ok(v)` when `lo <= v <= hi` (NaN never is), else an error naming the range.
-fn within<T>(field: &'static str, v: T, lo: T, hi: T, unit: &str) -> Result<T, OverrideError>
+/// How a numeric override's range is bounded, and so how its error and `docs/SCENARIOS.md`
+/// state it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bounds {
+    /// `lo <= v <= hi`, stated "64 to 65495 bytes" (the error: "expected 64 to 65495 bytes").
+    Closed,
+    /// `lo <= v < hi`, stated "[0, 1)" (the error: "must be in [0, 1)").
+    RightOpen,
+    /// `lo < v <= hi`, stated "(0, 1]" (the error: "must be in (0, 1]").
+    LeftOpen,
+    /// `lo < v <= hi` as [`LeftOpen`](Self::LeftOpen), stated in words: "above 1, at most
+    /// 1000" (the error: "must be above 1, at most 1000").
+    AboveAtMost,
+}
+
+/// The range of one numeric [`Overrides`] field: what [`Overrides::apply`] accepts and what
+/// its error says when a value is outside. [`Overrides::ranges`] lists them all; the
+/// `Display` form is the one `docs/SCENARIOS.md` prints, e.g. `64 to 65495 bytes`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OverrideRange {
+    /// The field, as scenario files spell it (e.g. `"mss"`).
+    pub field: &'static str,
+    /// The lower bound (every bound is exact as an `f64`, whatever the field's type).
+    pub lo: f64,
+    /// The upper bound.
+    pub hi: f64,
+    /// Which bounds are accepted, and the words for them.
+    pub bounds: Bounds,
+    /// The unit (`"ms"`, `"bytes"`), or `""` for a plain number.
+    pub unit: &'static str,
+}
+
+impl core::fmt::Display for OverrideRange {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let (lo, hi) = (self.lo, self.hi);
+        match self.bounds {
+            Bounds::Closed => write!(f, "{lo} to {hi}")?,
+            Bounds::RightOpen => write!(f, "[{lo}, {hi})")?,
+            Bounds::LeftOpen => write!(f, "({lo}, {hi}]")?,
+            Bounds::AboveAtMost => write!(f, "above {lo}, at most {hi}")?,
+        }
+        match (self.unit, self.bounds) {
+            ("", _) => Ok(()),
+            (unit, Bounds::Closed) => write!(f, " {unit}"),
+            (unit, _) => write!(f, " ({unit})"),
+        }
+    }
+}
+
+/// `Ok(v)` when `r` accepts `v` (NaN never is), else the error stating `r`. `lo` and `hi` are
+/// `r`'s bounds in the field's own type.
+fn check<T>(r: &OverrideRange, v: T, lo: T, hi: T) -> Result<T, OverrideError>
 where
     T: PartialOrd + Copy + core::fmt::Display,
 {
-    if v >= lo && v <= hi {
-        Ok(v)
-    } else {
-        let unit = if unit.is_empty() {
-            String::new()
-        } else {
-            format!(" {unit}")
-        };
-        Err(bad(
-            field,
-            format!("{field} = {v}: expected {lo} to {hi}{unit}"),
-        ))
+    let ok = match r.bounds {
+        Bounds::Closed => v >= lo && v <= hi,
+        Bounds::RightOpen => v >= lo && v < hi,
+        Bounds::LeftOpen | Bounds::AboveAtMost => v > lo && v <= hi,
+    };
+    if ok {
+        return Ok(v);
     }
+    // The message prints `r`'s f64 bounds: the same digits as the field's type prints.
+    debug_assert_eq!(
+        (lo.to_string(), hi.to_string()),
+        (r.lo.to_string(), r.hi.to_string())
+    );
+    let verb = match r.bounds {
+        Bounds::Closed => "expected",
+        Bounds::RightOpen | Bounds::LeftOpen => "must be in",
+        Bounds::AboveAtMost => "must be",
+    };
+    Err(bad(r.field, format!("{} = {v}: {verb} {r}", r.field)))
 }
 
 /// The longest time any timer field may be set to (about 2.8 hours): longer is a typo, and
 /// nothing past it can be told apart in a run anyway.
 const MAX_TIMER_MS: f64 = 1e7;
 
+/// Buffers are allocated when a connection opens: bound them so a typo in a scenario is an
+/// error, not an allocation failure. 1 GiB is the largest window RFC 7323 §2.3 can advertise
+/// (shift 14).
+const MAX_BUFFER: usize = 1 << 30;
+
+/// One step of [`Overrides::apply`]: a field's check and setter, with the field's range when
+/// it is numeric.
+struct Row {
+    range: Option<OverrideRange>,
+    apply: fn(&Overrides, &mut TcpConfig) -> Result<(), OverrideError>,
+}
+
+/// A numeric field: `field: type, Bounds(lo, hi), "unit", |c, v| setter`. The setter runs
+/// with the value once it is in range.
+macro_rules! range {
+    ($field:ident: $t:ty, $bounds:ident($lo:expr, $hi:expr), $unit:literal,
+     |$c:ident, $v:ident| $set:expr) => {{
+        const R: OverrideRange = OverrideRange {
+            field: stringify!($field),
+            lo: $lo as f64,
+            hi: $hi as f64,
+            bounds: Bounds::$bounds,
+            unit: $unit,
+        };
+        Row {
+            range: Some(R),
+            apply: |o, $c| {
+                if let Some(v) = o.$field {
+                    let $v: $t = check(&R, v, $lo, $hi)?;
+                    $set;
+                }
+                Ok(())
+            },
+        }
+    }};
+}
+
+/// A field any value of which is accepted: `field, |c, v| setter`.
+macro_rules! set {
+    ($field:ident, |$c:ident, $v:ident| $set:expr) => {
+        Row {
+            range: None,
+            apply: |o, $c| {
+                if let Some($v) = o.$field {
+                    $set;
+                }
+                Ok(())
+            },
+        }
+    };
+}
+
+/// Explicit code: a field that is not a range, or a check across fields.
+const fn step(apply: fn(&Overrides, &mut TcpConfig) -> Result<(), OverrideError>) -> Row {
+    Row { range: None, apply }
+}
+
+/// Every field of [`Overrides`], in the order `apply` takes them (which is the order of its
+/// checks, so the first bad field is the one an error names). The order matters where one
+/// setter changes what another set: `initial_window_rfc` wins over `initial_window_segments`;
+/// `rto_k` and `rfc793_*` come after `rtt_estimator`, `recovery = "sack"` after `sack` and
+/// `cc` after `ecn` and `ecn_echo` (DCTCP's defaults give way to theirs); the AIMD fields
+/// come after `cc`, which makes the `AimdConfig` they change.
+const ROWS: &[Row] = &[
+    // An MSS must leave room for the 40 bytes of IPv4 and TCP headers in 65,535.
+    range!(mss: u16, Closed(MIN_MSS, 65495), "bytes", |c, v| c.mss = v),
+    range!(send_buffer_bytes: usize, Closed(1, MAX_BUFFER), "bytes",
+        |c, v| c.send_buffer_bytes = v),
+    range!(recv_buffer_bytes: usize, Closed(1, MAX_BUFFER), "bytes",
+        |c, v| c.recv_buffer_bytes = v),
+    range!(initial_window_segments: u32, Closed(1, 65535), "segments",
+        |c, v| c.initial_window = InitialWindow::Segments(v)),
+    step(Overrides::apply_initial_window_rfc),
+    range!(initial_ssthresh_bytes: u32, Closed(1, u32::MAX), "bytes",
+        |c, v| c.initial_ssthresh = v),
+    step(Overrides::apply_rtt_estimator),
+    range!(rto_k: u32, Closed(1, 64), "", |c, v| c.rtt.algorithm = RttAlgorithm::Jacobson { k: v }),
+    range!(rfc793_alpha: f64, RightOpen(0.0, 1.0), "", |c, v| set_rfc793(c, Some(v), None)),
+    range!(rfc793_beta: f64, Closed(1.0, 1000.0), "", |c, v| set_rfc793(c, None, Some(v))),
+    // A zero RTO would fire again at the instant it is armed: at least a microsecond.
+    range!(rto_min_ms: f64, Closed(0.001, MAX_TIMER_MS), "ms", |c, v| c.rtt.min_rto = ms(v)),
+    range!(rto_max_ms: f64, Closed(0.001, MAX_TIMER_MS), "ms", |c, v| c.rtt.max_rto = ms(v)),
+    step(Overrides::check_rto_order),
+    range!(rto_initial_ms: f64, Closed(0.001, MAX_TIMER_MS), "ms",
+        |c, v| c.rtt.initial_rto = ms(v)),
+    range!(clock_granularity_ms: f64, Closed(0.0, 1e4), "ms", |c, v| c.rtt.granularity = ms(v)),
+    set!(karn, |c, v| c.rtt.karn = v),
+    range!(ack_every: u32, Closed(1, 64), "segments", |c, v| c.ack.segments_per_ack = v),
+    range!(delayed_ack_ms: f64, Closed(0.0, MAX_TIMER_MS), "ms",
+        |c, v| c.ack.delayed_ack = ms(v)),
+    set!(delayed_ack_clock, |c, v| c.ack.delayed_ack_clock = v),
+    set!(quickack, |c, v| c.ack.quickack = v),
+    set!(nagle, |c, v| c.nagle = v),
+    set!(sack, |c, v| c.sack = v),
+    set!(ecn, |c, v| c.ecn = v),
+    set!(ecn_echo, |c, v| c.ecn_echo = v),
+    set!(timestamps, |c, v| c.timestamps = v),
+    set!(window_scale, |c, v| c.window_scale = v),
+    set!(recovery, |c, v| {
+        c.recovery = v;
+        c.sack |= v == RecoveryAlgorithm::Sack;
+    }),
+    step(Overrides::apply_cc),
+    step(Overrides::check_aimd_only),
+    // d = 1 keeps the window through a loss: loss taken as non-congestive (the reading of
+    // the 30 Apr 1990 SACK claim, seeds 000 and 001).
+    range!(decrease: f64, LeftOpen(0.0, 1.0), "", |c, v| with_aimd(c, |a| a.decrease = v)),
+    range!(increase: f64, Closed(0.0, 1e6), "segments per RTT",
+        |c, v| with_aimd(c, |a| a.increase_segments = v)),
+    range!(adaptive_increase: f64, LeftOpen(0.0, 0.5), "a loss rate",
+        |c, v| with_aimd(c, |a| a.adaptive_increase = Some(AdaptiveIncrease { target_loss: v }))),
+    range!(multiplicative_increase: f64, AboveAtMost(1.0, 1000.0), "",
+        |c, v| with_aimd(c, |a| a.multiplicative_increase = Some(v))),
+    range!(abc: u32, Closed(0, 65535), "segments",
+        |c, v| with_aimd(c, |a| a.abc_limit_segments = (v > 0).then_some(v))),
+    set!(ssthresh_base, |c, v| with_aimd(c, |a| a.ssthresh_base = v)),
+    range!(dupack_threshold: u32, Closed(1, 65535), "duplicate ACKs",
+        |c, v| c.dupack_threshold = v),
+    set!(limited_transmit, |c, v| c.limited_transmit = v),
+    range!(max_retransmits: u32, Closed(0, 1_000_000), "", |c, v| c.max_retransmits = v),
+    range!(time_wait_ms: f64, Closed(0.0, MAX_TIMER_MS), "ms", |c, v| c.time_wait = ms(v)),
+    set!(header_prediction, |c, v| c.header_prediction = v),
+    set!(idle_restart, |c, v| c.idle_restart = v),
+    range!(invalid_ack_interval_ms: f64, Closed(0.0, MAX_TIMER_MS), "ms",
+        |c, v| c.invalid_ack_interval = ms(v)),
+    range!(user_timeout_ms: f64, Closed(0.0, MAX_TIMER_MS), "ms",
+        |c, v| c.user_timeout = (v > 0.0).then(|| ms(v))),
+];
+
+/// Sets RFC 793's estimator with the given parameters, the others kept from the current one
+/// (or its defaults, alpha 0.9 and beta 2, when another estimator is selected).
+fn set_rfc793(c: &mut TcpConfig, alpha: Option<f64>, beta: Option<f64>) {
+    let (a, b) = match c.rtt.algorithm {
+        RttAlgorithm::Rfc793 { alpha, beta } => (alpha, beta),
+        _ => (0.9, 2.0),
+    };
+    c.rtt.algorithm = RttAlgorithm::Rfc793 {
+        alpha: alpha.unwrap_or(a),
+        beta: beta.unwrap_or(b),
+    };
+}
+
+/// Changes the AIMD parameters. `check_aimd_only` has made sure AIMD is the controller when
+/// an AIMD field is given.
+fn with_aimd(c: &mut TcpConfig, f: impl FnOnce(&mut AimdConfig)) {
+    if let CongestionAlgorithm::Aimd(a) = &mut c.congestion {
+        f(a);
+    }
+}
+
 impl Overrides {
     /// Applies the given fields; errors name the field and the values it accepts. Every
-    /// numeric field has a range (in its doc and in `docs/SCENARIOS.md`); a value outside it
-    /// is an error, never clamped in silence.
+    /// numeric field has a range (in its doc, in [`ranges`](Self::ranges) and in
+    /// `docs/SCENARIOS.md`); a value outside it is an error, never clamped in silence.
     pub fn apply(&self, c: &mut TcpConfig) -> Result<(), OverrideError> {
-        use crate::cubic::CubicConfig;
-        use crate::rtt::RttAlgorithm;
-        if let Some(v) = self.mss {
-            // An MSS must leave room for the 40 bytes of IPv4 and TCP headers in 65,535.
-            c.mss = within("mss", v, MIN_MSS, 65495, "bytes")?;
-        }
-        // Buffers are allocated when a connection opens: bound them so a typo in a scenario
-        // is an error, not an allocation failure. 1 GiB is the largest window RFC 7323 §2.3
-        // can advertise (shift 14).
-        const MAX_BUFFER: usize = 1 << 30;
-        if let Some(v) = self.send_buffer_bytes {
-            c.send_buffer_bytes = within("send_buffer_bytes", v, 1, MAX_BUFFER, "bytes")?;
-        }
-        if let Some(v) = self.recv_buffer_bytes {
-            c.recv_buffer_bytes = within("recv_buffer_bytes", v, 1, MAX_BUFFER, "bytes")?;
-        }
-        if let Some(v) = self.initial_window_segments {
-            let v = within("initial_window_segments", v, 1, 65535, "segments")?;
-            c.initial_window = InitialWindow::Segments(v);
-        }
+        ROWS.iter().try_for_each(|row| (row.apply)(self, c))
+    }
+
+    /// The range of every numeric field, in the order `apply` checks them.
+    pub fn ranges() -> impl Iterator<Item = &'static OverrideRange> {
+        ROWS.iter().filter_map(|row| row.range.as_ref())
+    }
+
+    fn apply_initial_window_rfc(&self, c: &mut TcpConfig) -> Result<(), OverrideError> {
         match self.initial_window_rfc {
             None => {}
             Some(3390) => c.initial_window = InitialWindow::Rfc3390,
@@ -956,9 +1203,10 @@ impl Overrides {
                 ))
             }
         }
-        if let Some(v) = self.initial_ssthresh_bytes {
-            c.initial_ssthresh = within("initial_ssthresh_bytes", v, 1, u32::MAX, "bytes")?;
-        }
+        Ok(())
+    }
+
+    fn apply_rtt_estimator(&self, c: &mut TcpConfig) -> Result<(), OverrideError> {
         match (self.rtt_estimator, c.rtt.algorithm) {
             (None, _)
             | (Some(RttEstimatorName::Jacobson), RttAlgorithm::Jacobson { .. })
@@ -973,37 +1221,10 @@ impl Overrides {
                 };
             }
         }
-        if let Some(k) = self.rto_k {
-            c.rtt.algorithm = RttAlgorithm::Jacobson {
-                k: within("rto_k", k, 1, 64, "")?,
-            };
-        }
-        if self.rfc793_alpha.is_some() || self.rfc793_beta.is_some() {
-            let (mut a, mut b) = match c.rtt.algorithm {
-                RttAlgorithm::Rfc793 { alpha, beta } => (alpha, beta),
-                _ => (0.9, 2.0),
-            };
-            if let Some(v) = self.rfc793_alpha {
-                if !(0.0..1.0).contains(&v) {
-                    return Err(bad(
-                        "rfc793_alpha",
-                        format!("rfc793_alpha = {v}: must be in [0, 1)"),
-                    ));
-                }
-                a = v;
-            }
-            if let Some(v) = self.rfc793_beta {
-                b = within("rfc793_beta", v, 1.0, 1000.0, "")?;
-            }
-            c.rtt.algorithm = RttAlgorithm::Rfc793 { alpha: a, beta: b };
-        }
-        // A zero RTO would fire again at the instant it is armed: at least a microsecond.
-        if let Some(v) = self.rto_min_ms {
-            c.rtt.min_rto = ms(within("rto_min_ms", v, 0.001, MAX_TIMER_MS, "ms")?);
-        }
-        if let Some(v) = self.rto_max_ms {
-            c.rtt.max_rto = ms(within("rto_max_ms", v, 0.001, MAX_TIMER_MS, "ms")?);
-        }
+        Ok(())
+    }
+
+    fn check_rto_order(&self, c: &mut TcpConfig) -> Result<(), OverrideError> {
         if c.rtt.max_rto < c.rtt.min_rto {
             let field = if self.rto_max_ms.is_some() {
                 "rto_max_ms"
@@ -1019,51 +1240,10 @@ impl Overrides {
                 ),
             ));
         }
-        if let Some(v) = self.rto_initial_ms {
-            c.rtt.initial_rto = ms(within("rto_initial_ms", v, 0.001, MAX_TIMER_MS, "ms")?);
-        }
-        if let Some(v) = self.clock_granularity_ms {
-            c.rtt.granularity = ms(within("clock_granularity_ms", v, 0.0, 1e4, "ms")?);
-        }
-        if let Some(v) = self.karn {
-            c.rtt.karn = v;
-        }
-        if let Some(v) = self.ack_every {
-            c.ack.segments_per_ack = within("ack_every", v, 1, 64, "segments")?;
-        }
-        if let Some(v) = self.delayed_ack_ms {
-            c.ack.delayed_ack = ms(within("delayed_ack_ms", v, 0.0, MAX_TIMER_MS, "ms")?);
-        }
-        if let Some(v) = self.delayed_ack_clock {
-            c.ack.delayed_ack_clock = v;
-        }
-        if let Some(v) = self.quickack {
-            c.ack.quickack = v;
-        }
-        if let Some(v) = self.nagle {
-            c.nagle = v;
-        }
-        if let Some(v) = self.sack {
-            c.sack = v;
-        }
-        if let Some(v) = self.ecn {
-            c.ecn = v;
-        }
-        if let Some(v) = self.ecn_echo {
-            c.ecn_echo = v;
-        }
-        if let Some(v) = self.timestamps {
-            c.timestamps = v;
-        }
-        if let Some(v) = self.window_scale {
-            c.window_scale = v;
-        }
-        if let Some(r) = self.recovery {
-            c.recovery = r;
-            if r == RecoveryAlgorithm::Sack {
-                c.sack = true;
-            }
-        }
+        Ok(())
+    }
+
+    fn apply_cc(&self, c: &mut TcpConfig) -> Result<(), OverrideError> {
         match self.cc {
             None => {}
             Some(CongestionName::None) => c.congestion = CongestionAlgorithm::None,
@@ -1078,7 +1258,7 @@ impl Overrides {
             }
             // RFC 8257 §3: DCTCP needs ECN and the per-packet echo at both ends; so does
             // the DEC-bit sender. An explicit `ecn` or `ecn_echo` in the same overrides
-            // still wins (applied below).
+            // still wins (applied before, and kept here).
             Some(n @ (CongestionName::Dctcp | CongestionName::DecBit)) => {
                 c.congestion = if n == CongestionName::Dctcp {
                     CongestionAlgorithm::Dctcp(Default::default())
@@ -1089,6 +1269,11 @@ impl Overrides {
                 c.ecn_echo = self.ecn_echo.unwrap_or(EcnEcho::PerPacket);
             }
         }
+        Ok(())
+    }
+
+    /// The AIMD fields apply to cc = "aimd" only: the first one given names the error.
+    fn check_aimd_only(&self, c: &mut TcpConfig) -> Result<(), OverrideError> {
         let aimd_field = [
             (self.decrease.is_some(), "decrease"),
             (self.increase.is_some(), "increase"),
@@ -1102,84 +1287,12 @@ impl Overrides {
         ]
         .into_iter()
         .find_map(|(set, name)| set.then_some(name));
-        if let Some(field) = aimd_field {
-            let CongestionAlgorithm::Aimd(a) = &mut c.congestion else {
-                return Err(bad(
-                    field,
-                    format!("{field}: applies to cc = \"aimd\" only (decrease, increase, adaptive_increase, abc, ssthresh_base, multiplicative_increase)"),
-                ));
-            };
-            if let Some(v) = self.decrease {
-                // d = 1 keeps the window through a loss: loss taken as non-congestive (the
-                // reading of the 30 Apr 1990 SACK claim, seeds 000 and 001).
-                if !(v > 0.0 && v <= 1.0) {
-                    return Err(bad(
-                        "decrease",
-                        format!("decrease = {v}: must be in (0, 1]"),
-                    ));
-                }
-                a.decrease = v;
-            }
-            if let Some(v) = self.increase {
-                a.increase_segments = within("increase", v, 0.0, 1e6, "segments per RTT")?;
-            }
-            if let Some(v) = self.adaptive_increase {
-                if !(v > 0.0 && v <= 0.5) {
-                    return Err(bad(
-                        "adaptive_increase",
-                        format!("adaptive_increase = {v}: must be in (0, 0.5] (a loss rate)"),
-                    ));
-                }
-                a.adaptive_increase = Some(crate::cc::AdaptiveIncrease { target_loss: v });
-            }
-            if let Some(v) = self.multiplicative_increase {
-                if !(v > 1.0 && v <= 1000.0) {
-                    return Err(bad(
-                        "multiplicative_increase",
-                        format!("multiplicative_increase = {v}: must be above 1, at most 1000"),
-                    ));
-                }
-                a.multiplicative_increase = Some(v);
-            }
-            if let Some(v) = self.abc {
-                let v = within("abc", v, 0, 65535, "segments")?;
-                a.abc_limit_segments = (v > 0).then_some(v);
-            }
-            if let Some(b) = self.ssthresh_base {
-                a.ssthresh_base = b;
-            }
+        match aimd_field {
+            Some(field) if !matches!(c.congestion, CongestionAlgorithm::Aimd(_)) => Err(bad(
+                field,
+                format!("{field}: applies to cc = \"aimd\" only (decrease, increase, adaptive_increase, abc, ssthresh_base, multiplicative_increase)"),
+            )),
+            _ => Ok(()),
         }
-        if let Some(v) = self.dupack_threshold {
-            c.dupack_threshold = within("dupack_threshold", v, 1, 65535, "duplicate ACKs")?;
-        }
-        if let Some(v) = self.limited_transmit {
-            c.limited_transmit = v;
-        }
-        if let Some(v) = self.max_retransmits {
-            c.max_retransmits = within("max_retransmits", v, 0, 1_000_000, "")?;
-        }
-        if let Some(v) = self.time_wait_ms {
-            c.time_wait = ms(within("time_wait_ms", v, 0.0, MAX_TIMER_MS, "ms")?);
-        }
-        if let Some(v) = self.header_prediction {
-            c.header_prediction = v;
-        }
-        if let Some(v) = self.idle_restart {
-            c.idle_restart = v;
-        }
-        if let Some(v) = self.invalid_ack_interval_ms {
-            c.invalid_ack_interval = ms(within(
-                "invalid_ack_interval_ms",
-                v,
-                0.0,
-                MAX_TIMER_MS,
-                "ms",
-            )?);
-        }
-        if let Some(v) = self.user_timeout_ms {
-            let v = within("user_timeout_ms", v, 0.0, MAX_TIMER_MS, "ms")?;
-            c.user_timeout = (v > 0.0).then(|| ms(v));
-        }
-        Ok(())
     }
 }
