@@ -10,7 +10,8 @@
 
 use crate::limits::{self, Range};
 use crate::scenario::{
-    AppSpec, CpuSpec, CrossKindName, CrossSpec, LinkParams, NodeKind, PairFlows, Scenario, Topology,
+    AppSpec, CpuSpec, CrossKindName, CrossSpec, FlowSpec, LinkParams, NodeKind, NodeSpec,
+    PairFlows, Scenario, Topology,
 };
 use ackclock_gateway::ConfigError;
 use ackclock_tcp::config::Overrides;
@@ -22,11 +23,14 @@ use std::rc::Rc;
 /// A scenario that cannot run: the field (a path into the file) and what is wrong with it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Invalid {
+    /// The path of the field in the file (`link[2].queue.limit_pkts`).
     pub field: String,
+    /// What is wrong with it, as a sentence for the user.
     pub message: String,
 }
 
 impl Invalid {
+    /// The error `message` at `field`.
     pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
         Invalid {
             field: field.into(),
@@ -44,9 +48,13 @@ impl std::fmt::Display for Invalid {
 /// A node, explicit or generated.
 #[derive(Clone, Debug)]
 pub struct NodeDef {
+    /// Its name, unique among the nodes.
     pub name: String,
+    /// Host or router.
     pub kind: NodeKind,
+    /// The address given in the file; absent, one is handed out when the network is built.
     pub addr: Option<Ipv4Addr>,
+    /// The host's processing-cost model, if it has one.
     pub cpu: Option<CpuSpec>,
     /// Capture every interface of this node.
     pub pcap: bool,
@@ -57,8 +65,11 @@ pub struct NodeDef {
 /// A link (both directions), explicit or generated.
 #[derive(Clone, Debug)]
 pub struct LinkDef {
+    /// The node at one end (the `_ab` direction starts here).
     pub a: String,
+    /// The node at the other end.
     pub b: String,
+    /// Rate, delay, queues, impairments.
     pub params: LinkParams,
     /// `link[2]`, or `topology.access`, `topology.hop`, `topology.bottleneck`.
     pub field: String,
@@ -67,13 +78,22 @@ pub struct LinkDef {
 /// A TCP flow with both ends' configurations worked out.
 #[derive(Clone, Debug)]
 pub struct FlowDef {
+    /// Its name: as given, `flow<i>` for explicit flow i, or `pair<i>`.
     pub name: String,
+    /// The sending host (the client of a request-response or datagram application).
     pub from: String,
+    /// The receiving host (the server).
     pub to: String,
+    /// The destination port on `to`: as given, else 5001 + the flow's index among all flows.
     pub port: u16,
+    /// When it starts, in seconds from the start of the run.
     pub start_s: f64,
+    /// The TCP configuration of the sending end (`from`).
     pub sender: TcpConfig,
+    /// The TCP configuration of the receiving end (`to`): the sender's, with the receiver's
+    /// overrides.
     pub receiver: TcpConfig,
+    /// What the application at its ends does.
     pub app: AppSpec,
     /// `flow[0]`, or `topology.flows` for a dumbbell's pair flows.
     pub field: String,
@@ -82,18 +102,23 @@ pub struct FlowDef {
 /// Everything a scenario describes, shortcuts expanded, every value checked.
 #[derive(Clone, Debug, Default)]
 pub struct Resolved {
+    /// The nodes: explicit ones first, then those of the topology.
     pub nodes: Vec<NodeDef>,
+    /// The links: explicit ones first, then those of the topology.
     pub links: Vec<LinkDef>,
+    /// The flows: a dumbbell's pair flows first, then the explicit ones.
     pub flows: Vec<FlowDef>,
     /// Node name -> index in `nodes`.
     index: HashMap<String, usize>,
 }
 
 impl Resolved {
+    /// The node named `name`, if there is one.
     pub fn node(&self, name: &str) -> Option<&NodeDef> {
         self.index_of(name).map(|i| &self.nodes[i])
     }
 
+    /// The index in `nodes` of the node named `name`, if there is one.
     pub fn index_of(&self, name: &str) -> Option<usize> {
         self.index.get(name).copied()
     }
@@ -340,144 +365,189 @@ fn link(a: &str, b: &str, p: &LinkParams, field: &str) -> LinkDef {
     }
 }
 
+/// Where the nodes a shortcut generates are written.
+const T: &str = "topology";
+
 /// The nodes, links and (for a dumbbell) flows a `[topology]` shortcut stands for.
 fn expand_topology(t: &Topology, r: &mut Resolved) -> Result<(), Invalid> {
-    const T: &str = "topology";
     match t {
         Topology::Dumbbell {
             pairs,
             access,
             bottleneck,
             flows,
-        } => {
-            range("topology.pairs", limits::GENERATED, *pairs as f64)?;
-            r.nodes.push(router("gw_left".into(), T));
-            r.nodes.push(router("gw_right".into(), T));
-            r.links.push(link(
-                "gw_left",
-                "gw_right",
-                bottleneck,
-                "topology.bottleneck",
-            ));
-            for i in 1..=*pairs {
-                r.nodes.push(host(format!("left{i}"), T));
-                r.nodes.push(host(format!("right{i}"), T));
-                r.links.push(link(
-                    &format!("left{i}"),
-                    "gw_left",
-                    access,
-                    "topology.access",
-                ));
-                r.links.push(link(
-                    "gw_right",
-                    &format!("right{i}"),
-                    access,
-                    "topology.access",
-                ));
-            }
-            if let Some(pf) = flows {
-                pair_flows(pf, *pairs, r)?;
-            }
-        }
+        } => dumbbell(*pairs, access, bottleneck, flows.as_ref(), r),
         Topology::Chain {
             routers,
             access,
             hop,
             bottleneck_hop,
             bottleneck,
-        } => {
-            range("topology.routers", limits::GENERATED, *routers as f64)?;
-            let hops = routers - 1;
-            match (bottleneck_hop, bottleneck) {
-                (Some(_), None) => {
-                    return Err(Invalid::new(
-                        "topology.bottleneck_hop",
-                        "needs `bottleneck`, the link parameters of that hop",
-                    ))
-                }
-                (None, Some(_)) => {
-                    return Err(Invalid::new(
-                        "topology.bottleneck",
-                        format!(
-                        "needs `bottleneck_hop`, the router-to-router hop it replaces (0 to {})",
-                        hops.saturating_sub(1)
-                    ),
-                    ))
-                }
-                (Some(h), Some(_)) if *h >= hops => {
-                    return Err(Invalid::new(
-                        "topology.bottleneck_hop",
-                        if hops == 0 {
-                            "a chain of 1 router has no router-to-router hop to replace".to_string()
-                        } else {
-                            format!(
-                                "{h} is not a hop of this chain: {routers} routers have hops 0 to {}",
-                                hops - 1
-                            )
-                        },
-                    ))
-                }
-                _ => {}
-            }
-            r.nodes.push(host("src".into(), T));
-            r.nodes.push(host("dst".into(), T));
-            for i in 1..=*routers {
-                r.nodes.push(router(format!("r{i}"), T));
-            }
-            r.links.push(link("src", "r1", access, "topology.access"));
-            for i in 1..*routers {
-                let (p, field) = match (bottleneck_hop, bottleneck) {
-                    (Some(b), Some(bp)) if *b == i - 1 => (bp, "topology.bottleneck"),
-                    _ => (hop, "topology.hop"),
-                };
-                r.links
-                    .push(link(&format!("r{i}"), &format!("r{}", i + 1), p, field));
-            }
-            r.links.push(link(
-                &format!("r{routers}"),
-                "dst",
-                access,
-                "topology.access",
-            ));
-        }
-        Topology::ParkingLot { hops, access, hop } => {
-            range("topology.hops", limits::GENERATED, *hops as f64)?;
-            r.nodes.push(host("long_src".into(), T));
-            r.nodes.push(host("long_dst".into(), T));
-            for i in 0..=*hops {
-                r.nodes.push(router(format!("r{i}"), T));
-            }
-            r.links
-                .push(link("long_src", "r0", access, "topology.access"));
-            r.links.push(link(
-                &format!("r{hops}"),
-                "long_dst",
-                access,
-                "topology.access",
-            ));
-            for i in 0..*hops {
-                r.links.push(link(
-                    &format!("r{i}"),
-                    &format!("r{}", i + 1),
-                    hop,
-                    "topology.hop",
-                ));
-                r.nodes.push(host(format!("cross{i}_src"), T));
-                r.nodes.push(host(format!("cross{i}_dst"), T));
-                r.links.push(link(
-                    &format!("cross{i}_src"),
-                    &format!("r{i}"),
-                    access,
-                    "topology.access",
-                ));
-                r.links.push(link(
-                    &format!("r{}", i + 1),
-                    &format!("cross{i}_dst"),
-                    access,
-                    "topology.access",
-                ));
-            }
-        }
+        } => chain(
+            *routers,
+            access,
+            hop,
+            *bottleneck_hop,
+            bottleneck.as_ref(),
+            r,
+        ),
+        Topology::ParkingLot { hops, access, hop } => parking_lot(*hops, access, hop, r),
+    }
+}
+
+/// A dumbbell: routers `gw_left` and `gw_right` joined by the bottleneck, hosts `left{i}`
+/// and `right{i}` on access links to them, and the pair flows if there are any.
+fn dumbbell(
+    pairs: usize,
+    access: &LinkParams,
+    bottleneck: &LinkParams,
+    flows: Option<&PairFlows>,
+    r: &mut Resolved,
+) -> Result<(), Invalid> {
+    range("topology.pairs", limits::GENERATED, pairs as f64)?;
+    r.nodes.push(router("gw_left".into(), T));
+    r.nodes.push(router("gw_right".into(), T));
+    r.links.push(link(
+        "gw_left",
+        "gw_right",
+        bottleneck,
+        "topology.bottleneck",
+    ));
+    for i in 1..=pairs {
+        r.nodes.push(host(format!("left{i}"), T));
+        r.nodes.push(host(format!("right{i}"), T));
+        r.links.push(link(
+            &format!("left{i}"),
+            "gw_left",
+            access,
+            "topology.access",
+        ));
+        r.links.push(link(
+            "gw_right",
+            &format!("right{i}"),
+            access,
+            "topology.access",
+        ));
+    }
+    if let Some(pf) = flows {
+        pair_flows(pf, pairs, r)?;
+    }
+    Ok(())
+}
+
+/// A chain: hosts `src` and `dst` on access links at its ends, routers `r1` to `r{routers}`
+/// joined by `hop` links, one of which may be the `bottleneck` instead.
+fn chain(
+    routers: usize,
+    access: &LinkParams,
+    hop: &LinkParams,
+    bottleneck_hop: Option<usize>,
+    bottleneck: Option<&LinkParams>,
+    r: &mut Resolved,
+) -> Result<(), Invalid> {
+    range("topology.routers", limits::GENERATED, routers as f64)?;
+    check_chain_bottleneck(routers, bottleneck_hop, bottleneck)?;
+    r.nodes.push(host("src".into(), T));
+    r.nodes.push(host("dst".into(), T));
+    for i in 1..=routers {
+        r.nodes.push(router(format!("r{i}"), T));
+    }
+    r.links.push(link("src", "r1", access, "topology.access"));
+    for i in 1..routers {
+        let (p, field) = match (bottleneck_hop, bottleneck) {
+            (Some(b), Some(bp)) if b == i - 1 => (bp, "topology.bottleneck"),
+            _ => (hop, "topology.hop"),
+        };
+        r.links
+            .push(link(&format!("r{i}"), &format!("r{}", i + 1), p, field));
+    }
+    r.links.push(link(
+        &format!("r{routers}"),
+        "dst",
+        access,
+        "topology.access",
+    ));
+    Ok(())
+}
+
+/// A chain's `bottleneck_hop` and `bottleneck` come together, and name one of its
+/// router-to-router hops (there are `routers - 1`; `routers` is at least 1).
+fn check_chain_bottleneck(
+    routers: usize,
+    bottleneck_hop: Option<usize>,
+    bottleneck: Option<&LinkParams>,
+) -> Result<(), Invalid> {
+    let hops = routers - 1;
+    match (bottleneck_hop, bottleneck) {
+        (Some(_), None) => Err(Invalid::new(
+            "topology.bottleneck_hop",
+            "needs `bottleneck`, the link parameters of that hop",
+        )),
+        (None, Some(_)) => Err(Invalid::new(
+            "topology.bottleneck",
+            format!(
+                "needs `bottleneck_hop`, the router-to-router hop it replaces (0 to {})",
+                hops.saturating_sub(1)
+            ),
+        )),
+        (Some(h), Some(_)) if h >= hops => Err(Invalid::new(
+            "topology.bottleneck_hop",
+            if hops == 0 {
+                "a chain of 1 router has no router-to-router hop to replace".to_string()
+            } else {
+                format!(
+                    "{h} is not a hop of this chain: {routers} routers have hops 0 to {}",
+                    hops - 1
+                )
+            },
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// A parking lot: routers `r0` to `r{hops}` joined by `hop` links, hosts `long_src` and
+/// `long_dst` at its ends, and across each hop i hosts `cross{i}_src` and `cross{i}_dst`.
+fn parking_lot(
+    hops: usize,
+    access: &LinkParams,
+    hop: &LinkParams,
+    r: &mut Resolved,
+) -> Result<(), Invalid> {
+    range("topology.hops", limits::GENERATED, hops as f64)?;
+    r.nodes.push(host("long_src".into(), T));
+    r.nodes.push(host("long_dst".into(), T));
+    for i in 0..=hops {
+        r.nodes.push(router(format!("r{i}"), T));
+    }
+    r.links
+        .push(link("long_src", "r0", access, "topology.access"));
+    r.links.push(link(
+        &format!("r{hops}"),
+        "long_dst",
+        access,
+        "topology.access",
+    ));
+    for i in 0..hops {
+        r.links.push(link(
+            &format!("r{i}"),
+            &format!("r{}", i + 1),
+            hop,
+            "topology.hop",
+        ));
+        r.nodes.push(host(format!("cross{i}_src"), T));
+        r.nodes.push(host(format!("cross{i}_dst"), T));
+        r.links.push(link(
+            &format!("cross{i}_src"),
+            &format!("r{i}"),
+            access,
+            "topology.access",
+        ));
+        r.links.push(link(
+            &format!("r{}", i + 1),
+            &format!("cross{i}_dst"),
+            access,
+            "topology.access",
+        ));
     }
     Ok(())
 }
@@ -526,27 +596,7 @@ impl Scenario {
         // Order matters for reproducibility: addresses are handed out and ports numbered
         // in this order (explicit nodes and links first, a dumbbell's flows first).
         for (i, n) in self.node.iter().enumerate() {
-            let field = format!("node[{i}]");
-            let addr = match &n.addr {
-                None => None,
-                Some(a) => Some(a.parse::<Ipv4Addr>().map_err(|_| {
-                    Invalid::new(
-                        format!("{field}.addr"),
-                        format!("\"{a}\" is not an IPv4 address (e.g. \"198.18.0.7\")"),
-                    )
-                })?),
-            };
-            if let Some(c) = &n.cpu {
-                check_cpu(&field, c)?;
-            }
-            r.nodes.push(NodeDef {
-                name: n.name.clone(),
-                kind: n.kind,
-                addr,
-                cpu: n.cpu,
-                pcap: n.pcap,
-                field,
-            });
+            r.nodes.push(node_def(i, n)?);
         }
         for (i, l) in self.link.iter().enumerate() {
             r.links
@@ -556,48 +606,30 @@ impl Scenario {
             expand_topology(t, &mut r)?;
         }
         for (i, f) in self.flow.iter().enumerate() {
-            let field = format!("flow[{i}]");
-            let (sender, receiver) = tcp_configs(
-                &field,
-                &f.tcp,
-                &f.tcp_overrides,
-                Some(&f.receiver_overrides),
-            )?;
-            check_app(&field, &f.app)?;
-            if let Some(name) = &f.name {
-                check_name(&format!("{field}.name"), name)?;
-            }
-            range(format!("{field}.start_s"), limits::START_S, f.start_s)?;
-            if let Some(p) = f.port {
-                range(format!("{field}.port"), limits::PORT, f64::from(p))?;
-            }
-            r.flows.push(FlowDef {
-                name: f.name.clone().unwrap_or_else(|| format!("flow{i}")),
-                from: f.from.clone(),
-                to: f.to.clone(),
-                port: f.port.unwrap_or(0),
-                start_s: f.start_s,
-                sender,
-                receiver,
-                app: f.app.clone(),
-                field,
-            });
+            r.flows.push(flow_def(i, f)?);
         }
         check_nodes(&mut r)?;
-        for l in &r.links {
-            for (end, name) in [("a", &l.a), ("b", &l.b)] {
-                known(&r, name, &format!("{}.{end}", l.field))?;
-            }
-            if l.a == l.b {
-                return Err(Invalid::new(
-                    format!("{}.b", l.field),
-                    "a link needs two different nodes",
-                ));
-            }
-            check_link(&l.field, &l.params)?;
+        check_links(&r)?;
+        self.check_start_times(&r)?;
+        let graph = Graph::new(&r);
+        check_flow_paths_and_ports(&mut r, &graph)?;
+        for (i, c) in self.cross.iter().enumerate() {
+            check_cross(&r, &graph, &format!("cross[{i}]"), c)?;
         }
-        // A flow or source that starts when the run is over would never send: say so
-        // instead of reporting it idle.
+        if r.flows.is_empty() && self.cross.is_empty() {
+            // An empty file, or one whose flows were lost to a typo in a table name, would
+            // otherwise run and report nothing at all.
+            return Err(Invalid::new(
+                "flow",
+                "nothing to simulate: the scenario has no [[flow]], no topology.flows and no [[cross]] traffic",
+            ));
+        }
+        Ok(r)
+    }
+
+    /// A flow or source that starts when the run is over would never send: say so instead
+    /// of reporting it idle. Flows first, then the cross-traffic sources.
+    fn check_start_times(&self, r: &Resolved) -> Result<(), Invalid> {
         for f in &r.flows {
             if f.start_s >= self.duration_s {
                 let field = if f.field == "topology.flows" && f.start_s > 0.0 {
@@ -632,50 +664,118 @@ impl Scenario {
                 ));
             }
         }
-        let graph = Graph::new(&r);
-        let mut ports: HashMap<(String, u16), usize> = HashMap::new();
-        for fi in 0..r.flows.len() {
-            let f = &r.flows[fi];
-            let (from, to) = endpoints(&r, &f.field, &f.from, &f.to, "flows")?;
-            if !graph.connected(from, to) {
-                return Err(no_path(&f.field, &f.from, &f.to));
-            }
-            // Ports: as given, else 5001 + the flow's index among all flows.
-            let port = if f.port == 0 {
-                u16::try_from(5001 + fi).map_err(|_| {
-                    Invalid::new(
-                        format!("{}.port", f.field),
-                        "too many flows for port numbers",
-                    )
-                })?
-            } else {
-                f.port
-            };
-            if let Some(&other) = ports.get(&(f.to.clone(), port)) {
-                return Err(Invalid::new(
-                    format!("{}.port", f.field),
-                    format!(
-                        "port {port} on \"{}\" is already taken by {}; give one of them another `port`",
-                        f.to, r.flows[other].field
-                    ),
-                ));
-            }
-            ports.insert((f.to.clone(), port), fi);
-            r.flows[fi].port = port;
+        Ok(())
+    }
+}
+
+/// Explicit node `i` (`node[i]`): its address parsed and its CPU model checked.
+fn node_def(i: usize, n: &NodeSpec) -> Result<NodeDef, Invalid> {
+    let field = format!("node[{i}]");
+    let addr = match &n.addr {
+        None => None,
+        Some(a) => Some(a.parse::<Ipv4Addr>().map_err(|_| {
+            Invalid::new(
+                format!("{field}.addr"),
+                format!("\"{a}\" is not an IPv4 address (e.g. \"198.18.0.7\")"),
+            )
+        })?),
+    };
+    if let Some(c) = &n.cpu {
+        check_cpu(&field, c)?;
+    }
+    Ok(NodeDef {
+        name: n.name.clone(),
+        kind: n.kind,
+        addr,
+        cpu: n.cpu,
+        pcap: n.pcap,
+        field,
+    })
+}
+
+/// Explicit flow `i` (`flow[i]`): both ends' TCP configurations, its application, name,
+/// start and port checked. Port 0 stands for one not given.
+fn flow_def(i: usize, f: &FlowSpec) -> Result<FlowDef, Invalid> {
+    let field = format!("flow[{i}]");
+    let (sender, receiver) = tcp_configs(
+        &field,
+        &f.tcp,
+        &f.tcp_overrides,
+        Some(&f.receiver_overrides),
+    )?;
+    check_app(&field, &f.app)?;
+    if let Some(name) = &f.name {
+        check_name(&format!("{field}.name"), name)?;
+    }
+    range(format!("{field}.start_s"), limits::START_S, f.start_s)?;
+    if let Some(p) = f.port {
+        range(format!("{field}.port"), limits::PORT, f64::from(p))?;
+    }
+    Ok(FlowDef {
+        name: f.name.clone().unwrap_or_else(|| format!("flow{i}")),
+        from: f.from.clone(),
+        to: f.to.clone(),
+        port: f.port.unwrap_or(0),
+        start_s: f.start_s,
+        sender,
+        receiver,
+        app: f.app.clone(),
+        field,
+    })
+}
+
+/// Every link, explicit or generated: its ends are known nodes, two different ones, and
+/// its parameters are in range.
+fn check_links(r: &Resolved) -> Result<(), Invalid> {
+    for l in &r.links {
+        for (end, name) in [("a", &l.a), ("b", &l.b)] {
+            known(r, name, &format!("{}.{end}", l.field))?;
         }
-        for (i, c) in self.cross.iter().enumerate() {
-            check_cross(&r, &graph, &format!("cross[{i}]"), c)?;
-        }
-        if r.flows.is_empty() && self.cross.is_empty() {
-            // An empty file, or one whose flows were lost to a typo in a table name, would
-            // otherwise run and report nothing at all.
+        if l.a == l.b {
             return Err(Invalid::new(
-                "flow",
-                "nothing to simulate: the scenario has no [[flow]], no topology.flows and no [[cross]] traffic",
+                format!("{}.b", l.field),
+                "a link needs two different nodes",
             ));
         }
-        Ok(r)
+        check_link(&l.field, &l.params)?;
     }
+    Ok(())
+}
+
+/// Every flow, in order: its ends are two hosts joined by a path, and its port is free at
+/// its receiver; a port not given becomes 5001 + the flow's index among all flows.
+fn check_flow_paths_and_ports(r: &mut Resolved, graph: &Graph) -> Result<(), Invalid> {
+    let mut ports: HashMap<(String, u16), usize> = HashMap::new();
+    for fi in 0..r.flows.len() {
+        let f = &r.flows[fi];
+        let (from, to) = endpoints(r, &f.field, &f.from, &f.to, "flows")?;
+        if !graph.connected(from, to) {
+            return Err(no_path(&f.field, &f.from, &f.to));
+        }
+        // Ports: as given, else 5001 + the flow's index among all flows.
+        let port = if f.port == 0 {
+            u16::try_from(5001 + fi).map_err(|_| {
+                Invalid::new(
+                    format!("{}.port", f.field),
+                    "too many flows for port numbers",
+                )
+            })?
+        } else {
+            f.port
+        };
+        if let Some(&other) = ports.get(&(f.to.clone(), port)) {
+            return Err(Invalid::new(
+                format!("{}.port", f.field),
+                format!(
+                    "port {port} on \"{}\" is already taken by {}; give one of them another `port`",
+                    f.to, r.flows[other].field
+                ),
+            ));
+        }
+        ports.insert((f.to.clone(), port), fi);
+        r.flows[fi].port = port;
+    }
+    Ok(())
 }
 
 fn pair_start_is_staggered(s: &Scenario) -> bool {
