@@ -4,7 +4,6 @@
 //! - [`proptest_config`](mod@proptest_config): the one configuration every property test
 //!   uses, so that `cargo test` is deterministic (fixed seed, committed regression cases, no
 //!   file written) while a developer can still explore with fresh random cases on demand.
-//! - [`bytes`]: reproducible test data.
 //! - [`pair`]: two `ackclock_tcp` endpoints on an in-memory path (the gateway's link and
 //!   impairment models: delay, rate, loss, reordering, duplication, corruption; a drop-tail
 //!   limit and scripted drops), driven in simulated time: the engine's scenario and
@@ -15,11 +14,16 @@
 //!   property test.
 //! - [`trace`]: queries over a connection's trace (where an event happened, what was sent
 //!   between two events).
+//! - At the top: [`bytes`] (reproducible test data), [`TempDir`] (a temporary directory
+//!   removed when dropped), [`repo_root`] and [`repo_scenarios`] (every scenario file in
+//!   the repository, for the tests that check them all).
 //!
 //! testkit depends on `ackclock-tcp`, and the engine dev-depends on testkit: its
 //! integration tests, benchmarks and examples may use both, but its unit tests (inside
 //! `crates/tcp/src`) must not hand engine types to testkit, which links another copy of the
 //! engine.
+
+#![warn(missing_docs)]
 
 pub mod fuzzing;
 pub mod pair;

@@ -12,7 +12,9 @@ use ackclock_wire::{
 };
 use core::net::{Ipv4Addr, SocketAddrV4};
 
+/// The address of the endpoint under test.
 pub const ENGINE_ADDR: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 1);
+/// The scripted peer's address.
 pub const PEER_ADDR: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 2);
 /// Port the engine listens on (passive opens).
 pub const SERVER_PORT: u16 = 8080;
@@ -25,17 +27,29 @@ pub const PEER_ISS: u32 = 1_000_000;
 /// Base of the peer's timestamp clock (TSval = base + milliseconds of `now`).
 pub const PEER_TS_BASE: u32 = 5_000;
 
+// The control bits under short names, so a test writes `p.out(SYN | ACK)`.
+
+/// SYN: synchronize sequence numbers (opens a connection).
 pub const SYN: TcpFlags = TcpFlags::SYN;
+/// ACK: the acknowledgment number is significant.
 pub const ACK: TcpFlags = TcpFlags::ACK;
+/// FIN: the sender has no more data.
 pub const FIN: TcpFlags = TcpFlags::FIN;
+/// RST: reset the connection.
 pub const RST: TcpFlags = TcpFlags::RST;
+/// PSH: push, deliver the data to the application at once.
 pub const PSH: TcpFlags = TcpFlags::PSH;
+/// ECE: ECN-Echo (RFC 3168 §6.1): the receiver saw a CE mark; with CWR on a SYN, a
+/// request for ECN.
 pub const ECE: TcpFlags = TcpFlags::ECE;
+/// CWR: Congestion Window Reduced (RFC 3168 §6.1): the sender answered an ECE.
 pub const CWR: TcpFlags = TcpFlags::CWR;
 
+/// `v` milliseconds.
 pub fn ms(v: u64) -> Duration {
     Duration::from_millis(v)
 }
+/// `v` seconds.
 pub fn secs(v: u64) -> Duration {
     Duration::from_secs(v)
 }
@@ -83,13 +97,21 @@ pub fn syn_opts(mss: Option<u16>, ws: Option<u8>, sack: bool, ts: bool) -> TcpOp
 /// One segment the engine emitted, parsed.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Seg {
+    /// The engine's address and port.
     pub src: SocketAddrV4,
+    /// Where the engine sent it.
     pub dst: SocketAddrV4,
+    /// The sequence number, raw (the engine's sequence space).
     pub seq: u32,
+    /// The acknowledgment number as on the wire (meaningful when ACK is set).
     pub ack: u32,
+    /// The control bits.
     pub flags: TcpFlags,
+    /// The window field as sent, not scaled.
     pub window: u16,
+    /// The TCP options.
     pub opts: TcpOptions,
+    /// The data.
     pub payload: Vec<u8>,
     /// The IP header's ECN field (RFC 3168 §5).
     pub ecn: u8,
@@ -132,6 +154,7 @@ impl core::fmt::Debug for Seg {
 }
 
 impl Seg {
+    /// Whether every control bit of `f` is set.
     pub fn has(&self, f: TcpFlags) -> bool {
         self.flags.contains(f)
     }
@@ -139,6 +162,7 @@ impl Seg {
     pub fn is_pure_ack(&self) -> bool {
         self.flags.without(PSH) == ACK && self.payload.is_empty()
     }
+    /// The sequence space it occupies: its data, and one each for SYN and FIN.
     pub fn seq_len(&self) -> u32 {
         self.payload.len() as u32 + u32::from(self.has(SYN)) + u32::from(self.has(FIN))
     }
@@ -146,9 +170,11 @@ impl Seg {
     pub fn end(&self) -> u32 {
         self.seq.wrapping_add(self.seq_len())
     }
+    /// The TSval of its timestamps option, if it has one.
     pub fn tsval(&self) -> Option<u32> {
         self.opts.timestamps.map(|t| t.tsval)
     }
+    /// The TSecr of its timestamps option, if it has one.
     pub fn tsecr(&self) -> Option<u32> {
         self.opts.timestamps.map(|t| t.tsecr)
     }
@@ -179,19 +205,29 @@ pub fn parse(bytes: &[u8]) -> Seg {
 /// A segment to inject, with every field visible.
 #[derive(Clone, Debug)]
 pub struct Out {
+    /// The sender's address and port (the peer's, from [`Peer::out`]).
     pub src: SocketAddrV4,
+    /// The engine's address and port.
     pub dst: SocketAddrV4,
+    /// The sequence number.
     pub seq: u32,
+    /// The acknowledgment number; sent only with ACK set (the field is 0 otherwise).
     pub ack: u32,
+    /// The control bits.
     pub flags: TcpFlags,
+    /// The window field, not scaled.
     pub window: u16,
+    /// The TCP options.
     pub opts: TcpOptions,
+    /// The data.
     pub payload: Vec<u8>,
     /// The IP ECN field to send with (0: Not-ECT).
     pub ecn: u8,
 }
 
 impl Out {
+    /// The segment as a complete IPv4 packet with valid checksums (see [`build`]), with
+    /// its ECN field.
     pub fn bytes(&self) -> Vec<u8> {
         let mut b = build(
             self.src,
@@ -229,30 +265,37 @@ impl Out {
         self.flags |= f;
         self
     }
+    /// Another sequence number (the peer's SND.NXT is not changed).
     pub fn seq(mut self, s: u32) -> Self {
         self.seq = s;
         self
     }
+    /// Another acknowledgment number.
     pub fn ack(mut self, a: u32) -> Self {
         self.ack = a;
         self
     }
+    /// Another window field (not scaled).
     pub fn window(mut self, w: u16) -> Self {
         self.window = w;
         self
     }
+    /// `p` as the data (the peer's SND.NXT is not advanced: see [`Peer::send_data`]).
     pub fn payload(mut self, p: &[u8]) -> Self {
         self.payload = p.to_vec();
         self
     }
+    /// Other options, in place of all of them.
     pub fn opts(mut self, o: TcpOptions) -> Self {
         self.opts = o;
         self
     }
+    /// Without the timestamps option.
     pub fn no_ts(mut self) -> Self {
         self.opts.timestamps = None;
         self
     }
+    /// TSval `v`, keeping the TSecr (0 when the segment had no timestamps).
     pub fn tsval(mut self, v: u32) -> Self {
         let ecr = self.opts.timestamps.map(|t| t.tsecr).unwrap_or(0);
         self.opts.timestamps = Some(Timestamps {
@@ -261,10 +304,12 @@ impl Out {
         });
         self
     }
+    /// Another source port (a segment from another connection's peer).
     pub fn src_port(mut self, p: u16) -> Self {
         self.src.set_port(p);
         self
     }
+    /// Another destination port.
     pub fn dst_port(mut self, p: u16) -> Self {
         self.dst.set_port(p);
         self
@@ -282,7 +327,10 @@ pub fn build(src: SocketAddrV4, dst: SocketAddrV4, h: &TcpHeader, payload: &[u8]
 
 /// The scripted peer and the endpoint under test.
 pub struct Peer {
+    /// The endpoint under test.
     pub ep: Endpoint,
+    /// The simulated time: 1 s at the start, moved on by [`advance`](Self::advance) and
+    /// [`advance_to`](Self::advance_to) (and by a test directly).
     pub now: Instant,
     /// The engine's connection, once there is one.
     pub id: Option<ConnId>,
@@ -311,6 +359,7 @@ impl Peer {
         Self::with_endpoint(Endpoint::new(EndpointConfig::new(ENGINE_ADDR, [7u8; 16])))
     }
 
+    /// [`Peer::new`] with an endpoint the test configured.
     pub fn with_endpoint(ep: Endpoint) -> Self {
         Peer {
             ep,
@@ -392,6 +441,8 @@ impl Peer {
         self.advance_to(end)
     }
 
+    /// [`advance`](Self::advance) up to the instant `end` (`now` stays where it is if it
+    /// is already later).
     pub fn advance_to(&mut self, end: Instant) -> Vec<(Instant, Seg)> {
         let mut out = Vec::new();
         let mut spins = 0;
@@ -411,11 +462,13 @@ impl Peer {
         out
     }
 
+    /// The engine's connection; panics when there is none or the endpoint removed it.
     pub fn conn(&self) -> &Connection {
         self.ep
             .conn(self.id.expect("no connection"))
             .expect("connection was removed")
     }
+    /// [`conn`](Self::conn), mutable.
     pub fn conn_mut(&mut self) -> &mut Connection {
         self.ep
             .conn_mut(self.id.expect("no connection"))
@@ -425,6 +478,7 @@ impl Peer {
     pub fn try_conn(&self) -> Option<&Connection> {
         self.id.and_then(|id| self.ep.conn(id))
     }
+    /// The engine's connection's state (panics as [`conn`](Self::conn)).
     pub fn state(&self) -> State {
         self.conn().state()
     }
