@@ -94,15 +94,15 @@ impl PartialEq for CongestionAlgorithm {
 }
 
 /// The RTT estimator [`Overrides::rtt_estimator`] selects: the kind of
-/// [`RttAlgorithm`](crate::rtt::RttAlgorithm), without its parameters.
+/// [`RttAlgorithm`], without its parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Deserialize, serde::Serialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum RttEstimatorName {
-    /// `"jacobson"`: [`RttAlgorithm::Jacobson`](crate::rtt::RttAlgorithm::Jacobson), k = 4
+    /// `"jacobson"`: [`RttAlgorithm::Jacobson`], k = 4
     /// unless `rto_k` says otherwise.
     Jacobson,
-    /// `"rfc793"`: [`RttAlgorithm::Rfc793`](crate::rtt::RttAlgorithm::Rfc793), alpha 0.9 and
+    /// `"rfc793"`: [`RttAlgorithm::Rfc793`], alpha 0.9 and
     /// beta 2 unless `rfc793_alpha` and `rfc793_beta` say otherwise.
     Rfc793,
 }
@@ -893,7 +893,7 @@ pub struct Overrides {
     pub increase: Option<f64>,
     /// Adapt the additive increase (at most `increase`) toward this loss rate, in
     /// congestion signals per segment, in (0, 0.5]: the second-order loop of seed 000
-    /// (16 Nov 1987), [`AdaptiveIncrease`](crate::cc::AdaptiveIncrease).
+    /// (16 Nov 1987), [`AdaptiveIncrease`].
     pub adaptive_increase: Option<f64>,
     /// Multiplicative increase factor per RTT instead of additive (the "mistake" of seed
     /// 000, 11 Feb 1988); must be above 1, at most 1000.

@@ -20,7 +20,7 @@
 use crate::cc::{
     AckEvent, Aimd, CcInit, CongestionControl, CongestionEvent, FixedWindow, NoCongestionControl,
 };
-use crate::config::{CongestionAlgorithm, EcnEcho, TcpConfig};
+use crate::config::{CongestionAlgorithm, EcnEcho, RecoveryAlgorithm, TcpConfig};
 use crate::cubic::Cubic;
 use crate::ecn_cc::{Dctcp, DecBit};
 use crate::recovery::{DupAckOutcome, NewAckOutcome, Recovery};
@@ -948,7 +948,7 @@ impl Connection {
         (self.rcv_nxt, self.rcv_adv)
     }
     /// The congestion window in bytes, as the congestion controller holds it (without the
-    /// fast-recovery inflation, [`Recovery::extra_window`]). `u32::MAX` with
+    /// window the loss recovery adds during fast recovery). `u32::MAX` with
     /// [`CongestionAlgorithm::None`].
     pub fn cwnd(&self) -> u32 {
         self.cc.cwnd()
@@ -962,9 +962,10 @@ impl Connection {
     pub fn rtt_estimator(&self) -> &RttEstimator {
         &self.rtt
     }
-    /// The loss-recovery state: duplicate-ACK count, recovery episode, SACK scoreboard.
-    pub fn recovery(&self) -> &Recovery {
-        &self.rec
+    /// The loss recovery in use: [`TcpConfig::recovery`], but NewReno (RFC 6582) when SACK
+    /// recovery is configured and the peer did not offer SACK (RFC 6675 needs its blocks).
+    pub fn recovery_algorithm(&self) -> RecoveryAlgorithm {
+        self.rec.algorithm()
     }
     /// Payload bytes per full-sized segment we send.
     pub fn mss(&self) -> u32 {

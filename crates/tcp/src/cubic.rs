@@ -35,7 +35,7 @@ impl Default for CubicConfig {
 /// The CUBIC controller of one connection. The window is kept in segments of the MSS given
 /// to [`Cubic::new`] (the connection makes a new controller once the MSS is negotiated).
 #[derive(Clone, Debug)]
-pub struct Cubic {
+pub(crate) struct Cubic {
     cfg: CubicConfig,
     mss: f64,
     /// Congestion window in segments.
@@ -55,7 +55,7 @@ pub struct Cubic {
 impl Cubic {
     /// A controller for segments of `mss` bytes, with cwnd = `initial_window_bytes` (at
     /// least 1) and ssthresh = `initial_ssthresh`, both in bytes.
-    pub fn new(
+    pub(crate) fn new(
         cfg: CubicConfig,
         mss: u32,
         initial_window_bytes: u32,
@@ -76,26 +76,30 @@ impl Cubic {
     }
 
     /// W_cubic(t) of §4.2, in segments, `t` in seconds since the epoch start.
-    pub fn w_cubic(&self, t: f64) -> f64 {
+    pub(crate) fn w_cubic(&self, t: f64) -> f64 {
         self.cfg.c * (t - self.k).powi(3) + self.w_max
     }
     /// K of §4.2 eq. 2, in seconds: the time from the epoch start until W_cubic reaches
     /// W_max again. Set when an epoch starts.
-    pub fn k(&self) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn k(&self) -> f64 {
         self.k
     }
     /// W_max, in segments: the window just before the last reduction.
-    pub fn w_max_segments(&self) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn w_max_segments(&self) -> f64 {
         self.w_max
     }
     /// The congestion window, in segments (fractional).
-    pub fn cwnd_segments(&self) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn cwnd_segments(&self) -> f64 {
         self.cwnd
     }
     /// Start of the current congestion-avoidance epoch: the time of the first ACK in
     /// congestion avoidance since the connection began or since the last reduction or
     /// timeout. `None` until that ACK.
-    pub fn epoch_start(&self) -> Option<Instant> {
+    #[cfg(test)]
+    pub(crate) fn epoch_start(&self) -> Option<Instant> {
         self.epoch_start
     }
 

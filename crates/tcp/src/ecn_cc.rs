@@ -16,7 +16,7 @@
 use crate::cc::{AckEvent, Aimd, AimdConfig, CongestionControl, CongestionEvent};
 use crate::seq::SeqNum;
 
-/// Parameters of [`Dctcp`].
+/// Parameters of DCTCP (RFC 8257), [`CongestionAlgorithm::Dctcp`](crate::CongestionAlgorithm::Dctcp).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DctcpConfig {
     /// The gain g of alpha's moving average (RFC 8257 §3.3: 1/16).
@@ -73,7 +73,7 @@ impl MarkCounter {
 
 /// DCTCP (RFC 8257): Reno's growth and loss response, and on ECE a cut by `alpha / 2`.
 #[derive(Clone, Debug)]
-pub struct Dctcp {
+pub(crate) struct Dctcp {
     cfg: DctcpConfig,
     reno: Aimd,
     alpha: f64,
@@ -83,7 +83,7 @@ pub struct Dctcp {
 impl Dctcp {
     /// A controller with Reno's initial window and ssthresh, in bytes, and alpha at
     /// `cfg.initial_alpha`.
-    pub fn new(cfg: DctcpConfig, initial_window_bytes: u32, initial_ssthresh: u32) -> Self {
+    pub(crate) fn new(cfg: DctcpConfig, initial_window_bytes: u32, initial_ssthresh: u32) -> Self {
         Dctcp {
             cfg,
             reno: Aimd::new(
@@ -97,7 +97,8 @@ impl Dctcp {
     }
 
     /// The estimate of the fraction of bytes marked, in [0, 1].
-    pub fn alpha(&self) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn alpha(&self) -> f64 {
         self.alpha
     }
 }
@@ -144,7 +145,8 @@ impl CongestionControl for Dctcp {
     }
 }
 
-/// Parameters of [`DecBit`].
+/// Parameters of the DEC-bit window (Ramakrishnan and Jain),
+/// [`CongestionAlgorithm::DecBit`](crate::CongestionAlgorithm::DecBit).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DecBitConfig {
     /// The window after a decision to decrease, as a fraction of the window before (7/8).
@@ -168,7 +170,7 @@ impl Default for DecBitConfig {
 /// The window's decision waits a window after each change: the ACKs of the window sent
 /// before the change still describe the old window, so only the next window's bits count.
 #[derive(Clone, Debug)]
-pub struct DecBit {
+pub(crate) struct DecBit {
     cfg: DecBitConfig,
     cwnd: u32,
     mss: u32,
@@ -179,7 +181,7 @@ pub struct DecBit {
 
 impl DecBit {
     /// A controller with cwnd = `initial_window_bytes`, adding `mss` bytes at a time.
-    pub fn new(cfg: DecBitConfig, initial_window_bytes: u32, mss: u32) -> Self {
+    pub(crate) fn new(cfg: DecBitConfig, initial_window_bytes: u32, mss: u32) -> Self {
         DecBit {
             cfg,
             cwnd: initial_window_bytes.max(1),

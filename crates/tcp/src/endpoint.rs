@@ -143,7 +143,8 @@ pub struct EndpointStats {
     /// SYNs answered with a SYN cookie (counted when the SYN,ACK is queued).
     pub syn_cookies_sent: u64,
     /// ACKs that could have returned a cookie, to a listener that sent none lately (its
-    /// backlog has not overflowed within [`syn_cookie::VALID_S`]): not checked, reset.
+    /// backlog has not overflowed within the last 32 s, two cookie periods): not checked,
+    /// reset.
     pub syn_cookies_not_expected: u64,
     /// Handshakes completed from a valid cookie: each made a connection.
     pub syn_cookies_accepted: u64,
@@ -154,14 +155,14 @@ pub struct EndpointStats {
     pub connections_opened: u64,
     /// Connections handed to the application by [`Endpoint::accept`].
     pub connections_accepted: u64,
-    /// `Incoming` and `Closed` events dropped because [`MAX_QUEUED_EVENTS`] were waiting
+    /// `Incoming` and `Closed` events dropped because 4096 (`MAX_QUEUED_EVENTS`) were waiting
     /// (an application that never calls [`Endpoint::poll_event`] costs no memory).
     pub events_dropped: u64,
 }
 
 /// The most `Incoming` and `Closed` events kept for [`Endpoint::poll_event`]; the other
 /// events are flags on their connection and need no room.
-pub const MAX_QUEUED_EVENTS: usize = 4096;
+pub(crate) const MAX_QUEUED_EVENTS: usize = 4096;
 
 /// What happened that the application may want to act on, from
 /// [`Endpoint::poll_event`].

@@ -43,11 +43,15 @@
 //!   connection keeps when tracing is on ([`Connection::set_tracing`]).
 //!   [`EndpointStats`]: the endpoint's own counters.
 //!
-//! The other modules hold the parts of the engine: [`seq`] (sequence-number arithmetic),
-//! [`rtt`] (RTT estimation and the retransmission timeout), [`cc`] and [`cubic`]
-//! (congestion control), [`recovery`] and [`sack`] (loss recovery), [`send_buf`] and
-//! [`recv_buf`] (the socket buffers) and [`syn_cookie`]. The tests' in-memory path (two
-//! endpoints, delay, loss) is `pair` in `ackclock-testkit`, which is not published.
+//! Three modules are public besides: [`config`] (the [`TcpConfig`] presets and the typed
+//! [`config::Overrides`] that scenario files and flags apply), [`cc`] (congestion control:
+//! AIMD's parameters, and the [`cc::CongestionControlFactory`] through which a researcher's
+//! controller runs in the engine) and [`rtt`] (RTT estimation and the retransmission
+//! timeout). The rest of the engine (sequence numbers, CUBIC, DCTCP and the DEC-bit window,
+//! loss recovery and the SACK scoreboard, the socket buffers, SYN cookies) is private;
+//! what of it a caller names is re-exported here: [`SeqNum`], [`CubicConfig`],
+//! [`DctcpConfig`], [`DecBitConfig`]. The tests' in-memory path (two endpoints, delay,
+//! loss) is `pair` in `ackclock-testkit`, which is not published.
 //!
 //! # Example
 //!
@@ -123,22 +127,30 @@
 //! ```
 
 #![warn(missing_docs)]
+#![warn(unreachable_pub)]
+// A type in the public API that no path names: a module made private without re-exporting
+// what callers see of it.
+#![warn(unnameable_types)]
 
+// Public: the modules other crates name (`config::Overrides` and the names it uses,
+// `cc::SsthreshBase` and the congestion-control traits, `rtt::RttConfig` and
+// `rtt::RttEstimator`). The others are private; what callers see of them is re-exported
+// below.
 pub mod cc;
 pub mod config;
 mod conn;
-pub mod cubic;
-pub mod ecn_cc;
-pub mod endpoint;
+mod cubic;
+mod ecn_cc;
+mod endpoint;
 mod error;
-pub mod recovery;
-pub mod recv_buf;
+mod recovery;
+mod recv_buf;
 pub mod rtt;
-pub mod sack;
-pub mod send_buf;
-pub mod seq;
-pub mod stats;
-pub mod syn_cookie;
+mod sack;
+mod send_buf;
+mod seq;
+mod stats;
+mod syn_cookie;
 mod table_alloc;
 
 pub use ackclock_wire::OptionLayout;
@@ -146,6 +158,8 @@ pub use config::{
     AckPolicy, CongestionAlgorithm, InitialWindow, RecoveryAlgorithm, TcpConfig, MIN_MSS,
 };
 pub use conn::{Connection, Transmit};
+pub use cubic::CubicConfig;
+pub use ecn_cc::{DctcpConfig, DecBitConfig};
 pub use endpoint::{ConnId, Endpoint, EndpointConfig, EndpointStats, Event};
 pub use error::{
     AcceptError, AddrError, CloseError, ConnectionError, RecvError, SendError, TcpError,

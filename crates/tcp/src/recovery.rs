@@ -25,7 +25,7 @@ use ackclock_wire::SackBlocks;
 
 /// What a duplicate ACK led to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DupAckOutcome {
+pub(crate) enum DupAckOutcome {
     /// Counted, nothing else.
     Counted,
     /// RFC 3042: one new segment may be sent beyond cwnd.
@@ -38,7 +38,7 @@ pub enum DupAckOutcome {
 
 /// What an ACK of new data led to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NewAckOutcome {
+pub(crate) enum NewAckOutcome {
     /// No recovery episode was in progress.
     Normal,
     /// A partial ACK: SND.UNA advanced but not past the recovery point. With NewReno the
@@ -55,7 +55,7 @@ pub enum NewAckOutcome {
 
 /// A segment the recovery wants resent now, ahead of new data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RetransmitRequest {
+pub(crate) struct RetransmitRequest {
     /// Sequence number of the first byte to resend (one segment from here).
     pub seq: SeqNum,
     /// Restart the retransmission timer when it is sent (the diff zeroes TCPT_REXMT so that
@@ -76,7 +76,7 @@ pub struct RetransmitRequest {
 // in a `Connection`, which is aligned to 64 bytes, they share the first cache line of its
 // hot block (see its layout).
 #[repr(C)]
-pub struct Recovery {
+pub(crate) struct Recovery {
     /// A loss the controller must answer (`CongestionControl::on_congestion`), taken by the
     /// connection right after the duplicate ACK that detected it.
     congestion: Option<CongestionEvent>,
@@ -113,7 +113,7 @@ impl Recovery {
 
     /// Idle recovery for `alg`, with fast retransmit on the `threshold`th duplicate ACK (at
     /// least 1) and RFC 3042 limited transmit if `limited_transmit`.
-    pub fn new(alg: RecoveryAlgorithm, threshold: u32, limited_transmit: bool) -> Self {
+    pub(crate) fn new(alg: RecoveryAlgorithm, threshold: u32, limited_transmit: bool) -> Self {
         Recovery {
             alg,
             threshold: threshold.max(1),
@@ -132,22 +132,14 @@ impl Recovery {
         }
     }
 
-    /// Duplicate ACKs that trigger fast retransmit (DupThresh).
-    pub fn threshold(&self) -> u32 {
-        self.threshold
-    }
-    /// The recovery point of the current (or last) episode.
-    pub fn recover(&self) -> SeqNum {
-        self.recover
-    }
     /// True while SACK-based recovery (RFC 6675) drives the output.
-    pub fn sack_recovery(&self) -> bool {
+    pub(crate) fn sack_recovery(&self) -> bool {
         self.in_recovery && self.alg == RecoveryAlgorithm::Sack
     }
 
     /// RFC 6675 Update(): record the SACK blocks of an arriving ACK. `low` is the
     /// cumulative ACK (or SND.UNA if larger).
-    pub fn on_sack_blocks(&mut self, low: SeqNum, snd_max: SeqNum, blocks: &SackBlocks) {
+    pub(crate) fn on_sack_blocks(&mut self, low: SeqNum, snd_max: SeqNum, blocks: &SackBlocks) {
         if self.alg == RecoveryAlgorithm::Sack && !blocks.is_empty() {
             self.sb.update(low, snd_max, blocks);
         }
@@ -157,7 +149,7 @@ impl Recovery {
     /// retransmission (`rescue`), RFC 6675 rule 4 of NextSeg instead: RescueRxt =
     /// RecoveryPoint, and "HighRxt MUST NOT be updated", or every hole found later would
     /// wait for the timer.
-    pub fn on_retransmit_sent(&mut self, seq: SeqNum, len: u32, rescue: bool) {
+    pub(crate) fn on_retransmit_sent(&mut self, seq: SeqNum, len: u32, rescue: bool) {
         if rescue {
             self.sb.rescue_rxt = Some(self.recover);
             return;
@@ -170,64 +162,55 @@ impl Recovery {
         }
     }
 
-    /// The SACK scoreboard, to read.
-    pub fn scoreboard(&self) -> &Scoreboard {
-        &self.sb
-    }
-
     /// RFC 6675 §4 `pipe`: the octets the scoreboard estimates in flight.
-    pub fn pipe(&self, snd_una: SeqNum, snd_max: SeqNum, mss: u32) -> u32 {
+    pub(crate) fn pipe(&self, snd_una: SeqNum, snd_max: SeqNum, mss: u32) -> u32 {
         self.sb.pipe(snd_una, snd_max, self.threshold, mss)
     }
 
     /// RFC 6675 §4 `NextSeg`: what SACK recovery sends next (`new_ok`: new data may go).
-    pub fn next_seg(&self, snd_una: SeqNum, mss: u32, new_ok: bool) -> Option<NextSeg> {
+    pub(crate) fn next_seg(&self, snd_una: SeqNum, mss: u32, new_ok: bool) -> Option<NextSeg> {
         self.sb
             .next_seg(snd_una, self.threshold, mss, new_ok, self.recover)
     }
 
     /// The recovery algorithm.
-    pub fn algorithm(&self) -> RecoveryAlgorithm {
+    pub(crate) fn algorithm(&self) -> RecoveryAlgorithm {
         self.alg
     }
     /// Consecutive duplicate ACKs counted (BSD's `t_dupacks`). Cleared by any ACK that is
     /// not a duplicate while no episode is in progress, when an episode ends, and by a
     /// timeout.
-    pub fn dupacks(&self) -> u32 {
+    pub(crate) fn dupacks(&self) -> u32 {
         self.dupacks
     }
     /// True while a recovery episode (Reno, NewReno or SACK fast recovery) is in progress.
     /// Tahoe and timeout-only recovery never have one.
-    pub fn in_recovery(&self) -> bool {
+    pub(crate) fn in_recovery(&self) -> bool {
         self.in_recovery
     }
     /// Bytes the effective window exceeds cwnd by (inflation plus limited transmit).
-    pub fn extra_window(&self) -> u32 {
+    pub(crate) fn extra_window(&self) -> u32 {
         self.inflation.saturating_add(self.limited_extra)
     }
     /// Takes the retransmission the recovery asked for, if any (the connection sends it
     /// before new data).
-    pub fn take_retransmit(&mut self) -> Option<RetransmitRequest> {
+    pub(crate) fn take_retransmit(&mut self) -> Option<RetransmitRequest> {
         self.pending.take()
     }
     /// Takes the loss the controller must answer, if the last duplicate ACK detected one.
-    pub fn take_congestion(&mut self) -> Option<CongestionEvent> {
+    pub(crate) fn take_congestion(&mut self) -> Option<CongestionEvent> {
         self.congestion.take()
     }
     /// Takes the congestion window the recovery asks for, if any. The connection applies
     /// it after [`take_congestion`](Self::take_congestion)'s response, as 4.3BSD sets
     /// ssthresh before cwnd.
-    pub fn take_window(&mut self) -> Option<u32> {
+    pub(crate) fn take_window(&mut self) -> Option<u32> {
         self.window.take()
-    }
-    /// Whether a retransmission is waiting to be taken.
-    pub fn has_retransmit(&self) -> bool {
-        self.pending.is_some()
     }
 
     /// A duplicate ACK (RFC 5681 §2's definition, checked by the caller) arrived while data
     /// was outstanding.
-    pub fn on_dupack(
+    pub(crate) fn on_dupack(
         &mut self,
         snd_una: SeqNum,
         snd_max: SeqNum,
@@ -361,7 +344,7 @@ impl Recovery {
 
     /// An ACK advanced SND.UNA from `prev_una` to `ack`. `flight_after` is what remains
     /// outstanding after it.
-    pub fn on_new_ack(
+    pub(crate) fn on_new_ack(
         &mut self,
         prev_una: SeqNum,
         ack: SeqNum,
@@ -453,7 +436,7 @@ impl Recovery {
     /// change): BSD clears the count ("else tp->t_dupacks = 0"); inside a NewReno episode
     /// the episode goes on.
     #[inline]
-    pub fn on_other_ack(&mut self) {
+    pub(crate) fn on_other_ack(&mut self) {
         if !self.in_recovery {
             self.dupacks = 0;
             self.limited_extra = 0;
@@ -472,7 +455,7 @@ impl Recovery {
     /// The retransmission timer expired: the episode, the count and any inflation end
     /// (the tcp_timer.c hunk of the diff adds "tp->t_dupacks = 0"); NewReno remembers the
     /// highest sequence sent so that stale duplicate ACKs do not start a new episode.
-    pub fn on_rto(&mut self, snd_max: SeqNum) {
+    pub(crate) fn on_rto(&mut self, snd_max: SeqNum) {
         self.dupacks = 0;
         self.in_recovery = false;
         self.inflation = 0;

@@ -37,13 +37,13 @@ use ackclock_wire::checksum;
 ///
 /// A `const` rather than a const generic parameter so that `RecvBuffer::new(n)` needs no
 /// type annotation.
-pub const MAX_RANGES: usize = 32;
+pub(crate) const MAX_RANGES: usize = 32;
 
 /// [`RecvBuffer::insert`] refused a segment that would have opened a new out-of-order range
 /// while all [`MAX_RANGES`] slots are in use. Nothing was stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("reassembly queue full: too many out-of-order ranges")]
-pub struct ReassemblyFull;
+pub(crate) struct ReassemblyFull;
 
 /// A half-open range `[start, end)` of absolute stream positions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -58,7 +58,7 @@ struct Span {
 /// two additions of a commit into a vector add that costs more instructions than it saves.
 #[derive(Clone)]
 #[repr(C)]
-pub struct RecvBuffer {
+pub(crate) struct RecvBuffer {
     /// The ring: empty until the first byte arrives, then `cap` bytes (see `ensure_ring`),
     /// and empty again after `release`.
     ring: Box<[u8]>,
@@ -103,7 +103,7 @@ impl RecvBuffer {
     ///
     /// `capacity` should be positive; a zero-capacity buffer is allowed but advertises a
     /// zero window forever and stores nothing.
-    pub fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize) -> Self {
         RecvBuffer {
             ring: Box::default(),
             cap: capacity,
@@ -118,13 +118,13 @@ impl RecvBuffer {
 
     /// The capacity in bytes, allocated or not: the most the window can offer.
     #[inline]
-    pub fn capacity(&self) -> usize {
+    pub(crate) fn capacity(&self) -> usize {
         self.cap
     }
 
     /// Whether the ring is allocated (header prediction copies into it without asking).
     #[inline]
-    pub fn is_allocated(&self) -> bool {
+    pub(crate) fn is_allocated(&self) -> bool {
         self.ring.len() == self.cap
     }
 
@@ -146,7 +146,7 @@ impl RecvBuffer {
 
     /// Gives the ring's memory back when nothing is held (readable, out of order or
     /// staged); the next byte to arrive allocates it again. Returns whether it did.
-    pub fn release(&mut self) -> bool {
+    pub(crate) fn release(&mut self) -> bool {
         if self.len == 0 && self.n_ranges == 0 && self.staged == 0 && !self.ring.is_empty() {
             self.ring = Box::default();
             self.head = 0;
@@ -157,13 +157,13 @@ impl RecvBuffer {
 
     /// In-order bytes ready for the application.
     #[inline]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
     /// True when no in-order byte waits to be read (out-of-order data may be held).
     #[inline]
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
     }
 
@@ -174,13 +174,13 @@ impl RecvBuffer {
     /// memory. Shrinking the window on out-of-order arrival would also move the right edge
     /// left, which RFC 9293 §3.8.6 strongly discourages.
     #[inline]
-    pub fn window(&self) -> usize {
+    pub(crate) fn window(&self) -> usize {
         self.capacity() - self.len
     }
 
     /// Whether out-of-order data is held beyond RCV.NXT, waiting for a hole to fill.
     #[inline]
-    pub fn has_out_of_order(&self) -> bool {
+    pub(crate) fn has_out_of_order(&self) -> bool {
         self.n_ranges != 0
     }
 
@@ -200,7 +200,7 @@ impl RecvBuffer {
     /// [`ReassemblyFull`] when the data is out of order, touches no existing range, and all
     /// [`MAX_RANGES`] slots are in use. Nothing is stored then; data that extends or merges
     /// existing ranges, or reaches the in-order edge, is always accepted.
-    pub fn insert(&mut self, offset: usize, data: &[u8]) -> Result<usize, ReassemblyFull> {
+    pub(crate) fn insert(&mut self, offset: usize, data: &[u8]) -> Result<usize, ReassemblyFull> {
         self.staged = 0;
         let window = self.window();
         if offset >= window || data.is_empty() {
@@ -262,7 +262,7 @@ impl RecvBuffer {
     /// Reads between staging and committing are fine; [`insert`](Self::insert) and
     /// [`clear`](Self::clear) discard the staged bytes.
     #[inline(always)]
-    pub fn stage_with_sum(&mut self, data: &[u8]) -> (usize, u16) {
+    pub(crate) fn stage_with_sum(&mut self, data: &[u8]) -> (usize, u16) {
         self.staged = 0;
         let n = data.len().min(self.window());
         if n == 0 || self.has_out_of_order() {
@@ -336,7 +336,7 @@ impl RecvBuffer {
     /// Makes the first `n` staged bytes readable (RCV.NXT advances by `n`). `n` is clamped
     /// to the bytes staged and not yet committed, so a stray call cannot expose garbage.
     #[inline(always)]
-    pub fn commit(&mut self, n: usize) {
+    pub(crate) fn commit(&mut self, n: usize) {
         let n = n.min(self.staged);
         self.staged -= n;
         if self.n_ranges == 0 {
@@ -352,7 +352,7 @@ impl RecvBuffer {
     /// Out-of-order ranges as `(start, end)` offsets from RCV.NXT, ascending, disjoint and
     /// non-adjacent, for building SACK blocks (RFC 2018 §4).
     #[inline]
-    pub fn out_of_order_ranges(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+    pub(crate) fn out_of_order_ranges(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
         let nxt = self.nxt;
         self.ranges[..self.n_ranges]
             .iter()
@@ -362,7 +362,7 @@ impl RecvBuffer {
     /// The out-of-order range holding the byte `offset` bytes after RCV.NXT, if any. RFC 2018
     /// §4 wants the first SACK block to be the one containing the segment that triggered
     /// the ACK; the engine asks with that segment's offset after inserting it.
-    pub fn range_containing(&self, offset: usize) -> Option<(usize, usize)> {
+    pub(crate) fn range_containing(&self, offset: usize) -> Option<(usize, usize)> {
         if offset >= self.capacity() {
             // Every range ends within `capacity` bytes of RCV.NXT.
             return None;
@@ -382,7 +382,7 @@ impl RecvBuffer {
     /// already held out of order, as offsets from RCV.NXT: the duplicate range a D-SACK
     /// block reports (RFC 2883) for a segment landing there. Asked before the segment is
     /// inserted.
-    pub fn first_held_overlap(&self, offset: usize, len: usize) -> Option<(usize, usize)> {
+    pub(crate) fn first_held_overlap(&self, offset: usize, len: usize) -> Option<(usize, usize)> {
         let start = self.nxt + offset as u64;
         let end = start + len as u64;
         let ranges = self.ranges();
@@ -397,7 +397,8 @@ impl RecvBuffer {
     }
 
     /// Bytes held out of order (the sum of the range lengths).
-    pub fn out_of_order_bytes(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn out_of_order_bytes(&self) -> usize {
         self.ranges()
             .iter()
             .map(|r| (r.end - r.start) as usize)
@@ -406,7 +407,7 @@ impl RecvBuffer {
 
     /// Copies up to `buf.len()` readable bytes into `buf` and frees them; returns the count.
     #[inline]
-    pub fn read(&mut self, buf: &mut [u8]) -> usize {
+    pub(crate) fn read(&mut self, buf: &mut [u8]) -> usize {
         let (a, b) = self.readable_slices();
         let na = a.len().min(buf.len());
         buf[..na].copy_from_slice(&a[..na]);
@@ -420,7 +421,7 @@ impl RecvBuffer {
     /// The readable bytes, in order, as at most two slices (two when they wrap around the
     /// end of the ring). Free them with [`consume`](Self::consume).
     #[inline]
-    pub fn readable_slices(&self) -> (&[u8], &[u8]) {
+    pub(crate) fn readable_slices(&self) -> (&[u8], &[u8]) {
         let first = self.len.min(self.capacity() - self.head);
         (
             &self.ring[self.head..self.head + first],
@@ -430,7 +431,7 @@ impl RecvBuffer {
 
     /// Frees the first `n` readable bytes (clamped to `len()`), opening the window by `n`.
     #[inline]
-    pub fn consume(&mut self, n: usize) {
+    pub(crate) fn consume(&mut self, n: usize) {
         let n = n.min(self.len);
         self.head = self.wrap_add(self.head, n);
         self.len -= n;
@@ -443,7 +444,8 @@ impl RecvBuffer {
     }
 
     /// Drops everything, readable, staged and out of order (RST, abort).
-    pub fn clear(&mut self) {
+    #[cfg(test)]
+    pub(crate) fn clear(&mut self) {
         self.head = 0;
         self.len = 0;
         self.nxt = 0;

@@ -9,11 +9,11 @@ use ackclock_wire::SackBlocks;
 /// window many islands can accumulate; 32 covers every loss pattern short of a third of a
 /// 100-segment window lost in alternation. Beyond that, new islands are not recorded (the
 /// sender then simply knows less and retransmits more conservatively).
-pub const MAX_SACK_RANGES: usize = 32;
+pub(crate) const MAX_SACK_RANGES: usize = 32;
 
 /// What NextSeg chose.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NextSeg {
+pub(crate) enum NextSeg {
     /// Rule 1 or 3: retransmit `len` bytes of a hole from `seq`.
     Retransmit {
         /// First byte to resend.
@@ -39,7 +39,7 @@ pub enum NextSeg {
 // `repr(C)`: `n`, which every ACK reads (`advance`), last, next to the recovery's per-ACK
 // fields (see `Recovery`).
 #[repr(C)]
-pub struct Scoreboard {
+pub(crate) struct Scoreboard {
     /// SACKed ranges `[left, right)`, sorted, disjoint, non-adjacent, above SND.UNA.
     ranges: [(SeqNum, SeqNum); MAX_SACK_RANGES],
     /// One past the highest byte retransmitted in this episode (RFC 6675 HighRxt + 1).
@@ -62,21 +62,17 @@ impl Default for Scoreboard {
 
 impl Scoreboard {
     /// The SACKed ranges `[left, right)`, lowest first.
-    pub fn ranges(&self) -> &[(SeqNum, SeqNum)] {
+    pub(crate) fn ranges(&self) -> &[(SeqNum, SeqNum)] {
         &self.ranges[..self.n]
-    }
-    /// True when nothing is SACKed.
-    pub fn is_empty(&self) -> bool {
-        self.n == 0
     }
     /// Forgets every SACKed range (after a timeout: the receiver may have reneged, RFC
     /// 2018 §8). HighRxt and RescueRxt are left as they are.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.n = 0;
     }
 
     /// Drops everything at or below the new SND.UNA.
-    pub fn advance(&mut self, snd_una: SeqNum) {
+    pub(crate) fn advance(&mut self, snd_una: SeqNum) {
         let mut w = 0;
         for i in 0..self.n {
             let (l, r) = self.ranges[i];
@@ -91,7 +87,7 @@ impl Scoreboard {
 
     /// RFC 6675 Update(): records the blocks of an ACK, clipped to (SND.UNA, SND.MAX].
     /// Blocks at or below SND.UNA (D-SACK, RFC 2883) and nonsense blocks are ignored.
-    pub fn update(&mut self, snd_una: SeqNum, snd_max: SeqNum, blocks: &SackBlocks) {
+    pub(crate) fn update(&mut self, snd_una: SeqNum, snd_max: SeqNum, blocks: &SackBlocks) {
         for b in blocks {
             let l = SeqNum::new(b.left).max(snd_una);
             let r = SeqNum::new(b.right).min(snd_max);
@@ -130,23 +126,24 @@ impl Scoreboard {
     }
 
     /// Bytes SACKed.
-    pub fn sacked_bytes(&self) -> u32 {
+    #[cfg(test)]
+    pub(crate) fn sacked_bytes(&self) -> u32 {
         self.ranges().iter().map(|(l, r)| r.since(*l)).sum()
     }
 
     /// The right edge of the highest SACKed range.
-    pub fn highest_sacked(&self) -> Option<SeqNum> {
+    pub(crate) fn highest_sacked(&self) -> Option<SeqNum> {
         self.ranges().last().map(|r| r.1)
     }
 
     /// Whether byte `s` lies in a SACKed range.
-    pub fn is_sacked(&self, s: SeqNum) -> bool {
+    pub(crate) fn is_sacked(&self, s: SeqNum) -> bool {
         self.ranges().iter().any(|(l, r)| s >= *l && s < *r)
     }
 
     /// RFC 6675 IsLost(SeqNum): DupThresh discontiguous SACKed ranges above `s`, or more
     /// than (DupThresh - 1) * SMSS bytes SACKed above it.
-    pub fn is_lost(&self, s: SeqNum, dupthresh: u32, mss: u32) -> bool {
+    pub(crate) fn is_lost(&self, s: SeqNum, dupthresh: u32, mss: u32) -> bool {
         let mut bytes = 0u32;
         let mut count = 0u32;
         for &(l, r) in self.ranges().iter().rev() {
@@ -162,7 +159,7 @@ impl Scoreboard {
     /// RFC 6675 SetPipe(): octets in (SND.UNA .. SND.MAX) not SACKed count once if not
     /// lost and once more if retransmitted (at or below HighRxt). Computed per hole: IsLost
     /// is constant across a hole, since the same ranges lie above each of its bytes.
-    pub fn pipe(&self, snd_una: SeqNum, snd_max: SeqNum, dupthresh: u32, mss: u32) -> u32 {
+    pub(crate) fn pipe(&self, snd_una: SeqNum, snd_max: SeqNum, dupthresh: u32, mss: u32) -> u32 {
         let mut pipe = 0u32;
         let mut start = snd_una;
         let mut idx = 0;
@@ -192,7 +189,7 @@ impl Scoreboard {
 
     /// RFC 6675 NextSeg(). `new_data_ok` says whether rule 2 may send new data (data is
     /// waiting and the receiver's window allows it); `recover` is the RecoveryPoint.
-    pub fn next_seg(
+    pub(crate) fn next_seg(
         &self,
         snd_una: SeqNum,
         dupthresh: u32,

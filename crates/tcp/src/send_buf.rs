@@ -6,7 +6,7 @@
 /// The send buffer of one connection: a ring of fixed capacity holding the bytes from
 /// SND.UNA onward. See the module documentation.
 #[derive(Debug, Clone)]
-pub struct SendBuffer {
+pub(crate) struct SendBuffer {
     /// Empty until the first write, then `cap` bytes.
     ring: Box<[u8]>,
     cap: usize,
@@ -18,7 +18,7 @@ pub struct SendBuffer {
 impl SendBuffer {
     /// An empty buffer of `capacity` bytes (at least 1). No memory is allocated until the
     /// first write.
-    pub fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize) -> Self {
         SendBuffer {
             ring: Box::default(),
             cap: capacity.max(1),
@@ -27,12 +27,12 @@ impl SendBuffer {
         }
     }
     /// The capacity in bytes, allocated or not.
-    pub fn capacity(&self) -> usize {
+    pub(crate) fn capacity(&self) -> usize {
         self.cap
     }
     /// Gives the ring's memory back when it holds nothing; the next write allocates it
     /// again. Returns whether it did.
-    pub fn release(&mut self) -> bool {
+    pub(crate) fn release(&mut self) -> bool {
         if self.len == 0 && !self.ring.is_empty() {
             self.ring = Box::default();
             self.head = 0;
@@ -41,15 +41,16 @@ impl SendBuffer {
         false
     }
     /// Bytes held (unacknowledged plus unsent).
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
     /// True when the buffer holds nothing.
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
     }
     /// Bytes that can still be written: capacity minus `len`.
-    pub fn free(&self) -> usize {
+    pub(crate) fn free(&self) -> usize {
         self.cap - self.len
     }
     /// `(a + b) % capacity` for `a < capacity` and `b <= capacity`, with a compare instead
@@ -65,7 +66,7 @@ impl SendBuffer {
     }
 
     /// Appends as much of `data` as fits; returns the count.
-    pub fn write(&mut self, data: &[u8]) -> usize {
+    pub(crate) fn write(&mut self, data: &[u8]) -> usize {
         let n = data.len().min(self.free());
         if n == 0 {
             return 0;
@@ -87,7 +88,7 @@ impl SendBuffer {
     /// writes its data at the start of that slice and returns how many bytes it wrote
     /// (clamped to the slice) with its own result. The zero-copy form of
     /// [`write`](Self::write): the application produces its bytes in the ring.
-    pub fn write_with<R>(&mut self, f: impl FnOnce(&mut [u8]) -> (usize, R)) -> R {
+    pub(crate) fn write_with<R>(&mut self, f: impl FnOnce(&mut [u8]) -> (usize, R)) -> R {
         if self.free() == 0 {
             return f(&mut []).1;
         }
@@ -104,7 +105,7 @@ impl SendBuffer {
     /// Up to `len` bytes starting `offset` bytes after SND.UNA, as at most two slices (the
     /// ring may wrap). Shorter if the buffer holds less.
     #[inline]
-    pub fn slices(&self, offset: usize, len: usize) -> (&[u8], &[u8]) {
+    pub(crate) fn slices(&self, offset: usize, len: usize) -> (&[u8], &[u8]) {
         if offset >= self.len {
             return (&[], &[]);
         }
@@ -116,7 +117,7 @@ impl SendBuffer {
     }
     /// Frees `n` acknowledged bytes from the front.
     #[inline]
-    pub fn consume(&mut self, n: usize) {
+    pub(crate) fn consume(&mut self, n: usize) {
         let n = n.min(self.len);
         self.head = self.wrap_add(self.head, n);
         self.len -= n;
@@ -124,11 +125,6 @@ impl SendBuffer {
             // Keep segments contiguous in the common case of a drained buffer.
             self.head = 0;
         }
-    }
-    /// Empties the buffer, keeping its memory.
-    pub fn clear(&mut self) {
-        self.head = 0;
-        self.len = 0;
     }
 }
 

@@ -98,7 +98,7 @@ pub struct Stats {
     /// Segments whose data had all been received before.
     pub duplicate_segs_in: u64,
     /// Out-of-order segments dropped because the receive buffer already tracks
-    /// [`MAX_RANGES`](crate::recv_buf::MAX_RANGES) separate ranges.
+    /// 32 (`recv_buf::MAX_RANGES`) separate ranges.
     pub reassembly_drops: u64,
     /// Segments header prediction took as a pure ACK for new data.
     pub hp_ack_hits: u64,

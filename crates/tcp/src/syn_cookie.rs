@@ -16,12 +16,12 @@ use core::net::SocketAddrV4;
 
 /// Seconds per time period: a cookie is accepted during the period that made it and the
 /// next one.
-pub const PERIOD_S: u64 = 16;
+pub(crate) const PERIOD_S: u64 = 16;
 
 /// Seconds after a listener last sent a cookie during which an ACK may return one: a
 /// cookie made at time t is accepted until the end of the next period, so at most two
 /// periods later.
-pub const VALID_S: u64 = 2 * PERIOD_S;
+pub(crate) const VALID_S: u64 = 2 * PERIOD_S;
 
 /// The MSS values a cookie can carry (FreeBSD's table); the largest not above the peer's.
 const MSS: [u16; 8] = [216, 536, 1200, 1360, 1400, 1440, 1452, 1460];
@@ -39,7 +39,7 @@ const WSCALE: [Option<u8>; 8] = [
 
 /// What a cookie remembers of the SYN.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CookieOptions {
+pub(crate) struct CookieOptions {
     /// The peer's MSS, rounded down to the table (536 when it sent none, RFC 9293).
     pub mss: u16,
     /// The peer's window-scale shift, rounded down to the table; `None`: not offered.
@@ -50,7 +50,11 @@ pub struct CookieOptions {
 
 impl CookieOptions {
     /// What a SYN offered, rounded down to what a cookie can carry.
-    pub fn from_syn(mss: Option<u16>, window_scale: Option<u8>, sack_permitted: bool) -> Self {
+    pub(crate) fn from_syn(
+        mss: Option<u16>,
+        window_scale: Option<u8>,
+        sack_permitted: bool,
+    ) -> Self {
         let mss = mss.unwrap_or(536);
         let m = MSS.iter().rposition(|&v| v <= mss).unwrap_or(0);
         let w = match window_scale {
@@ -110,7 +114,7 @@ fn mac(
 }
 
 /// The ISN of a SYN,ACK answering a SYN (`irs` its sequence number) at `now_s` seconds.
-pub fn encode(
+pub(crate) fn encode(
     key: &[u8; 16],
     now_s: u64,
     local: SocketAddrV4,
@@ -126,7 +130,7 @@ pub fn encode(
 /// The options a valid cookie carries, if `ack` (the ACK field of the handshake's third
 /// segment, the cookie plus one) answers a SYN with sequence number `irs` from `remote` made
 /// in this period or the last.
-pub fn decode(
+pub(crate) fn decode(
     key: &[u8; 16],
     now_s: u64,
     local: SocketAddrV4,

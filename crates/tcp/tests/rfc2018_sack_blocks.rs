@@ -252,11 +252,11 @@ fn rfc6675_needs_sack_so_a_peer_without_it_gets_rfc6582_recovery() {
     // RFC 6675 §1: its loss recovery is driven by the receiver's SACK blocks; a peer that
     // did not offer SACK-permitted gets NewReno (RFC 6582), passive or active.
     let (p, _) = Peer::passive(cfg.clone(), syn_opts(Some(1460), None, false, false));
-    assert_eq!(p.conn().recovery().algorithm(), RecoveryAlgorithm::NewReno);
+    assert_eq!(p.conn().recovery_algorithm(), RecoveryAlgorithm::NewReno);
     let (mut p, _) = Peer::connect(cfg.clone());
     p.send_synack(syn_opts(Some(1460), None, false, false));
-    assert_eq!(p.conn().recovery().algorithm(), RecoveryAlgorithm::NewReno);
+    assert_eq!(p.conn().recovery_algorithm(), RecoveryAlgorithm::NewReno);
     // Offered: RFC 6675 as configured.
     let (p, _) = Peer::passive(cfg, syn_opts(Some(1460), None, true, false));
-    assert_eq!(p.conn().recovery().algorithm(), RecoveryAlgorithm::Sack);
+    assert_eq!(p.conn().recovery_algorithm(), RecoveryAlgorithm::Sack);
 }
