@@ -1,7 +1,7 @@
 //! The claims table (text) and the self-contained HTML report.
 
 use crate::runinfo::{self, RunInfo};
-use crate::suite::{ClaimResult, Section, Verdict};
+use crate::suite::{ClaimResult, Figure, Section, Table, Verdict};
 use std::fmt::Write as _;
 
 fn esc(s: &str) -> String {
@@ -272,12 +272,8 @@ fn run_section(run: &RunInfo) -> String {
     h
 }
 
-/// The report: the claims table at the top, then one section per experiment with the
-/// seed's words, the setup, the plots (inlined, so the file stands alone), our numbers and
-/// the discussion.
-pub fn html(sections: &[Section], run: &RunInfo) -> String {
-    let mut h = String::new();
-    h.push_str(r#"<!doctype html><html><head><meta charset="utf-8"><title>ackclock repro</title>
+/// The report's head: the page's title and style sheet, and its heading.
+const HEAD: &str = r#"<!doctype html><html><head><meta charset="utf-8"><title>ackclock repro</title>
 <style>
 body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:1em 0;font-size:14px}
@@ -294,8 +290,27 @@ table.run th{background:none;white-space:nowrap}
 code{font-size:13px}
 </style></head><body>
 <h1>ackclock repro</h1>
-"#);
+"#;
+
+/// The report: the claims table at the top, then one section per experiment with the
+/// seed's words, the setup, the plots (inlined, so the file stands alone), our numbers and
+/// the discussion.
+pub fn html(sections: &[Section], run: &RunInfo) -> String {
+    let mut h = String::new();
+    h.push_str(HEAD);
     h.push_str(&run_section(run));
+    claims_overview(&mut h, sections);
+    let mut figures = 0;
+    for s in sections {
+        experiment_section(&mut h, s, &mut figures);
+    }
+    h.push_str("</body></html>\n");
+    h
+}
+
+/// The section "Claims": how many claims got each verdict, and every claim in one table,
+/// each row linking to its experiment's section.
+fn claims_overview(h: &mut String, sections: &[Section]) {
     let n: usize = sections.iter().map(|s| s.claims.len()).sum();
     let count = |v: Verdict| {
         sections
@@ -335,80 +350,93 @@ code{font-size:13px}
         }
     }
     h.push_str("</table>\n");
-    let mut figures = 0;
-    for s in sections {
-        let _ = writeln!(h, "<h2 id=\"{}\">{}</h2>", esc(&s.name), esc(&s.title));
-        if !s.quote.is_empty() {
-            let _ = writeln!(
-                h,
-                "<blockquote>{}</blockquote><p class=\"note\">{}</p>",
-                esc(&s.quote),
-                esc(&s.quote_source)
-            );
-        }
-        if !s.setup.is_empty() {
-            let _ = writeln!(h, "<h3>Setup</h3><p>{}</p>", esc(&s.setup));
-        }
-        let _ = writeln!(h, "<h3>Claims</h3><table><tr><th>claim</th><th>metric</th><th>published</th><th>ackclock</th><th>tolerance</th><th>verdict</th><th>note</th></tr>");
-        for c in &s.claims {
-            let _ = writeln!(
-                h,
-                "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                verdict_class(c.verdict),
-                esc(&c.spec.claim),
-                esc(&c.spec.metric),
-                esc(&c.spec.published),
-                esc(&c.ours),
-                esc(&c.spec.tolerance),
-                c.verdict.word(),
-                esc(&c.note)
-            );
-        }
-        h.push_str("</table>\n");
-        for t in &s.tables {
-            let _ = writeln!(h, "<table><caption>{}</caption><tr>", esc(&t.caption));
-            for c in &t.header {
-                let _ = write!(h, "<th>{}</th>", esc(c));
-            }
-            h.push_str("</tr>\n");
-            for r in &t.rows {
-                h.push_str("<tr>");
-                for c in r {
-                    let _ = write!(h, "<td>{}</td>", esc(c));
-                }
-                h.push_str("</tr>\n");
-            }
-            h.push_str("</table>\n");
-        }
-        for f in &s.plots {
-            if let Ok(svg) = std::fs::read_to_string(&f.file) {
-                figures += 1;
-                let svg = svg
-                    .trim_start_matches(|c| c != '<')
-                    .trim_start_matches("<?xml version=\"1.0\" encoding=\"UTF-8\"?>");
-                let name = f
-                    .file
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                let stem = name.trim_end_matches(".svg");
-                let _ = writeln!(
-                    h,
-                    "<figure class=\"plot\" id=\"{exp}-{stem}\">{svg}<figcaption><b>Figure {figures}.</b> {}{}<span class=\"files\"><a href=\"{exp}/{name}\">SVG</a> &middot; <a href=\"{exp}/{stem}.png\">PNG</a></span></figcaption></figure>",
-                    esc(&f.caption),
-                    if f.caption.is_empty() { "" } else { " " },
-                    exp = esc(&s.name),
-                    stem = esc(stem),
-                    name = esc(&name),
-                );
-            }
-        }
-        if !s.discussion.is_empty() {
-            let _ = writeln!(h, "<h3>Discussion</h3><p>{}</p>", esc(&s.discussion));
-        }
+}
+
+/// One experiment's section: the seed's words and their source, the setup, its claims with
+/// their notes, its tables, its figures (numbered on from `figures`, the count so far) and
+/// the discussion.
+fn experiment_section(h: &mut String, s: &Section, figures: &mut usize) {
+    let _ = writeln!(h, "<h2 id=\"{}\">{}</h2>", esc(&s.name), esc(&s.title));
+    if !s.quote.is_empty() {
+        let _ = writeln!(
+            h,
+            "<blockquote>{}</blockquote><p class=\"note\">{}</p>",
+            esc(&s.quote),
+            esc(&s.quote_source)
+        );
     }
-    h.push_str("</body></html>\n");
-    h
+    if !s.setup.is_empty() {
+        let _ = writeln!(h, "<h3>Setup</h3><p>{}</p>", esc(&s.setup));
+    }
+    let _ = writeln!(h, "<h3>Claims</h3><table><tr><th>claim</th><th>metric</th><th>published</th><th>ackclock</th><th>tolerance</th><th>verdict</th><th>note</th></tr>");
+    for c in &s.claims {
+        let _ = writeln!(
+            h,
+            "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            verdict_class(c.verdict),
+            esc(&c.spec.claim),
+            esc(&c.spec.metric),
+            esc(&c.spec.published),
+            esc(&c.ours),
+            esc(&c.spec.tolerance),
+            c.verdict.word(),
+            esc(&c.note)
+        );
+    }
+    h.push_str("</table>\n");
+    for t in &s.tables {
+        table_html(h, t);
+    }
+    for f in &s.plots {
+        figure_html(h, &s.name, f, figures);
+    }
+    if !s.discussion.is_empty() {
+        let _ = writeln!(h, "<h3>Discussion</h3><p>{}</p>", esc(&s.discussion));
+    }
+}
+
+/// A table of results with its caption.
+fn table_html(h: &mut String, t: &Table) {
+    let _ = writeln!(h, "<table><caption>{}</caption><tr>", esc(&t.caption));
+    for c in &t.header {
+        let _ = write!(h, "<th>{}</th>", esc(c));
+    }
+    h.push_str("</tr>\n");
+    for r in &t.rows {
+        h.push_str("<tr>");
+        for c in r {
+            let _ = write!(h, "<td>{}</td>", esc(c));
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str("</table>\n");
+}
+
+/// A figure of experiment `exp`: its SVG inlined, numbered after the `figures` before it,
+/// with its caption and links to its SVG and PNG files. A figure whose SVG cannot be read
+/// is left out (and not counted).
+fn figure_html(h: &mut String, exp: &str, f: &Figure, figures: &mut usize) {
+    if let Ok(svg) = std::fs::read_to_string(&f.file) {
+        *figures += 1;
+        let svg = svg
+            .trim_start_matches(|c| c != '<')
+            .trim_start_matches("<?xml version=\"1.0\" encoding=\"UTF-8\"?>");
+        let name = f
+            .file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let stem = name.trim_end_matches(".svg");
+        let _ = writeln!(
+            h,
+            "<figure class=\"plot\" id=\"{exp}-{stem}\">{svg}<figcaption><b>Figure {figures}.</b> {}{}<span class=\"files\"><a href=\"{exp}/{name}\">SVG</a> &middot; <a href=\"{exp}/{stem}.png\">PNG</a></span></figcaption></figure>",
+            esc(&f.caption),
+            if f.caption.is_empty() { "" } else { " " },
+            exp = esc(exp),
+            stem = esc(stem),
+            name = esc(&name),
+        );
+    }
 }
 
 #[cfg(test)]

@@ -364,157 +364,8 @@ impl Experiment for BitVsDrop {
     }
 
     fn judge(&self, _p: Params, m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
-        let x = &m.mean;
-        let (bit, loss) = (&x[C_DECBIT], &x[C_LOSS]);
-        let ms = |v: f64| format!("{v:.1}");
-        let pct = |v: f64| format!("{:.1}", v * 100.0);
-        let values = [
-            ("bit_delay", ms(bit.delay_mean_ms)),
-            ("bit_util", pct(bit.util)),
-            ("loss_delay", ms(loss.delay_mean_ms)),
-            ("loss_util", pct(loss.util)),
-            ("loss_p99", ms(loss.delay_p99_ms)),
-        ];
-        // Claim 1, first half: a bit leaves a standing queue. "Stuck" is read as at least
-        // half of the loss case's queueing delay.
-        let stuck = bit.delay_mean_ms >= 0.5 * loss.delay_mean_ms;
-        j.claim(
-            "bit_queue",
-            Ours::num(
-                bit.delay_mean_ms,
-                format!(
-                    "{:.1} ms at {:.0}% utilization (drop-tail: {:.1} ms at {:.0}%)",
-                    bit.delay_mean_ms,
-                    bit.util * 100.0,
-                    loss.delay_mean_ms,
-                    loss.util * 100.0
-                ),
-            ),
-            Verdict::pass_or_disagree(stuck),
-            text.fill(
-                if stuck {
-                    "note bit_queue_stuck"
-                } else {
-                    "note bit_queue"
-                },
-                &values,
-            )?,
-        )?;
-        j.claim(
-            "drop_util",
-            Ours::num(loss.util, format!("{:.1}%", loss.util * 100.0)),
-            Verdict::of(loss.util >= 0.95),
-            format!(
-                "drops {:.2}% of packets; retransmitted {:.2}% of segments",
-                loss.loss * 100.0,
-                loss.retx * 100.0
-            ),
-        )?;
-        let minimal = loss.delay_mean_ms <= bit.delay_mean_ms;
-        j.claim(
-            "drop_delay",
-            Ours::num(
-                loss.delay_mean_ms,
-                format!(
-                    "{:.1} ms mean, {:.1} ms p99 (DEC bit {:.1} ms)",
-                    loss.delay_mean_ms, loss.delay_p99_ms, bit.delay_mean_ms
-                ),
-            ),
-            Verdict::pass_or_disagree(minimal),
-            text.fill(
-                if minimal {
-                    "note drop_delay_minimal"
-                } else {
-                    "note drop_delay"
-                },
-                &values,
-            )?,
-        )?;
-        let (er, eb) = (&x[C_ECN_RED], &x[C_MARK]);
-        j.claim(
-            "ecn_halving",
-            format!(
-                "RED marks: {:.0}%, {:.1} ms, {:.2}% retransmitted; DEC-bit gateway: {:.0}%, {:.1} ms, {:.2}% retransmitted",
-                er.util * 100.0,
-                er.delay_mean_ms,
-                er.retx * 100.0,
-                eb.util * 100.0,
-                eb.delay_mean_ms,
-                eb.retx * 100.0
-            ),
-            Verdict::Info,
-            text.fill(
-                "note ecn_halving",
-                &[
-                    ("red_loss", format!("{:.2}", er.loss * 100.0)),
-                    ("loss_retx", format!("{:.2}", loss.retx * 100.0)),
-                ],
-            )?,
-        )?;
-        let (l5, l875) = (&x[C_LOSS], &x[C_LOSS + K875]);
-        let more = l875.loss > l5.loss;
-        j.claim(
-            "decrease_loss",
-            Ours::num(
-                l875.loss * 100.0,
-                format!(
-                    "{:.2}% at d = 0.875, {:.2}% at d = 0.5",
-                    l875.loss * 100.0,
-                    l5.loss * 100.0
-                ),
-            ),
-            Verdict::pass_or_disagree(more),
-            text.fill(
-                "note decrease_loss",
-                &[
-                    ("util5", pct(l5.util)),
-                    ("util875", pct(l875.util)),
-                    ("delay5", ms(l5.delay_mean_ms)),
-                    ("delay875", ms(l875.delay_mean_ms)),
-                ],
-            )?,
-        )?;
-        let (m5, m875) = (&x[C_MARK], &x[C_MARK + K875]);
-        let better = m875.util > m5.util;
-        j.claim(
-            "decrease_bit",
-            Ours::num(
-                m875.util,
-                format!(
-                    "{:.1}% at d = 0.875, {:.1}% at d = 0.5 (DEC-bit senders {:.1}%)",
-                    m875.util * 100.0,
-                    m5.util * 100.0,
-                    bit.util * 100.0
-                ),
-            ),
-            Verdict::pass_or_disagree(better),
-            text.fill(
-                "note decrease_bit",
-                &[
-                    ("delay875", ms(m875.delay_mean_ms)),
-                    ("loss875", format!("{:.2}", m875.loss * 100.0)),
-                ],
-            )?,
-        )?;
-        let cov = |base: usize| {
-            DS.iter()
-                .enumerate()
-                .map(|(k, d)| format!("{d}: {:.2}", x[base + k].cwnd_cov))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        j.claim(
-            "oscillation",
-            format!("drops {}; bits {}", cov(C_LOSS), cov(C_MARK)),
-            Verdict::Info,
-            text.fill(
-                "note oscillation",
-                &[
-                    ("model5", format!("{:.2}", sawtooth_cov(0.5))),
-                    ("model875", format!("{:.2}", sawtooth_cov(0.875))),
-                ],
-            )?,
-        )
+        judge_schemes(&m.mean, text, j)?;
+        judge_decrease(&m.mean, text, j)
     }
 
     fn render(&self, p: Params, m: &Measured, text: &Text, out: &Path) -> Result<Rendered> {
@@ -567,6 +418,179 @@ impl Experiment for BitVsDrop {
             )?,
         })
     }
+}
+
+/// The schemes compared (`bit_queue`, `drop_util`, `drop_delay`, `ecn_halving`): the queue
+/// the DEC bit leaves standing, the utilization and delay with drops, and ECN's halving on
+/// RED's and the DEC-bit gateway's marks. `x` holds each configuration's means over the
+/// seeds.
+fn judge_schemes(x: &[Metrics], text: &Text, j: &mut Judge) -> Result<()> {
+    let (bit, loss) = (&x[C_DECBIT], &x[C_LOSS]);
+    let values = [
+        ("bit_delay", ms(bit.delay_mean_ms)),
+        ("bit_util", pct(bit.util)),
+        ("loss_delay", ms(loss.delay_mean_ms)),
+        ("loss_util", pct(loss.util)),
+        ("loss_p99", ms(loss.delay_p99_ms)),
+    ];
+    // Claim 1, first half: a bit leaves a standing queue. "Stuck" is read as at least
+    // half of the loss case's queueing delay.
+    let stuck = bit.delay_mean_ms >= 0.5 * loss.delay_mean_ms;
+    j.claim(
+        "bit_queue",
+        Ours::num(
+            bit.delay_mean_ms,
+            format!(
+                "{:.1} ms at {:.0}% utilization (drop-tail: {:.1} ms at {:.0}%)",
+                bit.delay_mean_ms,
+                bit.util * 100.0,
+                loss.delay_mean_ms,
+                loss.util * 100.0
+            ),
+        ),
+        Verdict::pass_or_disagree(stuck),
+        text.fill(
+            if stuck {
+                "note bit_queue_stuck"
+            } else {
+                "note bit_queue"
+            },
+            &values,
+        )?,
+    )?;
+    j.claim(
+        "drop_util",
+        Ours::num(loss.util, format!("{:.1}%", loss.util * 100.0)),
+        Verdict::of(loss.util >= 0.95),
+        format!(
+            "drops {:.2}% of packets; retransmitted {:.2}% of segments",
+            loss.loss * 100.0,
+            loss.retx * 100.0
+        ),
+    )?;
+    let minimal = loss.delay_mean_ms <= bit.delay_mean_ms;
+    j.claim(
+        "drop_delay",
+        Ours::num(
+            loss.delay_mean_ms,
+            format!(
+                "{:.1} ms mean, {:.1} ms p99 (DEC bit {:.1} ms)",
+                loss.delay_mean_ms, loss.delay_p99_ms, bit.delay_mean_ms
+            ),
+        ),
+        Verdict::pass_or_disagree(minimal),
+        text.fill(
+            if minimal {
+                "note drop_delay_minimal"
+            } else {
+                "note drop_delay"
+            },
+            &values,
+        )?,
+    )?;
+    let (er, eb) = (&x[C_ECN_RED], &x[C_MARK]);
+    j.claim(
+        "ecn_halving",
+        format!(
+            "RED marks: {:.0}%, {:.1} ms, {:.2}% retransmitted; DEC-bit gateway: {:.0}%, {:.1} ms, {:.2}% retransmitted",
+            er.util * 100.0,
+            er.delay_mean_ms,
+            er.retx * 100.0,
+            eb.util * 100.0,
+            eb.delay_mean_ms,
+            eb.retx * 100.0
+        ),
+        Verdict::Info,
+        text.fill(
+            "note ecn_halving",
+            &[
+                ("red_loss", format!("{:.2}", er.loss * 100.0)),
+                ("loss_retx", format!("{:.2}", loss.retx * 100.0)),
+            ],
+        )?,
+    )?;
+    Ok(())
+}
+
+/// The sweep of the decrease factor d (`decrease_loss`, `decrease_bit`, `oscillation`): the
+/// packets dropped on drops, the utilization on bits, and the window's oscillation beside
+/// the sawtooth model's. `x` holds each configuration's means over the seeds.
+fn judge_decrease(x: &[Metrics], text: &Text, j: &mut Judge) -> Result<()> {
+    let bit = &x[C_DECBIT];
+    let (l5, l875) = (&x[C_LOSS], &x[C_LOSS + K875]);
+    let more = l875.loss > l5.loss;
+    j.claim(
+        "decrease_loss",
+        Ours::num(
+            l875.loss * 100.0,
+            format!(
+                "{:.2}% at d = 0.875, {:.2}% at d = 0.5",
+                l875.loss * 100.0,
+                l5.loss * 100.0
+            ),
+        ),
+        Verdict::pass_or_disagree(more),
+        text.fill(
+            "note decrease_loss",
+            &[
+                ("util5", pct(l5.util)),
+                ("util875", pct(l875.util)),
+                ("delay5", ms(l5.delay_mean_ms)),
+                ("delay875", ms(l875.delay_mean_ms)),
+            ],
+        )?,
+    )?;
+    let (m5, m875) = (&x[C_MARK], &x[C_MARK + K875]);
+    let better = m875.util > m5.util;
+    j.claim(
+        "decrease_bit",
+        Ours::num(
+            m875.util,
+            format!(
+                "{:.1}% at d = 0.875, {:.1}% at d = 0.5 (DEC-bit senders {:.1}%)",
+                m875.util * 100.0,
+                m5.util * 100.0,
+                bit.util * 100.0
+            ),
+        ),
+        Verdict::pass_or_disagree(better),
+        text.fill(
+            "note decrease_bit",
+            &[
+                ("delay875", ms(m875.delay_mean_ms)),
+                ("loss875", format!("{:.2}", m875.loss * 100.0)),
+            ],
+        )?,
+    )?;
+    let cov = |base: usize| {
+        DS.iter()
+            .enumerate()
+            .map(|(k, d)| format!("{d}: {:.2}", x[base + k].cwnd_cov))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    j.claim(
+        "oscillation",
+        format!("drops {}; bits {}", cov(C_LOSS), cov(C_MARK)),
+        Verdict::Info,
+        text.fill(
+            "note oscillation",
+            &[
+                ("model5", format!("{:.2}", sawtooth_cov(0.5))),
+                ("model875", format!("{:.2}", sawtooth_cov(0.875))),
+            ],
+        )?,
+    )
+}
+
+/// A time in milliseconds with one decimal, for the notes.
+fn ms(v: f64) -> String {
+    format!("{v:.1}")
+}
+
+/// A fraction as a percentage with one decimal, for the notes.
+fn pct(v: f64) -> String {
+    format!("{:.1}", v * 100.0)
 }
 
 /// The coefficient of variation of a window sawing evenly between d W and W (a uniform

@@ -392,174 +392,10 @@ impl Experiment for SelfProtection {
     }
 
     fn judge(&self, _p: Params, m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
-        let describe = |g: usize| -> String {
-            format!(
-                "{:.2} fair shares of the line ({:.2} of goodput); NewReno hosts {:.2} each",
-                m.mean(g, W16, Metrics::share0),
-                m.mean(g, W16, Metrics::goodput0),
-                m.mean(g, W16, Metrics::goodput_aimd),
-            )
-        };
-        // Every per-gateway note ends with the same numbers.
-        let note = |key: &str, g: usize| -> Result<String> {
-            Ok(format!(
-                "{} {}",
-                text.get(key)?,
-                text.fill(
-                    "note numbers",
-                    &[
-                        ("gateway", GATEWAYS[g].label().to_string()),
-                        (
-                            "goodput0",
-                            format!("{:.2}", m.mean(g, W16, Metrics::goodput0))
-                        ),
-                        (
-                            "aimd_ref",
-                            format!("{:.2}", m.mean(g, REFERENCE, Metrics::goodput_aimd)),
-                        ),
-                        ("loss0", pct(m.mean(g, W16, Metrics::loss0))),
-                        ("loss_aimd", pct(m.mean(g, W16, Metrics::loss_aimd))),
-                        (
-                            "part0",
-                            format!("{:.0}", m.mean(g, W16, Metrics::drop_part0) * 100.0),
-                        ),
-                        ("util", format!("{:.0}", m.mean(g, W16, |x| x.util) * 100.0)),
-                        (
-                            "overflow",
-                            format!("{:.0}", m.mean(g, W16, |x| x.overflow) * 100.0),
-                        ),
-                        (
-                            "rtos0",
-                            format!("{:.1}", m.mean(g, W16, |x| x.rtos0 as f64)),
-                        ),
-                    ],
-                )?
-            ))
-        };
-        // Drop-tail: the baseline the seed wants to improve on. It does not protect when the
-        // host that does not back off takes more than PROTECT_MAX fair shares.
-        let dt = m.mean(DT, W16, Metrics::share0);
-        let unprotected = dt > PROTECT_MAX;
-        j.claim(
-            "dt_share",
-            Ours::num(dt, describe(DT)),
-            Verdict::pass_or_disagree(unprotected),
-            note(
-                if unprotected {
-                    "note dt_share"
-                } else {
-                    "note dt_share_protected"
-                },
-                DT,
-            )?,
-        )?;
-        // Each of the other gateways protects when it holds the host to at most
-        // PROTECT_MAX fair shares of the line.
-        for (g, id) in JUDGED {
-            let s = m.mean(g, W16, Metrics::share0);
-            let protects = s <= PROTECT_MAX;
-            j.claim(
-                id,
-                Ours::num(s, describe(g)),
-                Verdict::pass_or_disagree(protects),
-                note(
-                    &format!("note {id}{}", if protects { "" } else { "_not" }),
-                    g,
-                )?,
-            )?;
-        }
-        let per_gateway = |f: &dyn Fn(usize) -> String| {
-            (0..GATEWAYS.len())
-                .map(|g| format!("{} {}", GATEWAYS[g].label(), f(g)))
-                .collect::<Vec<_>>()
-                .join("; ")
-        };
-        j.claim(
-            "dropped",
-            per_gateway(&|g| {
-                format!(
-                    "{}% of its packets, {}% of the drops",
-                    pct(m.mean(g, W16, Metrics::loss0)),
-                    format_args!("{:.0}", m.mean(g, W16, Metrics::drop_part0) * 100.0)
-                )
-            }),
-            Verdict::Info,
-            text.fill(
-                "note dropped",
-                &[
-                    ("loss_dt", pct(m.mean(DT, W16, Metrics::loss_aimd))),
-                    ("loss_drr", pct(m.mean(3, W16, Metrics::loss_aimd))),
-                ],
-            )?,
-        )?;
-        // Fair queueing against a source that does not respond at all: the lower of DRR's and
-        // FQ-CoDel's NewReno goodput.
-        let fq =
-            m.mean(3, FLOOD, Metrics::goodput_aimd)
-                .min(m.mean(4, FLOOD, Metrics::goodput_aimd));
-        let fq_ok = fq >= 0.8;
-        j.claim(
-            "flood",
-            Ours::num(
-                fq,
-                per_gateway(&|g| {
-                    format!(
-                        "{:.2} (the flood {:.2})",
-                        m.mean(g, FLOOD, Metrics::goodput_aimd),
-                        m.mean(g, FLOOD, Metrics::share0)
-                    )
-                }),
-            ),
-            Verdict::of(fq_ok),
-            text.fill(
-                "note flood",
-                &[
-                    (
-                        "dt",
-                        format!("{:.2}", m.mean(DT, FLOOD, Metrics::goodput_aimd)),
-                    ),
-                    (
-                        "rd",
-                        format!("{:.2}", m.mean(1, FLOOD, Metrics::goodput_aimd)),
-                    ),
-                    (
-                        "red",
-                        format!("{:.2}", m.mean(2, FLOOD, Metrics::goodput_aimd)),
-                    ),
-                    ("drr", format!("{:.2}", m.mean(3, FLOOD, Metrics::share0))),
-                    ("fqc", format!("{:.2}", m.mean(4, FLOOD, Metrics::share0))),
-                ],
-            )?,
-        )?;
-        j.claim(
-            "aimd_fair",
-            per_gateway(&|g| {
-                format!(
-                    "{:.2} ({:.2} without the vanilla host), loss {}% ({}%)",
-                    m.mean(g, W16, Metrics::goodput_aimd),
-                    m.mean(g, REFERENCE, Metrics::goodput_aimd),
-                    pct(m.mean(g, W16, Metrics::loss_aimd)),
-                    pct(m.mean(g, REFERENCE, Metrics::loss_aimd)),
-                )
-            }),
-            Verdict::Info,
-            text.fill(
-                "note aimd_fair",
-                &[
-                    ("fair", format!("{:.0}", fair_goodput() / 1e3)),
-                    (
-                        "dt",
-                        format!("{:.2}", m.mean(DT, W16, Metrics::goodput_aimd)),
-                    ),
-                    ("dt_loss", pct(m.mean(DT, W16, Metrics::loss_aimd))),
-                    ("dt_ref", pct(m.mean(DT, REFERENCE, Metrics::loss_aimd))),
-                    (
-                        "red",
-                        format!("{:.2}", m.mean(2, W16, Metrics::goodput_aimd)),
-                    ),
-                ],
-            )?,
-        )
+        judge_protection(m, text, j)?;
+        judge_dropped(m, text, j)?;
+        judge_flood(m, text, j)?;
+        judge_aimd_fair(m, text, j)
     }
 
     fn render(&self, p: Params, m: &Measured, text: &Text, out: &Path) -> Result<Rendered> {
@@ -621,6 +457,200 @@ impl Experiment for SelfProtection {
             )?,
         })
     }
+}
+
+/// Whether each gateway protects the NewReno hosts from the host that does not back off,
+/// at the window of seed 003 (`dt_share`, and `protect_*` for the others): drop-tail does
+/// not when that host takes more than [`PROTECT_MAX`] fair shares of the line, another
+/// gateway does when it holds the host to at most that.
+fn judge_protection(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
+    let describe = |g: usize| -> String {
+        format!(
+            "{:.2} fair shares of the line ({:.2} of goodput); NewReno hosts {:.2} each",
+            m.mean(g, W16, Metrics::share0),
+            m.mean(g, W16, Metrics::goodput0),
+            m.mean(g, W16, Metrics::goodput_aimd),
+        )
+    };
+    // Every per-gateway note ends with the same numbers.
+    let note = |key: &str, g: usize| -> Result<String> {
+        Ok(format!(
+            "{} {}",
+            text.get(key)?,
+            text.fill(
+                "note numbers",
+                &[
+                    ("gateway", GATEWAYS[g].label().to_string()),
+                    (
+                        "goodput0",
+                        format!("{:.2}", m.mean(g, W16, Metrics::goodput0))
+                    ),
+                    (
+                        "aimd_ref",
+                        format!("{:.2}", m.mean(g, REFERENCE, Metrics::goodput_aimd)),
+                    ),
+                    ("loss0", pct(m.mean(g, W16, Metrics::loss0))),
+                    ("loss_aimd", pct(m.mean(g, W16, Metrics::loss_aimd))),
+                    (
+                        "part0",
+                        format!("{:.0}", m.mean(g, W16, Metrics::drop_part0) * 100.0),
+                    ),
+                    ("util", format!("{:.0}", m.mean(g, W16, |x| x.util) * 100.0)),
+                    (
+                        "overflow",
+                        format!("{:.0}", m.mean(g, W16, |x| x.overflow) * 100.0),
+                    ),
+                    (
+                        "rtos0",
+                        format!("{:.1}", m.mean(g, W16, |x| x.rtos0 as f64)),
+                    ),
+                ],
+            )?
+        ))
+    };
+    // Drop-tail: the baseline the seed wants to improve on. It does not protect when the
+    // host that does not back off takes more than PROTECT_MAX fair shares.
+    let dt = m.mean(DT, W16, Metrics::share0);
+    let unprotected = dt > PROTECT_MAX;
+    j.claim(
+        "dt_share",
+        Ours::num(dt, describe(DT)),
+        Verdict::pass_or_disagree(unprotected),
+        note(
+            if unprotected {
+                "note dt_share"
+            } else {
+                "note dt_share_protected"
+            },
+            DT,
+        )?,
+    )?;
+    // Each of the other gateways protects when it holds the host to at most
+    // PROTECT_MAX fair shares of the line.
+    for (g, id) in JUDGED {
+        let s = m.mean(g, W16, Metrics::share0);
+        let protects = s <= PROTECT_MAX;
+        j.claim(
+            id,
+            Ours::num(s, describe(g)),
+            Verdict::pass_or_disagree(protects),
+            note(
+                &format!("note {id}{}", if protects { "" } else { "_not" }),
+                g,
+            )?,
+        )?;
+    }
+    Ok(())
+}
+
+/// Who loses the packets (`dropped`): the mis-behaving host's loss rate and its part of
+/// the drops, per gateway.
+fn judge_dropped(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
+    j.claim(
+        "dropped",
+        per_gateway(|g| {
+            format!(
+                "{}% of its packets, {}% of the drops",
+                pct(m.mean(g, W16, Metrics::loss0)),
+                format_args!("{:.0}", m.mean(g, W16, Metrics::drop_part0) * 100.0)
+            )
+        }),
+        Verdict::Info,
+        text.fill(
+            "note dropped",
+            &[
+                ("loss_dt", pct(m.mean(DT, W16, Metrics::loss_aimd))),
+                ("loss_drr", pct(m.mean(3, W16, Metrics::loss_aimd))),
+            ],
+        )?,
+    )
+}
+
+/// Fair queueing against a source without flow control at twice the line's rate
+/// (`flood`): the NewReno hosts behind DRR and behind FQ-CoDel must each get at least 0.8
+/// fair shares of goodput.
+fn judge_flood(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
+    // Fair queueing against a source that does not respond at all: the lower of DRR's and
+    // FQ-CoDel's NewReno goodput.
+    let fq = m
+        .mean(3, FLOOD, Metrics::goodput_aimd)
+        .min(m.mean(4, FLOOD, Metrics::goodput_aimd));
+    let fq_ok = fq >= 0.8;
+    j.claim(
+        "flood",
+        Ours::num(
+            fq,
+            per_gateway(|g| {
+                format!(
+                    "{:.2} (the flood {:.2})",
+                    m.mean(g, FLOOD, Metrics::goodput_aimd),
+                    m.mean(g, FLOOD, Metrics::share0)
+                )
+            }),
+        ),
+        Verdict::of(fq_ok),
+        text.fill(
+            "note flood",
+            &[
+                (
+                    "dt",
+                    format!("{:.2}", m.mean(DT, FLOOD, Metrics::goodput_aimd)),
+                ),
+                (
+                    "rd",
+                    format!("{:.2}", m.mean(1, FLOOD, Metrics::goodput_aimd)),
+                ),
+                (
+                    "red",
+                    format!("{:.2}", m.mean(2, FLOOD, Metrics::goodput_aimd)),
+                ),
+                ("drr", format!("{:.2}", m.mean(3, FLOOD, Metrics::share0))),
+                ("fqc", format!("{:.2}", m.mean(4, FLOOD, Metrics::share0))),
+            ],
+        )?,
+    )
+}
+
+/// The NewReno hosts' goodput and loss beside the mis-behaving host, and without it
+/// (`aimd_fair`), per gateway.
+fn judge_aimd_fair(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
+    j.claim(
+        "aimd_fair",
+        per_gateway(|g| {
+            format!(
+                "{:.2} ({:.2} without the vanilla host), loss {}% ({}%)",
+                m.mean(g, W16, Metrics::goodput_aimd),
+                m.mean(g, REFERENCE, Metrics::goodput_aimd),
+                pct(m.mean(g, W16, Metrics::loss_aimd)),
+                pct(m.mean(g, REFERENCE, Metrics::loss_aimd)),
+            )
+        }),
+        Verdict::Info,
+        text.fill(
+            "note aimd_fair",
+            &[
+                ("fair", format!("{:.0}", fair_goodput() / 1e3)),
+                (
+                    "dt",
+                    format!("{:.2}", m.mean(DT, W16, Metrics::goodput_aimd)),
+                ),
+                ("dt_loss", pct(m.mean(DT, W16, Metrics::loss_aimd))),
+                ("dt_ref", pct(m.mean(DT, REFERENCE, Metrics::loss_aimd))),
+                (
+                    "red",
+                    format!("{:.2}", m.mean(2, W16, Metrics::goodput_aimd)),
+                ),
+            ],
+        )?,
+    )
+}
+
+/// `f` of each gateway after its name, joined with "; ".
+fn per_gateway(f: impl Fn(usize) -> String) -> String {
+    (0..GATEWAYS.len())
+        .map(|g| format!("{} {}", GATEWAYS[g].label(), f(g)))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 #[derive(Clone, Copy)]

@@ -408,154 +408,11 @@ impl Experiment for EcnShortTransfers {
     fn judge(&self, _p: Params, m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
         let s = &m.sum;
         for (name, d, e, id) in PAIRS {
-            let (drop, ecn) = (&s[d], &s[e]);
-            let values = [
-                ("aqm", name.to_string()),
-                ("timeouts_drop", pct(drop.with_timeout)),
-                ("timeouts_ecn", pct(ecn.with_timeout)),
-                ("control_ecn", pct(ecn.control_timeout)),
-                ("drops_drop", format!("{:.0}", drop.drops)),
-                ("drops_ecn", format!("{:.0}", ecn.drops)),
-            ];
-            // Fewer retransmissions per short transfer with ECN.
-            let fewer = ecn.retx_per_transfer < drop.retx_per_transfer;
-            j.claim(
-                &format!("{id}_retx"),
-                Ours::num(
-                    ecn.retx_per_transfer,
-                    format!(
-                        "{:.2} with ECN, {:.2} with drops",
-                        ecn.retx_per_transfer, drop.retx_per_transfer
-                    ),
-                ),
-                Verdict::pass_or_disagree(fewer),
-                text.fill(if fewer { "note retx" } else { "note retx_not" }, &values)?,
-            )?;
-            // Shorter completion: both the mean and the 90th percentile.
-            let shorter = ecn.completion_mean < drop.completion_mean
-                && ecn.completion_p90 < drop.completion_p90;
-            j.claim(
-                &format!("{id}_completion"),
-                Ours::num(
-                    ecn.completion_mean,
-                    format!(
-                        "mean {:.3} s (drops {:.3} s), p90 {:.3} s ({:.3} s)",
-                        ecn.completion_mean,
-                        drop.completion_mean,
-                        ecn.completion_p90,
-                        drop.completion_p90
-                    ),
-                ),
-                Verdict::pass_or_disagree(shorter),
-                text.fill(
-                    if shorter {
-                        "note completion"
-                    } else {
-                        "note completion_not"
-                    },
-                    &[
-                        ("aqm", name.to_string()),
-                        ("sd_ecn", format!("{:.3}", sd(&ecn.completion_by_seed))),
-                        ("sd_drop", format!("{:.3}", sd(&drop.completion_by_seed))),
-                        ("incomplete_ecn", ecn.incomplete.to_string()),
-                        ("incomplete_drop", drop.incomplete.to_string()),
-                        ("n", ecn.transfers.to_string()),
-                    ],
-                )?,
-            )?;
+            judge_pair(name, &s[d], &s[e], id, text, j)?;
         }
-        // Floyd's finding: the short transfers avoid the retransmission timeouts, at both AQMs.
-        let avoided = PAIRS
-            .iter()
-            .all(|&(_, d, e, _)| s[e].with_timeout < s[d].with_timeout);
-        j.claim(
-            "rto_avoided",
-            PAIRS
-                .iter()
-                .map(|&(name, d, e, _)| {
-                    format!(
-                        "{name}: {}% with ECN ({}% a lost SYN or FIN), {}% with drops",
-                        pct(s[e].with_timeout),
-                        pct(s[e].control_timeout),
-                        pct(s[d].with_timeout)
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join("; "),
-            Verdict::pass_or_disagree(avoided),
-            text.fill(
-                if avoided {
-                    "note rto_avoided"
-                } else {
-                    "note rto_avoided_not"
-                },
-                &[("dt", pct(s[DT].with_timeout))],
-            )?,
-        )?;
-        j.claim(
-            "system_cost",
-            PAIRS
-                .iter()
-                .map(|&(name, d, e, _)| {
-                    format!(
-                        "{name}: {:.1}% and {:.2} Mb/s with drops, {:.1}% and {:.2} Mb/s with ECN",
-                        s[d].util * 100.0,
-                        s[d].bulk_bps / 1e6,
-                        s[e].util * 100.0,
-                        s[e].bulk_bps / 1e6
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join("; "),
-            Verdict::Info,
-            text.fill(
-                "note system_cost",
-                &[
-                    (
-                        "red_mean",
-                        more(s[RED_DROP].completion_mean, s[RED_ECN].completion_mean),
-                    ),
-                    (
-                        "red_p90",
-                        more(s[RED_DROP].completion_p90, s[RED_ECN].completion_p90),
-                    ),
-                    (
-                        "codel_mean",
-                        more(s[CODEL_DROP].completion_mean, s[CODEL_ECN].completion_mean),
-                    ),
-                    (
-                        "codel_p90",
-                        more(s[CODEL_DROP].completion_p90, s[CODEL_ECN].completion_p90),
-                    ),
-                ],
-            )?,
-        )?;
-        j.claim(
-            "queue_delay",
-            [RED_DROP, RED_ECN, CODEL_DROP, CODEL_ECN, DT]
-                .iter()
-                .map(|&c| {
-                    format!(
-                        "{} {:.1} ms (p99 {:.1})",
-                        CONFIGS[c].label, s[c].delay_mean_ms, s[c].delay_p99_ms
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join("; "),
-            Verdict::Info,
-            text.fill(
-                "note queue_delay",
-                &[
-                    ("util_red", format!("{:.0}", s[RED_ECN].util * 100.0)),
-                    ("util_red_drop", format!("{:.0}", s[RED_DROP].util * 100.0)),
-                    ("util_codel", format!("{:.0}", s[CODEL_ECN].util * 100.0)),
-                    (
-                        "util_codel_drop",
-                        format!("{:.0}", s[CODEL_DROP].util * 100.0),
-                    ),
-                ],
-            )?,
-        )
+        judge_rto_avoided(s, text, j)?;
+        judge_system_cost(s, text, j)?;
+        judge_queue_delay(s, text, j)
     }
 
     fn render(&self, p: Params, m: &Measured, text: &Text, out: &Path) -> Result<Rendered> {
@@ -606,6 +463,176 @@ impl Experiment for EcnShortTransfers {
             )?,
         })
     }
+}
+
+/// The claims of one AQM (`<id>_retx`, `<id>_completion`, the AQM named `name` in the
+/// notes): with ECN (`ecn`) the short transfers retransmit less and complete sooner, in
+/// mean and 90th percentile, than with drops (`drop`).
+fn judge_pair(
+    name: &str,
+    drop: &Summary,
+    ecn: &Summary,
+    id: &str,
+    text: &Text,
+    j: &mut Judge,
+) -> Result<()> {
+    let values = [
+        ("aqm", name.to_string()),
+        ("timeouts_drop", pct(drop.with_timeout)),
+        ("timeouts_ecn", pct(ecn.with_timeout)),
+        ("control_ecn", pct(ecn.control_timeout)),
+        ("drops_drop", format!("{:.0}", drop.drops)),
+        ("drops_ecn", format!("{:.0}", ecn.drops)),
+    ];
+    // Fewer retransmissions per short transfer with ECN.
+    let fewer = ecn.retx_per_transfer < drop.retx_per_transfer;
+    j.claim(
+        &format!("{id}_retx"),
+        Ours::num(
+            ecn.retx_per_transfer,
+            format!(
+                "{:.2} with ECN, {:.2} with drops",
+                ecn.retx_per_transfer, drop.retx_per_transfer
+            ),
+        ),
+        Verdict::pass_or_disagree(fewer),
+        text.fill(if fewer { "note retx" } else { "note retx_not" }, &values)?,
+    )?;
+    // Shorter completion: both the mean and the 90th percentile.
+    let shorter =
+        ecn.completion_mean < drop.completion_mean && ecn.completion_p90 < drop.completion_p90;
+    j.claim(
+        &format!("{id}_completion"),
+        Ours::num(
+            ecn.completion_mean,
+            format!(
+                "mean {:.3} s (drops {:.3} s), p90 {:.3} s ({:.3} s)",
+                ecn.completion_mean, drop.completion_mean, ecn.completion_p90, drop.completion_p90
+            ),
+        ),
+        Verdict::pass_or_disagree(shorter),
+        text.fill(
+            if shorter {
+                "note completion"
+            } else {
+                "note completion_not"
+            },
+            &[
+                ("aqm", name.to_string()),
+                ("sd_ecn", format!("{:.3}", sd(&ecn.completion_by_seed))),
+                ("sd_drop", format!("{:.3}", sd(&drop.completion_by_seed))),
+                ("incomplete_ecn", ecn.incomplete.to_string()),
+                ("incomplete_drop", drop.incomplete.to_string()),
+                ("n", ecn.transfers.to_string()),
+            ],
+        )?,
+    )
+}
+
+/// Floyd's finding (`rto_avoided`): with ECN, fewer short transfers wait for a
+/// retransmission timeout than with drops, at both AQMs.
+fn judge_rto_avoided(s: &[Summary], text: &Text, j: &mut Judge) -> Result<()> {
+    // Floyd's finding: the short transfers avoid the retransmission timeouts, at both AQMs.
+    let avoided = PAIRS
+        .iter()
+        .all(|&(_, d, e, _)| s[e].with_timeout < s[d].with_timeout);
+    j.claim(
+        "rto_avoided",
+        PAIRS
+            .iter()
+            .map(|&(name, d, e, _)| {
+                format!(
+                    "{name}: {}% with ECN ({}% a lost SYN or FIN), {}% with drops",
+                    pct(s[e].with_timeout),
+                    pct(s[e].control_timeout),
+                    pct(s[d].with_timeout)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+        Verdict::pass_or_disagree(avoided),
+        text.fill(
+            if avoided {
+                "note rto_avoided"
+            } else {
+                "note rto_avoided_not"
+            },
+            &[("dt", pct(s[DT].with_timeout))],
+        )?,
+    )
+}
+
+/// What ECN costs the system (`system_cost`): utilization and the bulk flows' throughput
+/// with drops and with ECN, at both AQMs.
+fn judge_system_cost(s: &[Summary], text: &Text, j: &mut Judge) -> Result<()> {
+    j.claim(
+        "system_cost",
+        PAIRS
+            .iter()
+            .map(|&(name, d, e, _)| {
+                format!(
+                    "{name}: {:.1}% and {:.2} Mb/s with drops, {:.1}% and {:.2} Mb/s with ECN",
+                    s[d].util * 100.0,
+                    s[d].bulk_bps / 1e6,
+                    s[e].util * 100.0,
+                    s[e].bulk_bps / 1e6
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+        Verdict::Info,
+        text.fill(
+            "note system_cost",
+            &[
+                (
+                    "red_mean",
+                    more(s[RED_DROP].completion_mean, s[RED_ECN].completion_mean),
+                ),
+                (
+                    "red_p90",
+                    more(s[RED_DROP].completion_p90, s[RED_ECN].completion_p90),
+                ),
+                (
+                    "codel_mean",
+                    more(s[CODEL_DROP].completion_mean, s[CODEL_ECN].completion_mean),
+                ),
+                (
+                    "codel_p90",
+                    more(s[CODEL_DROP].completion_p90, s[CODEL_ECN].completion_p90),
+                ),
+            ],
+        )?,
+    )
+}
+
+/// The queueing delay of each gateway, with and without ECN (`queue_delay`).
+fn judge_queue_delay(s: &[Summary], text: &Text, j: &mut Judge) -> Result<()> {
+    j.claim(
+        "queue_delay",
+        [RED_DROP, RED_ECN, CODEL_DROP, CODEL_ECN, DT]
+            .iter()
+            .map(|&c| {
+                format!(
+                    "{} {:.1} ms (p99 {:.1})",
+                    CONFIGS[c].label, s[c].delay_mean_ms, s[c].delay_p99_ms
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+        Verdict::Info,
+        text.fill(
+            "note queue_delay",
+            &[
+                ("util_red", format!("{:.0}", s[RED_ECN].util * 100.0)),
+                ("util_red_drop", format!("{:.0}", s[RED_DROP].util * 100.0)),
+                ("util_codel", format!("{:.0}", s[CODEL_ECN].util * 100.0)),
+                (
+                    "util_codel_drop",
+                    format!("{:.0}", s[CODEL_DROP].util * 100.0),
+                ),
+            ],
+        )?,
+    )
 }
 
 fn pct(v: f64) -> String {
