@@ -68,7 +68,11 @@ impl ClaimSpec {
 /// number, that number (in the claim's `unit`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ours {
+    /// What the report's "ackclock" column shows: the number with its context (the
+    /// spread over the RNG seeds, the case compared with).
     pub text: String,
+    /// The number itself, in the claim's `unit`, when the claim is about one number: the
+    /// judge holds it to the claim's band, and `claims.json` carries it.
     pub value: Option<f64>,
 }
 
@@ -143,6 +147,8 @@ enum Slot {
 }
 
 impl<'a> Judge<'a> {
+    /// A judge of `specs` (the experiment's parsed `claims.toml`) for `experiment` (named
+    /// in each result and in errors), every claim still open.
     pub fn new(experiment: &'static str, specs: &'a [ClaimSpec]) -> Self {
         Judge {
             experiment,

@@ -11,6 +11,7 @@ use anyhow::{anyhow, Result};
 /// A kind of gateway queue and the parameters the experiments give it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Queue {
+    /// Drop-tail: a packet that arrives at a full buffer is dropped.
     DropTail,
     /// Drops a packet chosen at random from the queue when it is full (seed 003's "random
     /// drop").
@@ -18,6 +19,7 @@ pub enum Queue {
     /// RED (Floyd and Jacobson 1993) with min_th 5 and max_th 15 packets (Floyd's max_th =
     /// 3 min_th), w_q 0.002, and this max_p.
     Red {
+        /// The drop (or mark) probability at max_th, where RED's probability ramp ends.
         max_p: f64,
     },
     /// Deficit round robin (Shreedhar and Varghese 1995).

@@ -138,12 +138,17 @@ pub enum Mark {
 pub struct Series {
     /// The legend's text; empty: not in the legend (a second piece of a series already named).
     pub label: String,
+    /// Its colour: usually [`palette`] of its place in the figure.
     pub color: RGBColor,
+    /// How its points are drawn.
     pub mark: Mark,
+    /// (x, y) in the axes' units; in x order for the marks drawn as lines, in pairs for
+    /// [`Mark::Bars`]. Points that are not finite are left out.
     pub points: Vec<(f64, f64)>,
 }
 
 impl Series {
+    /// A series of `points` drawn as `mark` in `color`, named `label` in the legend.
     pub fn new(
         label: impl Into<String>,
         color: RGBColor,
@@ -164,6 +169,7 @@ impl Series {
 pub struct Panel {
     /// Written in the panel's top left corner when the figure has several panels.
     pub name: String,
+    /// The series drawn in it, in order (a later one over an earlier one).
     pub series: Vec<Series>,
 }
 
@@ -171,8 +177,11 @@ pub struct Panel {
 /// legend under them naming every series drawn.
 #[derive(Clone, Debug, Default)]
 pub struct Chart {
+    /// Drawn in one line above the panels, in a smaller font when it is too wide.
     pub title: String,
+    /// The x axis's description (quantity and unit), under the last panel.
     pub x_desc: String,
+    /// The y axis's description (quantity and unit), beside each panel.
     pub y_desc: String,
     /// A logarithmic x axis (points at x <= 0 are left out).
     pub log_x: bool,
@@ -180,6 +189,7 @@ pub struct Chart {
     pub x_range: Option<(f64, f64)>,
     /// The top of the y axis; `None`: 1.1 times the largest y of the data.
     pub y_max: Option<f64>,
+    /// The panels, top to bottom.
     pub panels: Vec<Panel>,
 }
 
@@ -534,20 +544,7 @@ impl Chart {
         let px = |v: f64| (v * s).round() as i32;
         root.fill(&WHITE)?;
         let (w, _) = self.size();
-        // The title in one line: a smaller font if it is too wide at the usual size.
-        let mut title_px = TITLE_PX;
-        while title_px > 12.0
-            && f64::from(root.estimate_text_size(&self.title, &font(title_px * s))?.0)
-                > (f64::from(w) - 24.0) * s
-        {
-            title_px -= 0.5;
-        }
-        let title_style = font(title_px * s).pos(Pos::new(HPos::Center, VPos::Center));
-        root.draw(&Text::new(
-            self.title.clone(),
-            (px(f64::from(w) / 2.0), px(TITLE_H / 2.0 + 2.0)),
-            title_style,
-        ))?;
+        self.draw_title(root, s)?;
 
         let (x0, x1) = self.x_extent();
         let (y0, y1) = self.y_extent();
@@ -644,9 +641,48 @@ impl Chart {
             }
         }
 
-        // The legend, under the x axis.
+        self.draw_legend(root, f64::from(bottom) / s, s)
+    }
+
+    /// The title, in one line centred above the panels: a smaller font if it is too wide
+    /// at the usual size.
+    fn draw_title<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, s: f64) -> Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        let px = |v: f64| (v * s).round() as i32;
+        let (w, _) = self.size();
+        let mut title_px = TITLE_PX;
+        while title_px > 12.0
+            && f64::from(root.estimate_text_size(&self.title, &font(title_px * s))?.0)
+                > (f64::from(w) - 24.0) * s
+        {
+            title_px -= 0.5;
+        }
+        let title_style = font(title_px * s).pos(Pos::new(HPos::Center, VPos::Center));
+        root.draw(&Text::new(
+            self.title.clone(),
+            (px(f64::from(w) / 2.0), px(TITLE_H / 2.0 + 2.0)),
+            title_style,
+        ))?;
+        Ok(())
+    }
+
+    /// The legend, 8 px under `bottom` (the lower edge of the x axis's labels, in SVG
+    /// pixels): a sample of each entry's mark and its label, in the rows of
+    /// [`legend_layout`](Self::legend_layout).
+    fn draw_legend<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        bottom: f64,
+        s: f64,
+    ) -> Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        let px = |v: f64| (v * s).round() as i32;
         let (layout, _) = self.legend_layout();
-        let y_leg = f64::from(bottom) / s + 8.0;
+        let y_leg = bottom + 8.0;
         for (e, (row, x)) in self.entries().into_iter().zip(layout) {
             let cy = px(y_leg + row as f64 * LEGEND_ROW_H + LEGEND_ROW_H / 2.0);
             let x = px(x);

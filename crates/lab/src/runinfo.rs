@@ -31,9 +31,11 @@ pub struct RunInfo {
     pub command_line: Vec<String>,
     /// `quick` or `full`.
     pub mode: String,
+    /// The RNG seeds of the simulator runs: per configuration, in all and per experiment.
     pub rng_seeds: RngSeeds,
     /// The experiments run, in report order.
     pub experiments: Vec<String>,
+    /// The machine the run was made on.
     pub machine: Machine,
     /// When the run started, UTC, RFC 3339 (`2025-01-31T12:00:00Z`).
     pub started_utc: String,

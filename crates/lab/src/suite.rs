@@ -18,7 +18,10 @@ use std::time::{Duration, Instant, SystemTime};
 /// The outcome of checking one claim.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Verdict {
+    /// Our number is within the claim's tolerance (inside its band, where it has one).
     Pass,
+    /// Our number is outside the tolerance: a failure of ackclock, its reason in the note.
+    /// `ackclock repro --check` fails when any claim has it.
     Fail,
     /// Reported without a pass/fail judgement (a measurement the seed message gives no number for).
     Info,
@@ -30,6 +33,8 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// The verdict in the tables and the summary: `pass`, `FAIL`, `disagree`, `report` or
+    /// `skip`.
     pub fn word(self) -> &'static str {
         match self {
             Verdict::Pass => "pass",
@@ -57,6 +62,7 @@ impl Verdict {
             Verdict::Skip => "skip",
         }
     }
+    /// Pass when `ok`, else fail.
     pub fn of(ok: bool) -> Verdict {
         if ok {
             Verdict::Pass
@@ -77,12 +83,15 @@ impl Verdict {
 /// One row of the claims table.
 #[derive(Clone, Debug)]
 pub struct ClaimResult {
+    /// The experiment's name ([`Experiment::name`]).
     pub experiment: String,
+    /// The claim as its `claims.toml` states it.
     pub spec: ClaimSpec,
     /// Our number, formatted (with whatever context the experiment adds).
     pub ours: String,
     /// Our number as a number, in the claim's unit, when the claim has one number.
     pub value: Option<f64>,
+    /// How our number stands against the claim.
     pub verdict: Verdict,
     /// Why it failed, or what to read into it.
     pub note: String,
@@ -91,8 +100,11 @@ pub struct ClaimResult {
 /// A table in an experiment's section.
 #[derive(Clone, Debug, Default)]
 pub struct Table {
+    /// Shown above the table: what its rows are and how they were measured.
     pub caption: String,
+    /// The column headings.
     pub header: Vec<String>,
+    /// The rows, each a list of cells in the header's order.
     pub rows: Vec<Vec<String>>,
 }
 
@@ -108,8 +120,11 @@ impl Table {
 /// what to look at.
 #[derive(Clone, Debug, Default)]
 pub struct Figure {
+    /// The SVG file; the PNG is beside it with the same stem.
     pub file: PathBuf,
+    /// The title drawn at the top of the figure.
     pub title: String,
+    /// Shown under the figure in the report: what to look at (from `text.md`).
     pub caption: String,
 }
 
@@ -145,7 +160,10 @@ impl Figure {
 /// What an experiment contributes to the report.
 #[derive(Clone, Debug, Default)]
 pub struct Section {
+    /// The experiment's name ([`Experiment::name`]): the report's anchor and the name of
+    /// its output directory.
     pub name: String,
+    /// The heading (`title` in `text.md`), starting with the experiment's number.
     pub title: String,
     /// What the seed message says, quoted briefly.
     pub quote: String,
@@ -153,9 +171,11 @@ pub struct Section {
     pub quote_source: String,
     /// The setup, in a paragraph.
     pub setup: String,
+    /// The experiment's claims as judged, in the order of its `claims.toml`.
     pub claims: Vec<ClaimResult>,
     /// The RNG seeds of the experiment's simulator runs, sorted, each once.
     pub rng_seeds: Vec<u64>,
+    /// The tables of results (none when the run judges the claims only).
     pub tables: Vec<Table>,
     /// The figures, in order.
     pub plots: Vec<Figure>,
@@ -210,7 +230,9 @@ pub struct Params {
 /// (the same seeds for every configuration, so they are compared on the same draws).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PerSeed {
+    /// How many configurations.
     pub configs: usize,
+    /// Runs per configuration, each with its own RNG seed.
     pub seeds: u64,
 }
 
@@ -279,10 +301,13 @@ pub(crate) use files;
 /// from `text.md` as they are).
 #[derive(Clone, Debug, Default)]
 pub struct Rendered {
+    /// The setup paragraph, `setup` of `text.md` filled with the run's parameters.
     pub setup: String,
+    /// The tables of results.
     pub tables: Vec<Table>,
     /// The figures, their SVG files written into the experiment's output directory.
     pub plots: Vec<Figure>,
+    /// The discussion, `discussion` of `text.md` filled with the run's numbers.
     pub discussion: String,
 }
 
@@ -305,22 +330,36 @@ pub trait Experiment: Sync {
 
     /// The name `--only` takes and the report's anchor.
     fn name(&self) -> &'static str;
+    /// Its embedded files (`files!("eNN_name")`: scenario, claims and prose).
     fn files(&self) -> Files;
     /// Whether the runs record queue-length samples (only plots of queues need them).
     fn records_queues(&self) -> bool {
         false
     }
+    /// Phase 1: every scenario to run, varied from `base` (the experiment's
+    /// `scenario.toml`), in an order that [`reduce`](Self::reduce) reads back from the
+    /// index (often a [`PerSeed`] plan).
     fn plan(&self, p: Params, base: &Scenario) -> Result<Vec<Scenario>>;
+    /// Phase 2, for each run as it ends (on a worker thread): what the experiment keeps of
+    /// the plan's run `index`.
     fn reduce(&self, p: Params, index: usize, run: RunResult) -> Result<Self::Run>;
+    /// Phase 2, at the end: the reduced runs, in the plan's order, combined into the
+    /// measurements.
     fn measure(&self, p: Params, runs: Vec<Self::Run>) -> Result<Self::Measured>;
+    /// Phase 3: each claim of `claims.toml` judged once on `j` (or skipped), its notes from
+    /// `text`.
     fn judge(&self, p: Params, m: &Self::Measured, text: &Text, j: &mut Judge) -> Result<()>;
+    /// Phase 4: the section's setup, tables, figures (their files written under `out`) and
+    /// discussion.
     fn render(&self, p: Params, m: &Self::Measured, text: &Text, out: &Path) -> Result<Rendered>;
 }
 
 /// What the suite runner needs of any experiment (object safe; implemented for every
 /// [`Experiment`]).
 pub trait Runnable: Sync {
+    /// The name `--only` takes ([`Experiment::name`]).
     fn name(&self) -> &'static str;
+    /// The title of its section (`title` in its `text.md`), starting with its number.
     fn title(&self) -> Result<String>;
     /// The base scenario's text.
     fn scenario_text(&self) -> &'static str;
@@ -414,6 +453,7 @@ impl Options {
 
 /// What a run of the suite produced (the files are written already).
 pub struct Outcome {
+    /// One section per experiment run, in report order.
     pub sections: Vec<Section>,
     /// The self-contained HTML report.
     pub index: PathBuf,
@@ -421,7 +461,9 @@ pub struct Outcome {
     pub claims_json: PathBuf,
     /// What the run was (version, commit, command line, RNG seeds, machine, date).
     pub run_json: PathBuf,
+    /// The facts of the run, as `run.json` has them.
     pub run: RunInfo,
+    /// Wall-clock time of the experiments (the report's files are written after).
     pub took: Duration,
 }
 
@@ -494,12 +536,23 @@ pub fn planned_runs(opts: &Options) -> Result<u64> {
 /// What [`run_with`] tells while it runs (from the worker threads).
 #[derive(Clone, Copy, Debug)]
 pub enum Progress<'a> {
-    /// A simulator run ended; `done` runs have ended so far.
-    RunEnded { done: u64 },
+    /// A simulator run ended.
+    RunEnded {
+        /// Runs ended so far, this one included.
+        done: u64,
+    },
     /// An experiment started.
-    Started { experiment: &'a str },
-    /// An experiment ended (its runs, judging and rendering) after `took`.
-    Finished { experiment: &'a str, took: Duration },
+    Started {
+        /// Its name.
+        experiment: &'a str,
+    },
+    /// An experiment ended (its runs, judging and rendering).
+    Finished {
+        /// Its name.
+        experiment: &'a str,
+        /// How long it took, wall-clock.
+        took: Duration,
+    },
 }
 
 /// Runs the chosen experiments in parallel, writes the report (`index.html`), `claims.json`,
