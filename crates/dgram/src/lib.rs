@@ -24,7 +24,7 @@ pub mod stack;
 pub mod stream;
 pub mod virtual_wire;
 
-pub use stack::{DatagramSocket, SocketId, StackSocket, UdpConfig, UdpStack, UdpStats};
+pub use stack::{DatagramSocket, SocketId, StackSocket, UdpConfig, UdpSockets, UdpStack, UdpStats};
 pub use virtual_wire::VirtualWire;
 
 /// Why a datagram operation failed.
@@ -40,4 +40,7 @@ pub enum DgramError {
     TooLong(usize),
     #[error("the output queue is full")]
     QueueFull,
+    /// The operating system refused (a kernel socket): its errno.
+    #[error("{}", std::io::Error::from_raw_os_error(*.0))]
+    Os(i32),
 }

@@ -47,6 +47,21 @@ pub struct SocketId {
     generation: u32,
 }
 
+impl SocketId {
+    /// A handle for the `index`th socket of another [`UdpSockets`] (kernel sockets, say),
+    /// which has no slots to reuse.
+    pub fn from_index(index: u32) -> SocketId {
+        SocketId {
+            slot: index,
+            generation: 0,
+        }
+    }
+    /// The slot (or index) this handle names.
+    pub fn index(self) -> u32 {
+        self.slot
+    }
+}
+
 /// Counters of one UDP host (the `udpstat` of 4.3BSD, plus the queue limits').
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
@@ -337,18 +352,51 @@ pub trait DatagramSocket {
     fn recv_from(&mut self, buf: &mut [u8]) -> Option<(usize, SocketAddrV4, u8)>;
 }
 
-/// One socket of a [`UdpStack`], as a [`DatagramSocket`].
+/// A host's UDP sockets, whatever carries them: the sans-IO [`UdpStack`] of a simulated or
+/// TUN host, or Linux's kernel sockets (`ackclock-tun`'s `KernelUdp`). An application binds
+/// its socket through it and reads and sends through [`StackSocket`], so one application
+/// runs on any of them.
+pub trait UdpSockets {
+    /// Binds a socket to `port`, or to a free ephemeral port when `port` is 0.
+    fn open(&mut self, port: u16) -> Result<SocketId, DgramError>;
+    /// The socket's local address, while it is bound.
+    fn local_addr(&self, s: SocketId) -> Option<SocketAddrV4>;
+    /// Sends one datagram from `s`; `false` when it was refused (queue full, not bound).
+    fn send(&mut self, s: SocketId, dst: SocketAddrV4, payload: &[u8]) -> bool;
+    /// The next datagram received on `s`: its full length (the copy is truncated to
+    /// `buf`), its source and its IP ECN field.
+    fn recv(&mut self, s: SocketId, buf: &mut [u8]) -> Option<(usize, SocketAddrV4, u8)>;
+}
+
+impl UdpSockets for UdpStack {
+    fn open(&mut self, port: u16) -> Result<SocketId, DgramError> {
+        self.bind(port)
+    }
+    fn local_addr(&self, s: SocketId) -> Option<SocketAddrV4> {
+        self.local(s)
+    }
+    fn send(&mut self, s: SocketId, dst: SocketAddrV4, payload: &[u8]) -> bool {
+        self.send_to(s, dst, payload).is_ok()
+    }
+    fn recv(&mut self, s: SocketId, buf: &mut [u8]) -> Option<(usize, SocketAddrV4, u8)> {
+        self.recv_from(s, buf)
+    }
+}
+
+/// One socket of a host's [`UdpSockets`], as a [`DatagramSocket`].
 pub struct StackSocket<'a> {
-    pub stack: &'a mut UdpStack,
+    /// The host's sockets.
+    pub stack: &'a mut dyn UdpSockets,
+    /// This socket.
     pub id: SocketId,
 }
 
 impl DatagramSocket for StackSocket<'_> {
     fn send_to(&mut self, dst: SocketAddrV4, payload: &[u8]) -> bool {
-        self.stack.send_to(self.id, dst, payload).is_ok()
+        self.stack.send(self.id, dst, payload)
     }
     fn recv_from(&mut self, buf: &mut [u8]) -> Option<(usize, SocketAddrV4, u8)> {
-        self.stack.recv_from(self.id, buf)
+        self.stack.recv(self.id, buf)
     }
 }
 

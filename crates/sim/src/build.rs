@@ -1,9 +1,9 @@
 //! Turns a [`Scenario`] into a [`Network`] ready to run, and runs it.
 
-use crate::app::{Amount, BulkSender, EchoServer, RequestClient, RequestServer, Sink};
 use crate::net::{CpuModel, CrossKind, CrossSource, Network, NodeId};
 use crate::results::{FlowInfo, RunResult};
-use crate::scenario::{AppSpec, CpuSpec, CrossKindName, NodeKind, Scenario};
+use crate::scenario::{CpuSpec, CrossKindName, NodeKind, Scenario};
+use ackclock_apps::spec::FlowPlace;
 use ackclock_gateway::{QdiscConfig, DEFAULT_DROP_TAIL};
 use ackclock_tcp::{Endpoint, EndpointConfig};
 use ackclock_wire::pcap::PcapWriter;
@@ -162,92 +162,18 @@ pub fn build(s: &Scenario, out_dir: Option<&Path>) -> Result<Simulation, String>
         let dst = SocketAddrV4::new(net.nodes[to].addr, port);
         let start = Instant::ZERO + Duration::from_secs_f64(f.start_s);
         let ep_to = &mut net.nodes[to].host.as_mut().ok_or("flows end at hosts")?.ep;
-        let (sender, receiver): (Box<dyn crate::app::App>, Box<dyn crate::app::App>) = match &f.app
-        {
-            AppSpec::Bulk {
-                bytes,
-                duration_s,
-                chunk_bytes,
-            } => {
-                let amount = match (bytes, duration_s) {
-                    (Some(b), _) => Amount::Bytes(*b as u64),
-                    (None, Some(d)) => Amount::Until(start + Duration::from_secs_f64(*d)),
-                    (None, None) => Amount::Forever,
-                };
-                let sink = Sink::new(ep_to, port, f.receiver.clone())
-                    .map_err(|e| format!("flow {}: port {port}: {e}", f.name))?;
-                (
-                    Box::new(BulkSender::new(
-                        dst,
-                        f.sender.clone(),
-                        start,
-                        amount,
-                        chunk_bytes.unwrap_or(64 * 1024),
-                    )),
-                    Box::new(sink),
-                )
-            }
-            AppSpec::RequestResponse {
-                request_bytes,
-                response_bytes,
-                count,
-                think_ms,
-            } => {
-                let server = RequestServer::new(
-                    ep_to,
-                    port,
-                    f.receiver.clone(),
-                    *request_bytes as u64,
-                    *response_bytes as u64,
-                )
-                .map_err(|e| format!("flow {}: port {port}: {e}", f.name))?;
-                (
-                    Box::new(RequestClient::new(
-                        dst,
-                        f.sender.clone(),
-                        start,
-                        *request_bytes,
-                        *response_bytes as u64,
-                        *count,
-                        Duration::from_secs_f64(think_ms / 1000.0),
-                    )),
-                    Box::new(server),
-                )
-            }
-            AppSpec::Echo { bytes } => {
-                let server = EchoServer::new(ep_to, port, f.receiver.clone())
-                    .map_err(|e| format!("flow {}: port {port}: {e}", f.name))?;
-                (
-                    Box::new(RequestClient::new(
-                        dst,
-                        f.sender.clone(),
-                        start,
-                        *bytes as usize,
-                        *bytes as u64,
-                        1,
-                        Duration::ZERO,
-                    )),
-                    Box::new(server),
-                )
-            }
-            AppSpec::Rpc(r) | AppSpec::Dns(r) => {
-                let dns = matches!(f.app, AppSpec::Dns(_));
-                let seed = component_seed(s.seed, &format!("flow/{fi}"));
-                let (client, server) = rpc_apps(r, dns, dst, start, seed);
-                let kind = if dns { "dns" } else { "rpc" };
-                (
-                    Box::new(crate::dgram_app::RpcClientApp::new(client, kind)),
-                    Box::new(crate::dgram_app::RpcServerApp::new(server, port)),
-                )
-            }
-            AppSpec::DatagramStream(st) => (
-                Box::new(crate::dgram_app::StreamSenderApp::new(
-                    stream_sender(st, dst, start),
-                    start,
-                )),
-                Box::new(crate::dgram_app::StreamReceiverApp::new(port)),
-            ),
-        };
+        let apps = f
+            .app
+            .build(FlowPlace {
+                server_ep: ep_to,
+                dst,
+                start,
+                sender: f.sender.clone(),
+                receiver: f.receiver.clone(),
+                seed: component_seed(s.seed, &format!("flow/{fi}")),
+            })
+            .map_err(|e| format!("flow {}: port {port}: {e}", f.name))?;
+        let (sender, receiver) = (apps.client, apps.server);
         let recv_app = net.add_app(to, receiver);
         let send_app = net.add_app(from, sender);
         let trace = if s.output.trace {
@@ -265,13 +191,7 @@ pub fn build(s: &Scenario, out_dir: Option<&Path>) -> Result<Simulation, String>
             start,
             mss: f.sender.mss,
             preset: String::new(),
-            client_counts: matches!(
-                f.app,
-                AppSpec::RequestResponse { .. }
-                    | AppSpec::Echo { .. }
-                    | AppSpec::Rpc(_)
-                    | AppSpec::Dns(_)
-            ),
+            client_counts: apps.client_counts,
         });
     }
     for (ci, c) in s.cross.iter().enumerate() {
@@ -323,101 +243,6 @@ impl Simulation {
         self.net.run(until, on_progress);
         RunResult::collect(&mut self, wall.elapsed())
     }
-}
-
-/// An RPC or DNS-like flow's client and server, the kind's defaults filled in.
-fn rpc_apps(
-    r: &crate::scenario::RpcSpec,
-    dns: bool,
-    dst: SocketAddrV4,
-    start: Instant,
-    seed: u64,
-) -> (
-    ackclock_dgram::rpc::RpcClient,
-    ackclock_dgram::rpc::RpcServer,
-) {
-    use crate::scenario::{RateControlName, TimerName};
-    use ackclock_dgram::rpc::{self, Arrivals, RateControl, RpcClientConfig, Timer};
-    let mut c = if dns {
-        RpcClientConfig::dns(dst)
-    } else {
-        RpcClientConfig::nfs(dst)
-    };
-    c.start = start;
-    c.seed = seed;
-    if let Some(v) = r.request_bytes {
-        c.request_bytes = v as usize;
-    }
-    if let Some(v) = r.response_bytes {
-        c.response_bytes = v as usize;
-    }
-    if let Some(v) = r.outstanding {
-        c.outstanding = v as usize;
-    }
-    if let Some(per_sec) = r.requests_per_s {
-        c.arrivals = Arrivals::Poisson {
-            per_sec,
-            backlog: 1000,
-        };
-    }
-    c.requests = r.requests.map(|n| n as u64);
-    c.stop = r.duration_s.map(|d| start + Duration::from_secs_f64(d));
-    let fixed = |ms: Option<f64>, default: Duration| {
-        Timer::Fixed(ms.map_or(default, |ms| Duration::from_secs_f64(ms / 1000.0)))
-    };
-    c.timer = match (r.timer, c.timer) {
-        (Some(TimerName::Adaptive), _) => Timer::Adaptive(rpc::rpc_rtt_config()),
-        (Some(TimerName::Fixed), _) | (None, Timer::Fixed(_)) => {
-            let default = match c.timer {
-                Timer::Fixed(t) => t,
-                Timer::Adaptive(_) => Duration::from_millis(700),
-            };
-            fixed(r.timeout_ms, default)
-        }
-        (None, t) => t,
-    };
-    if let Some(v) = r.max_transmissions {
-        c.max_transmissions = v as u32;
-    }
-    c.rate = match r.rate_control {
-        None | Some(RateControlName::None) => RateControl::None,
-        Some(RateControlName::Aimd) => RateControl::Aimd,
-        Some(RateControlName::Tfrc) => RateControl::Tfrc,
-    };
-    let server = rpc::RpcServer::new(
-        Duration::from_secs_f64(r.service_ms.unwrap_or(0.0) / 1000.0),
-        r.server_queue.map_or(64, |q| q as usize),
-        ackclock_wire::udp::MAX_PAYLOAD,
-    );
-    (rpc::RpcClient::new(c), server)
-}
-
-/// A stream flow's sender.
-fn stream_sender(
-    st: &crate::scenario::StreamSpec,
-    dst: SocketAddrV4,
-    start: Instant,
-) -> ackclock_dgram::stream::StreamSender {
-    use crate::scenario::RateControlName;
-    use ackclock_dgram::rate::{AimdRate, Controller, TfrcRate};
-    use ackclock_dgram::stream::{StreamSender, StreamSenderConfig};
-    let packet_bytes = st.packet_bytes.unwrap_or(1000.0) as usize;
-    let ip_bytes = packet_bytes + ackclock_dgram::rpc::IP_UDP_HEADERS;
-    let ctl = match st.rate_control.unwrap_or(RateControlName::Tfrc) {
-        RateControlName::Tfrc => Controller::Tfrc(TfrcRate::new(ip_bytes)),
-        RateControlName::Aimd => Controller::Aimd(AimdRate::new(ip_bytes)),
-        RateControlName::None => Controller::Fixed(st.rate_bps.unwrap_or(1e6) / 8.0),
-    };
-    StreamSender::new(
-        StreamSenderConfig {
-            dst,
-            packet_bytes,
-            start,
-            stop: st.duration_s.map(|d| start + Duration::from_secs_f64(d)),
-            bytes: st.bytes.map(|b| b as u64),
-        },
-        ctl,
-    )
 }
 
 /// The default queue: drop-tail of 100 packets (re-exported for scenario docs).

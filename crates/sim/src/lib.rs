@@ -1,10 +1,8 @@
 //! `ackclock-sim`: the deterministic discrete-event network that runs the unchanged
 //! ackclock TCP (docs/ARCHITECTURE.md). Same scenario and seed, same bytes out.
 
-pub mod app;
 pub mod build;
 pub mod cost;
-pub mod dgram_app;
 pub mod fuzzing;
 pub mod limits;
 pub mod locate;

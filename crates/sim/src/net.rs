@@ -3,8 +3,8 @@
 //! and the event queue ordered by (time, insertion sequence), so the same scenario and seed
 //! always produce the same run.
 
-use crate::app::{App, AppCtx};
 use crate::packet::{PacketPool, SimPacket};
+use ackclock_apps::{App, Ctx};
 use ackclock_gateway::{DropReason, Impairments, Link, LinkConfig, Qdisc, Verdict};
 use ackclock_tcp::{Endpoint, TraceEvent};
 use ackclock_wire::pcap::PcapWriter;
@@ -738,11 +738,14 @@ impl Network {
             // progress may let an app write more.
             for _round in 0..4 {
                 for (i, app) in h.apps.iter_mut().enumerate() {
-                    let mut ctx = AppCtx::new(now, &mut h.ep, &mut h.udp, charged_writes);
+                    let mut ctx = Ctx::new(now, &mut h.ep, &mut h.udp);
+                    if charged_writes {
+                        ctx = ctx.with_charged_writes();
+                    }
                     if let Some(t) = app.poll(&mut ctx) {
                         app_wake = Some(app_wake.map_or(t, |w: Instant| w.min(t)));
                     }
-                    if let Some(bytes) = ctx.write_request {
+                    if let Some(bytes) = ctx.cpu.and_then(|c| c.requested) {
                         writes.push(CpuJob::AppWrite { app: i, bytes });
                     }
                 }
@@ -821,7 +824,7 @@ impl Network {
             Some(CpuJob::Tx(p)) => self.forward(node, p),
             Some(CpuJob::AppWrite { app, bytes }) => {
                 let now = self.now;
-                let mut ctx = AppCtx::new(now, &mut h.ep, &mut h.udp, true);
+                let mut ctx = Ctx::new(now, &mut h.ep, &mut h.udp).with_charged_writes();
                 h.apps[app].write_done(&mut ctx, bytes);
                 // TCP output for the copied data, then the application carries on.
                 self.host_run(node);

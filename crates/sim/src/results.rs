@@ -3,6 +3,7 @@
 
 use crate::build::Simulation;
 use crate::net::NodeId;
+pub use ackclock_apps::{DatagramSummary, RpcSummary, StreamSummary};
 use ackclock_tcp::{Stats, TraceEvent, TraceKind};
 use ackclock_wire::{Duration, Instant};
 use serde::Serialize;
@@ -58,82 +59,6 @@ pub struct FlowSummary {
     /// are zero for such flows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub datagram: Option<DatagramSummary>,
-}
-
-/// What a datagram flow did: its client's or sender's figures with its server's or
-/// receiver's.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct DatagramSummary {
-    /// "rpc", "dns" or "datagram_stream".
-    pub kind: String,
-    /// "none", "aimd" or "tfrc".
-    pub rate_control: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rpc: Option<RpcSummary>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub stream: Option<StreamSummary>,
-}
-
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct RpcSummary {
-    /// "fixed" or "adaptive".
-    pub timer: String,
-    pub issued: u64,
-    pub completed: u64,
-    /// Given up after the last transmission.
-    pub failed: u64,
-    /// Arrivals refused because the client's backlog was full (Poisson arrivals).
-    pub refused: u64,
-    pub transmissions: u64,
-    pub retransmissions: u64,
-    pub timeouts: u64,
-    /// Responses to requests already answered or given up: the storm's wasted work.
-    pub duplicate_responses: u64,
-    pub loss_events: u64,
-    pub latency_mean_ms: Option<f64>,
-    pub latency_p50_ms: Option<f64>,
-    pub latency_p99_ms: Option<f64>,
-    /// The adaptive estimator's smoothed RTT (0 without a sample or with the fixed timer).
-    pub srtt_ms: f64,
-    /// The rate controller's allowed rate at the end (IP bits/s).
-    pub final_rate_bps: Option<f64>,
-    pub server_requests: u64,
-    pub server_retransmitted_requests: u64,
-    pub server_queue_drops: u64,
-}
-
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct StreamSummary {
-    pub packets_sent: u64,
-    pub packets_received: u64,
-    pub packets_lost: u64,
-    pub loss_events: u64,
-    /// The receiver's loss event rate at the end (RFC 5348 §5).
-    pub loss_event_rate: f64,
-    pub feedbacks: u64,
-    pub no_feedback_timeouts: u64,
-    /// The allowed rate at the end and the mean sending rate, IP bits/s.
-    pub final_rate_bps: f64,
-    pub mean_rate_bps: Option<f64>,
-}
-
-impl DatagramSummary {
-    /// The client's (sender's) figures completed with the server's (receiver's).
-    fn merge(mut self, other: Option<DatagramSummary>) -> DatagramSummary {
-        let Some(o) = other else { return self };
-        if let (Some(a), Some(b)) = (self.rpc.as_mut(), o.rpc) {
-            a.server_requests = b.server_requests;
-            a.server_retransmitted_requests = b.server_retransmitted_requests;
-            a.server_queue_drops = b.server_queue_drops;
-        }
-        if let (Some(a), Some(b)) = (self.stream.as_mut(), o.stream) {
-            a.packets_received = b.packets_received;
-            a.packets_lost = b.packets_lost;
-            a.loss_events = b.loss_events;
-            a.loss_event_rate = b.loss_event_rate;
-        }
-        self
-    }
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -4,7 +4,7 @@
 //! Each turn of the loop: read the packets the kernel routed into the device (at most
 //! [`RX_BATCH`] per turn), TCP segments into the endpoint (draining `poll_transmit` after
 //! each one) and UDP datagrams into the UDP stack's socket queues, run due timers, let the
-//! application move data (its datagrams first, [`App::poll_udp`], then its connections),
+//! application ([`ackclock_apps::App`], the one the simulator's hosts run too) move data,
 //! drain both `poll_transmit`s into the device again (at most [`TX_BATCH`] packets between
 //! two looks at the signals), and sleep in `epoll_wait` until the device is
 //! readable, a signal arrives, or the earliest of the endpoint's and the application's
@@ -20,6 +20,7 @@ use crate::netcfg::{self, IfConfig};
 use crate::signals::Signals;
 use crate::sys::{self, Epoll, Timer, Tun};
 use crate::Error;
+use ackclock_apps::{App, Ctx};
 use ackclock_dgram::{UdpConfig, UdpStack};
 use ackclock_tcp::{Endpoint, EndpointConfig};
 use ackclock_wire::pcap::PcapWriter;
@@ -88,14 +89,6 @@ pub struct DeviceCounters {
     pub sleeps: u64,
 }
 
-/// What the application tells the loop after each turn.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Control {
-    Continue,
-    /// Finished: the loop drains the endpoint's output once more and returns.
-    Done,
-}
-
 /// Why [`Host::run`] returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RunEnd {
@@ -104,23 +97,6 @@ pub enum RunEnd {
     /// A signal asked us to stop and the application wound down (or the grace period ran
     /// out).
     Interrupted,
-}
-
-/// The application side of a live host: it owns its connections' handles and moves data
-/// through the endpoint. Called once per turn of the loop.
-pub trait App {
-    /// The application's datagrams: called once per turn, before [`poll`](Self::poll),
-    /// with the host's UDP (sockets the application binds, datagrams it reads and sends).
-    /// Applications of TCP alone leave it alone.
-    fn poll_udp(&mut self, _now: Instant, _udp: &mut UdpStack) {}
-    fn poll(&mut self, now: Instant, ep: &mut Endpoint) -> Control;
-    /// The first SIGINT/SIGTERM: close or reset what is open; the loop then runs until
-    /// `poll` says `Done` or the grace period ends.
-    fn shutdown(&mut self, now: Instant, ep: &mut Endpoint);
-    /// A time the application wants to be woken at (e.g. the end of a timed test).
-    fn deadline(&self) -> Option<Instant> {
-        None
-    }
 }
 
 /// Whether `pkt` is an IPv4 packet carrying UDP (anything else goes to the endpoint, which
@@ -355,7 +331,7 @@ impl Host {
                         n += 1;
                         if is_udp(pkt) {
                             // Into its socket's queue (or counted and dropped); the
-                            // application reads it in this turn's `poll_udp`.
+                            // application reads it in this turn's poll.
                             let _ = self.udp.handle_packet(pkt);
                             continue;
                         }
@@ -374,10 +350,11 @@ impl Host {
             if self.ep.poll_timeout().is_some_and(|t| t <= now) {
                 self.ep.handle_timeout(now);
             }
-            app.poll_udp(now, &mut self.udp);
-            let ctl = app.poll(now, &mut self.ep);
+            let wake = app.poll(&mut Ctx::new(now, &mut self.ep, &mut self.udp));
+            // A time not after `now` was this poll's business already.
+            let app_wake = wake.filter(|t| *t > now);
             busy |= self.flush(now)?;
-            if ctl == Control::Done {
+            if app.is_done() {
                 return Ok(if stopping_until.is_some() {
                     RunEnd::Interrupted
                 } else {
@@ -401,7 +378,7 @@ impl Host {
                 }
                 continue;
             }
-            let deadline = [self.ep.poll_timeout(), app.deadline(), stopping_until]
+            let deadline = [self.ep.poll_timeout(), app_wake, stopping_until]
                 .into_iter()
                 .flatten()
                 .min();
@@ -436,7 +413,7 @@ impl Host {
     fn begin_stop(&mut self, app: &mut dyn App) -> Result<Instant, Error> {
         let now = self.clock.now();
         eprintln!("signal received: closing connections (again to stop at once)");
-        app.shutdown(now, &mut self.ep);
+        app.shutdown(&mut Ctx::new(now, &mut self.ep, &mut self.udp));
         self.flush(now)?;
         Ok(now + self.grace)
     }
@@ -449,5 +426,48 @@ impl Host {
             c.flush();
         }
         Ok(())
+    }
+}
+
+impl Host {
+    /// The device's and the endpoint's counters (and the UDP stack's, when it saw
+    /// anything), as the live commands print them after a run.
+    pub fn counters_text(&self) -> String {
+        let c = &self.counters;
+        let e = self.ep.stats();
+        let mut out = format!(
+            "device             {}: {} packets in ({} bytes), {} out ({} bytes), {} refused by the kernel; {} loop turns, {} sleeps\n",
+            self.device.name, c.packets_in, c.bytes_in, c.packets_out, c.bytes_out, c.dropped_out, c.turns, c.sleeps
+        );
+        out.push_str(&format!(
+            "endpoint           {} malformed ({} bad TCP checksum), {} not for us, {} RSTs sent, {} matched no connection\n",
+            e.malformed, e.bad_tcp_checksum, e.not_for_us, e.rsts_sent, e.no_connection
+        ));
+        let u = self.udp.stats();
+        if *u != ackclock_dgram::UdpStats::default() {
+            out.push_str(&format!(
+                "udp                {} datagrams in ({} bytes), {} out ({} bytes); dropped: {} for no bound port, {} at a full socket queue, {} malformed, {} bad checksum, {} for another address; {} sends refused (queue full)\n",
+                u.datagrams_in, u.bytes_in, u.datagrams_out, u.bytes_out, u.no_port, u.rx_queue_full, u.malformed, u.bad_checksum, u.wrong_addr, u.tx_queue_full
+            ));
+        }
+        out
+    }
+
+    /// The UDP stack's counters as a datagram application's report gives them (sends the
+    /// device refused count as refused).
+    pub fn udp_report(&self) -> ackclock_apps::dgram::report::UdpReport {
+        let (u, d) = (self.udp.stats(), &self.counters);
+        ackclock_apps::dgram::report::UdpReport {
+            datagrams_in: u.datagrams_in,
+            bytes_in: u.bytes_in,
+            datagrams_out: u.datagrams_out,
+            bytes_out: u.bytes_out,
+            send_refused: u.tx_queue_full + d.dropped_out,
+            receive_drops: u.rx_queue_full
+                + u.no_port
+                + u.malformed
+                + u.bad_checksum
+                + u.wrong_addr,
+        }
     }
 }

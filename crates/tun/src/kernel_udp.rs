@@ -1,7 +1,8 @@
-//! Linux's own UDP as a [`DatagramSocket`]: a non-blocking kernel socket, and a loop that
-//! runs one [`DatagramApp`] on it with the wall clock. The Linux side of a live test runs
-//! our RPC server, stream receiver (or client, or sender) on real kernel UDP with it, so
-//! the peer of the TUN host's UDP stack is the kernel's. No root needed.
+//! Linux's own UDP as a host's sockets: non-blocking kernel sockets ([`KernelUdp`], the
+//! [`UdpSockets`] an application binds on), and a loop that runs an [`App`] on them with
+//! the wall clock ([`KernelHost`]). The Linux side of a live test runs our RPC server,
+//! stream receiver (or client, or sender) on real kernel UDP with it, so the peer of the
+//! TUN host's UDP stack is the kernel's. No root needed.
 //!
 //! Datagrams are read with `recvmsg` and `IP_RECVTOS`, so the ECN field each one arrived
 //! with is known (RFC 3168 §6.1's "the ECN field ... passed up to the transport"), and
@@ -10,12 +11,14 @@
 //! `SO_RXQ_OVFL`, so datagrams the kernel dropped at a full receive buffer are counted.
 
 use crate::clock::Clock;
-use crate::dgram::DatagramApp;
 use crate::host::RunEnd;
 use crate::signals::Signals;
 use crate::sys::{Epoll, Timer};
 use crate::Error;
-use ackclock_dgram::DatagramSocket;
+use ackclock_apps::dgram::report::UdpReport;
+use ackclock_apps::{App, Ctx};
+use ackclock_dgram::{DatagramSocket, DgramError, SocketId, UdpSockets};
+use ackclock_tcp::{Endpoint, EndpointConfig};
 use ackclock_wire::Instant;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
@@ -209,71 +212,176 @@ impl DatagramSocket for KernelUdpSocket {
     }
 }
 
+/// The kernel sockets of a [`KernelHost`]: the UDP an application binds its sockets on,
+/// at one address (0.0.0.0: all of this machine's).
+pub struct KernelUdp {
+    addr: Ipv4Addr,
+    socks: Vec<KernelUdpSocket>,
+    /// The bind that failed last, for the report.
+    pub bind_error: Option<String>,
+}
+
+impl KernelUdp {
+    /// Sockets bound at `addr`.
+    pub fn new(addr: Ipv4Addr) -> KernelUdp {
+        KernelUdp {
+            addr,
+            socks: Vec::new(),
+            bind_error: None,
+        }
+    }
+    /// The sockets bound so far.
+    pub fn sockets(&self) -> &[KernelUdpSocket] {
+        &self.socks
+    }
+    /// The counters of all sockets, as a datagram application's report gives them.
+    pub fn report(&self) -> UdpReport {
+        let mut r = UdpReport::default();
+        for k in self.socks.iter().map(|s| &s.stats) {
+            r.datagrams_in += k.datagrams_in;
+            r.bytes_in += k.bytes_in;
+            r.datagrams_out += k.datagrams_out;
+            r.bytes_out += k.bytes_out;
+            r.send_refused += k.send_refused + k.send_errors;
+            r.receive_drops += k.rx_queue_drops + k.recv_errors;
+        }
+        r
+    }
+    fn begin_turn(&mut self, budget: usize) {
+        for s in &mut self.socks {
+            s.begin_turn(budget);
+        }
+    }
+    fn budget_spent(&self) -> bool {
+        self.socks.iter().any(KernelUdpSocket::budget_spent)
+    }
+}
+
+impl UdpSockets for KernelUdp {
+    fn open(&mut self, port: u16) -> Result<SocketId, DgramError> {
+        let at = SocketAddrV4::new(self.addr, port);
+        match KernelUdpSocket::bind(at) {
+            Ok(s) => {
+                self.socks.push(s);
+                Ok(SocketId::from_index(self.socks.len() as u32 - 1))
+            }
+            Err(e) => {
+                let errno = match &e {
+                    Error::Io(_, io) => io.raw_os_error(),
+                    _ => None,
+                };
+                self.bind_error = Some(e.to_string());
+                Err(match errno {
+                    Some(libc::EADDRINUSE) => DgramError::PortInUse(port),
+                    Some(n) => DgramError::Os(n),
+                    None => DgramError::NotBound,
+                })
+            }
+        }
+    }
+    fn local_addr(&self, s: SocketId) -> Option<SocketAddrV4> {
+        self.socks
+            .get(s.index() as usize)
+            .map(KernelUdpSocket::local)
+    }
+    fn send(&mut self, s: SocketId, dst: SocketAddrV4, payload: &[u8]) -> bool {
+        self.socks
+            .get_mut(s.index() as usize)
+            .is_some_and(|k| k.send_to(dst, payload))
+    }
+    fn recv(&mut self, s: SocketId, buf: &mut [u8]) -> Option<(usize, SocketAddrV4, u8)> {
+        self.socks.get_mut(s.index() as usize)?.recv_from(buf)
+    }
+}
+
 const TOKEN_SOCKET: u64 = 1;
 const TOKEN_TIMER: u64 = 2;
 const TOKEN_SIGNAL: u64 = 3;
 
-/// One [`DatagramApp`] on a kernel socket, driven by a poll loop with the wall clock (the
-/// kernel-socket counterpart of [`Host`](crate::Host)).
+/// Applications on kernel sockets, driven by a poll loop with the wall clock (the
+/// kernel-socket counterpart of [`Host`](crate::Host)). It has no TUN device: its
+/// [`Endpoint`] is there because every [`App`] is handed one, and carries nothing (a TCP
+/// application there would connect to nothing), so it runs datagram applications.
 pub struct KernelHost {
-    pub sock: KernelUdpSocket,
+    /// The kernel sockets the application binds.
+    pub udp: KernelUdp,
+    /// An endpoint with no device behind it.
+    ep: Endpoint,
+    /// The host's clock.
     pub clock: Clock,
     epoll: Epoll,
     timer: Timer,
     signals: Signals,
-    /// Turns of the loop and how many of them slept.
+    /// Sockets already watched by `epoll`.
+    watched: usize,
+    /// Turns of the loop.
     pub turns: u64,
+    /// Turns that slept.
     pub sleeps: u64,
 }
 
 impl KernelHost {
-    /// Binds the socket; the clock starts now.
-    pub fn bind(addr: SocketAddrV4) -> Result<KernelHost, Error> {
+    /// A host whose sockets bind at `addr` (0.0.0.0: all addresses); the clock starts now.
+    pub fn new(addr: Ipv4Addr) -> Result<KernelHost, Error> {
         let clock = Clock::new();
-        let sock = KernelUdpSocket::bind(addr)?;
         let epoll = Epoll::new().map_err(|e| Error::Io("epoll_create".into(), e))?;
         let timer = Timer::new().map_err(|e| Error::Io("timerfd_create".into(), e))?;
         let signals =
             Signals::new().map_err(|e| Error::Io("installing signal handlers".into(), e))?;
         epoll
-            .add(sock.sock.as_raw_fd(), TOKEN_SOCKET)
-            .and_then(|_| epoll.add(timer.as_raw_fd(), TOKEN_TIMER))
+            .add(timer.as_raw_fd(), TOKEN_TIMER)
             .and_then(|_| epoll.add(signals.fd(), TOKEN_SIGNAL))
             .map_err(|e| Error::Io("epoll_ctl".into(), e))?;
         Ok(KernelHost {
-            sock,
+            udp: KernelUdp::new(addr),
+            ep: Endpoint::new(EndpointConfig::new(addr, [0; 16])),
             clock,
             epoll,
             timer,
             signals,
+            watched: 0,
             turns: 0,
             sleeps: 0,
         })
     }
 
+    /// Watches the sockets the application bound since the last look.
+    fn watch_new_sockets(&mut self) -> Result<(), Error> {
+        while self.watched < self.udp.socks.len() {
+            let fd = self.udp.socks[self.watched].sock.as_raw_fd();
+            self.epoll
+                .add(fd, TOKEN_SOCKET)
+                .map_err(|e| Error::Io("epoll_ctl".into(), e))?;
+            self.watched += 1;
+        }
+        Ok(())
+    }
+
     /// Runs the application until it is done or a signal stops it. Each turn: one poll of
-    /// the application (reading at most [`RECV_BUDGET`] datagrams), then, unless the
-    /// budget ran out, a sleep until the socket is readable, the application's next wake,
-    /// or a signal. The first SIGINT/SIGTERM stops the application (it has no connection
-    /// to close), so the loop returns at the next turn.
-    pub fn run(&mut self, app: &mut dyn DatagramApp) -> Result<RunEnd, Error> {
+    /// the application (reading at most [`RECV_BUDGET`] datagrams per socket), then,
+    /// unless a budget ran out, a sleep until a socket is readable, the application's next
+    /// wake, or a signal. The first SIGINT/SIGTERM stops the application (it has no
+    /// connection to close), so the loop returns at the next turn.
+    pub fn run(&mut self, app: &mut dyn App) -> Result<RunEnd, Error> {
         let mut stopping = false;
         loop {
             self.turns += 1;
             let now = self.clock.now();
-            self.sock.begin_turn(RECV_BUDGET);
-            let wake = app.poll(now, &mut self.sock);
-            if app.done() || stopping {
+            self.udp.begin_turn(RECV_BUDGET);
+            let wake = app.poll(&mut Ctx::new(now, &mut self.ep, &mut self.udp));
+            self.watch_new_sockets()?;
+            if app.is_done() || stopping {
                 return Ok(if stopping {
                     RunEnd::Interrupted
                 } else {
                     RunEnd::Done
                 });
             }
-            if self.sock.budget_spent() {
+            if self.udp.budget_spent() {
                 // More is probably waiting: no sleep, but a look at the signals.
                 if self.signals.take() > 0 {
-                    app.shutdown(self.clock.now());
+                    let now = self.clock.now();
+                    app.shutdown(&mut Ctx::new(now, &mut self.ep, &mut self.udp));
                     stopping = true;
                 }
                 continue;
@@ -296,7 +404,8 @@ impl KernelHost {
                 self.timer.clear();
             }
             if signalled && self.signals.take() > 0 {
-                app.shutdown(self.clock.now());
+                let now = self.clock.now();
+                app.shutdown(&mut Ctx::new(now, &mut self.ep, &mut self.udp));
                 stopping = true;
             }
         }
@@ -306,12 +415,31 @@ impl KernelHost {
     pub fn now(&self) -> Instant {
         self.clock.now()
     }
+
+    /// The sockets' counters and the loop's, as `--kernel` commands print them.
+    pub fn counters_text(&self) -> String {
+        let mut out = String::new();
+        for s in &self.udp.socks {
+            let k = &s.stats;
+            out.push_str(&format!(
+                "socket             {}: {} datagrams in ({} bytes), {} out ({} bytes); {} sends refused by the kernel, {} failed, {} dropped at the full receive buffer; {} loop turns, {} sleeps\n",
+                s.local, k.datagrams_in, k.bytes_in, k.datagrams_out, k.bytes_out, k.send_refused, k.send_errors, k.rx_queue_drops, self.turns, self.sleeps
+            ));
+            if let Some(e) = k.last_errno {
+                out.push_str(&format!(
+                    "socket error       last: {}\n",
+                    std::io::Error::from_raw_os_error(e)
+                ));
+            }
+        }
+        out
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dgram::{RpcClientApp, RpcServerApp};
+    use ackclock_apps::dgram::{RpcClientApp, RpcServerApp, Schedule};
     use ackclock_dgram::rpc::{rpc_rtt_config, RpcClientConfig, RpcServer, Timer};
     use ackclock_wire::Duration;
 
@@ -396,29 +524,31 @@ mod tests {
     /// loopback: every request is answered, the server's time limit ends it.
     #[test]
     fn kernel_hosts_run_an_rpc_client_against_an_rpc_server() {
-        let mut srv_host = KernelHost::bind(SocketAddrV4::new(LOOPBACK, 0)).unwrap();
-        let at = srv_host.sock.local();
+        let mut srv_host = KernelHost::new(LOOPBACK).unwrap();
+        let mut srv_app = RpcServerApp::new(
+            RpcServer::new(Duration::ZERO, 64, 1472),
+            0,
+            Schedule::live(Some(Duration::from_millis(1500))),
+        );
+        let at = srv_app.bind_now(&mut srv_host.udp).unwrap();
         let srv = std::thread::spawn(move || {
-            let mut app = RpcServerApp::new(
-                RpcServer::new(Duration::ZERO, 64, 1472),
-                Some(Duration::from_millis(1500)),
-            );
-            let end = srv_host.run(&mut app).unwrap();
-            (end, app.server().stats().clone())
+            let end = srv_host.run(&mut srv_app).unwrap();
+            (end, srv_app.server().stats().clone())
         });
-        let mut host = KernelHost::bind(SocketAddrV4::new(LOOPBACK, 0)).unwrap();
+        let mut host = KernelHost::new(LOOPBACK).unwrap();
         let mut app = RpcClientApp::new(
             RpcClientConfig {
                 requests: Some(50),
                 timer: Timer::Adaptive(rpc_rtt_config()),
                 ..RpcClientConfig::nfs(at)
             },
-            None,
+            "nfs",
+            Schedule::live(None),
         );
         assert_eq!(host.run(&mut app).unwrap(), RunEnd::Done);
         let st = app.client().unwrap().stats();
         assert_eq!((st.issued, st.completed, st.failed), (50, 50, 0));
-        assert_eq!(host.sock.stats.datagrams_in, 50);
+        assert_eq!(host.udp.sockets()[0].stats.datagrams_in, 50);
         let (end, s) = srv.join().unwrap();
         assert_eq!(end, RunEnd::Done);
         assert_eq!(s.requests, st.transmissions);

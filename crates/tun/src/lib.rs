@@ -7,42 +7,31 @@
 //! - [`netcfg`]: addresses, routes and namespaces, by running `ip`.
 //! - [`clock`]: the wall clock, which enters only here; the engine sees only `now`.
 //! - [`host`]: a live host: device + [`ackclock_tcp::Endpoint`] + a UDP stack
-//!   ([`ackclock_dgram::UdpStack`]) + the poll loop.
-//! - [`apps`]: the bulk test (`ackclock stream`) and discard/chargen/echo.
-//! - [`dgram`]: the datagram applications (`ackclock rpc`, `rpc-server`, `dgram-stream`)
-//!   on the host's UDP stack.
-//! - [`kernel_udp`]: Linux's UDP as a datagram socket, and a loop running one of those
-//!   applications on it (the Linux side of a live test; no root needed).
-//! - [`interval`]: the accounting of the bulk test's interval reports (iperf3's `-i`).
+//!   ([`ackclock_dgram::UdpStack`]) + the poll loop, running any
+//!   [`ackclock_apps::App`] (the applications the simulator's hosts run).
+//! - [`kernel_udp`]: Linux's UDP as a host's sockets, and a loop running an application
+//!   on them (the Linux side of a live test; no root needed).
+//! - [`place`]: where a live command's datagram application runs (a TUN host or kernel
+//!   sockets) and what its run leaves for the report.
 //! - [`emulator`]: two namespaces joined through the gateway models in real time
 //!   (`ackclock emulate`).
 //!
 //! Everything here but [`kernel_udp`] needs root (or CAP_NET_ADMIN) at run time.
 
-pub mod apps;
 pub mod clock;
-pub mod dgram;
 pub mod emulator;
 pub mod host;
-pub mod interval;
 pub mod kernel_udp;
 pub mod netcfg;
+pub mod place;
 pub mod signals;
 pub mod sys;
 
-pub use apps::{
-    Limit, Service, ServiceOptions, ServicesApp, StreamApp, StreamDirection, StreamOptions,
-    StreamReport, StreamRole, MAX_PARALLEL,
-};
 pub use clock::Clock;
-pub use dgram::{
-    DatagramApp, DgramInterval, OnHost, RpcClientApp, RpcServerApp, StreamAppOptions,
-    StreamReceiverApp, StreamSenderApp,
-};
 pub use emulator::{Emulator, EmulatorConfig, EmulatorReport, PathConfig, Topology};
-pub use host::{App, Control, Device, DeviceConfig, Host, RunEnd};
-pub use interval::{Interval, IntervalRecord, IntervalStream};
-pub use kernel_udp::{KernelHost, KernelUdpSocket, KernelUdpStats};
+pub use host::{Device, DeviceConfig, Host, RunEnd};
+pub use kernel_udp::{KernelHost, KernelUdp, KernelUdpSocket, KernelUdpStats};
+pub use place::{Place, Ran};
 
 /// What can go wrong in live mode; every message says what to do about it.
 #[derive(Debug, thiserror::Error)]

@@ -2,13 +2,12 @@
 //! serving echo on a TUN device moved into a namespace, and the emulator forwarding
 //! between two namespaces. Every wait is bounded and everything is removed on drop.
 
-use ackclock_tcp::{Endpoint, TcpConfig};
+use ackclock_apps::services::{Service, ServiceOptions, ServicesApp};
+use ackclock_apps::{App, Ctx};
+use ackclock_tcp::TcpConfig;
 use ackclock_tun::netcfg::NetNs;
 use ackclock_tun::sys::Tun;
-use ackclock_tun::{
-    App, Control, DeviceConfig, Emulator, EmulatorConfig, Host, RunEnd, Service, ServiceOptions,
-    ServicesApp, Topology,
-};
+use ackclock_tun::{DeviceConfig, Emulator, EmulatorConfig, Host, RunEnd, Topology};
 use ackclock_wire::{Duration, Instant};
 use std::process::Command;
 
@@ -79,19 +78,19 @@ struct Bounded<A: App> {
 }
 
 impl<A: App> App for Bounded<A> {
-    fn poll(&mut self, now: Instant, ep: &mut Endpoint) -> Control {
-        self.now = now;
-        if now >= Instant::ZERO + self.until {
-            return Control::Done;
-        }
-        self.inner.poll(now, ep)
-    }
-    fn shutdown(&mut self, now: Instant, ep: &mut Endpoint) {
-        self.inner.shutdown(now, ep)
-    }
-    fn deadline(&self) -> Option<Instant> {
+    fn poll(&mut self, cx: &mut Ctx<'_>) -> Option<Instant> {
+        self.now = cx.now;
         let d = Instant::ZERO + self.until;
-        Some(self.inner.deadline().map_or(d, |t| t.min(d)))
+        if cx.now >= d {
+            return None;
+        }
+        Some(self.inner.poll(cx).map_or(d, |t| t.min(d)))
+    }
+    fn is_done(&self) -> bool {
+        self.now >= Instant::ZERO + self.until || self.inner.is_done()
+    }
+    fn shutdown(&mut self, cx: &mut Ctx<'_>) {
+        self.inner.shutdown(cx)
     }
 }
 

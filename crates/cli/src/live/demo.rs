@@ -2,9 +2,10 @@
 //! on a TUN device in it, and the Linux side talking to it with `nc`.
 
 use super::args::TcpArgs;
-use ackclock_tcp::Endpoint;
+use ackclock_apps::services::{Service, ServiceOptions, ServicesApp};
+use ackclock_apps::{App, Ctx};
 use ackclock_tun::netcfg::NetNs;
-use ackclock_tun::{App, Control, DeviceConfig, Host, Service, ServiceOptions, ServicesApp};
+use ackclock_tun::{DeviceConfig, Host};
 use ackclock_wire::{Duration, Instant};
 use anyhow::{bail, Result};
 use std::io::{Read, Write};
@@ -37,6 +38,7 @@ struct DemoApp {
     hinted: bool,
     now: Instant,
     failed: Vec<String>,
+    done: bool,
 }
 
 impl DemoApp {
@@ -106,16 +108,18 @@ impl DemoApp {
 }
 
 impl App for DemoApp {
-    fn poll(&mut self, now: Instant, ep: &mut Endpoint) -> Control {
+    fn poll(&mut self, cx: &mut Ctx<'_>) -> Option<Instant> {
+        let now = cx.now;
         self.now = now;
-        let c = self.services.poll(now, ep);
+        self.services.poll(cx);
         self.check_child(now);
         if self.child.is_none() && self.next < self.steps.len() {
             self.start_next(now);
         }
         let demo_done = self.child.is_none() && self.next >= self.steps.len();
-        if c == Control::Done {
-            return Control::Done;
+        if self.services.is_done() {
+            self.done = true;
+            return None;
         }
         if demo_done && self.keep && !self.hinted {
             self.hinted = true;
@@ -126,26 +130,26 @@ impl App for DemoApp {
             let _ = std::io::stdout().flush();
         }
         if demo_done && !self.keep && self.services.open_connections() == 0 {
-            return Control::Done;
+            self.done = true;
         }
-        Control::Continue
+        // Poll the child every 10 ms while it runs.
+        self.child
+            .as_ref()
+            .map(|_| self.now + Duration::from_millis(10))
     }
 
-    fn shutdown(&mut self, now: Instant, ep: &mut Endpoint) {
+    fn is_done(&self) -> bool {
+        self.done
+    }
+
+    fn shutdown(&mut self, cx: &mut Ctx<'_>) {
         if let Some((c, _)) = self.child.as_mut() {
             let _ = c.kill();
             let _ = c.wait();
         }
         self.child = None;
         self.next = self.steps.len();
-        self.services.shutdown(now, ep);
-    }
-
-    fn deadline(&self) -> Option<Instant> {
-        // Poll the child every 10 ms while it runs.
-        self.child
-            .as_ref()
-            .map(|_| self.now + Duration::from_millis(10))
+        self.services.shutdown(cx);
     }
 }
 
@@ -216,6 +220,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
         hinted: false,
         now: Instant::ZERO,
         failed: Vec::new(),
+        done: false,
     };
     host.run(&mut app)?;
     host.finish()?;

@@ -6,25 +6,18 @@
 use super::args::DevArgs;
 use super::dur;
 use crate::units;
-use ackclock_dgram::rate::{AimdRate, Controller, TfrcRate};
-use ackclock_dgram::rpc::{rpc_rtt_config, Arrivals, RateControl, RpcClientConfig, RpcServer};
-use ackclock_dgram::rpc::{Timer, IP_UDP_HEADERS};
-use ackclock_dgram::stream::StreamSenderConfig;
-use ackclock_dgram::{msg, UdpStats};
-use ackclock_tun::dgram::{CommandApp, OnDgramInterval};
-use ackclock_tun::host::DeviceCounters;
-use ackclock_tun::{
-    DatagramApp, DeviceConfig, DgramInterval, Host, KernelHost, KernelUdpStats, OnHost,
-    RpcClientApp, RpcServerApp, RunEnd, StreamAppOptions, StreamReceiverApp, StreamSenderApp,
+use ackclock_apps::dgram::report::{self, RpcReport, ServerSettings};
+use ackclock_apps::dgram::{
+    RpcClientApp, RpcServerApp, Schedule, StreamAppOptions, StreamReceiverApp, StreamSenderApp,
 };
+use ackclock_apps::spec::{RateControlName, RpcSpec, StreamSpec};
+use ackclock_dgram::msg;
+use ackclock_dgram::rpc::{RpcServer, Timer};
+use ackclock_tun::place::run_datagram;
+use ackclock_tun::{Place, RunEnd};
 use ackclock_wire::{Duration, Instant};
 use anyhow::{bail, Result};
-use serde_json::{json, Value};
-use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddrV4};
-
-/// The largest UDP payload of an unfragmented IPv4 datagram.
-const MAX_UDP_PAYLOAD: usize = 65_507;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RpcKind {
@@ -58,12 +51,15 @@ pub enum RateName {
 }
 
 impl RateName {
-    fn name(self) -> &'static str {
+    fn spec(self) -> RateControlName {
         match self {
-            RateName::None => "none",
-            RateName::Aimd => "aimd",
-            RateName::Tfrc => "tfrc",
+            RateName::None => RateControlName::None,
+            RateName::Aimd => RateControlName::Aimd,
+            RateName::Tfrc => RateControlName::Tfrc,
         }
+    }
+    fn name(self) -> &'static str {
+        self.spec().name()
     }
 }
 
@@ -197,43 +193,6 @@ pub struct DgramStreamArgs {
     pub common: CommonArgs,
 }
 
-fn ms(d: Duration) -> f64 {
-    d.as_nanos() as f64 / 1e6
-}
-
-/// Where a datagram application runs.
-enum Place {
-    /// ackclock's UDP on a TUN device with this configuration.
-    Tun(DeviceConfig),
-    /// A kernel socket bound here.
-    Kernel(SocketAddrV4),
-}
-
-impl Place {
-    fn name(&self) -> &'static str {
-        match self {
-            Place::Tun(_) => "tun",
-            Place::Kernel(_) => "kernel",
-        }
-    }
-    /// Where a server or receiver bound to `port` answers, for its first line: `w` is
-    /// where it runs (on a TUN device the host's address, on a kernel socket the socket's).
-    fn listening_at(&self, port: u16, w: &str) -> String {
-        match self {
-            Place::Tun(_) => format!("port {port} of {w}"),
-            Place::Kernel(_) => w.to_string(),
-        }
-    }
-    /// The largest UDP payload that crosses without fragments (ackclock's UDP neither
-    /// fragments nor reassembles).
-    fn max_payload(&self) -> usize {
-        match self {
-            Place::Tun(d) => (d.mtu as usize).saturating_sub(IP_UDP_HEADERS),
-            Place::Kernel(_) => MAX_UDP_PAYLOAD,
-        }
-    }
-}
-
 /// `--kernel` takes none of the TUN device's flags; without it, the device needs root.
 fn place(
     cmd: &str,
@@ -285,139 +244,6 @@ fn place(
     Ok(Place::Tun(dev.device(our_hint)?))
 }
 
-/// A socket's counters, the same for both places.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-struct UdpReport {
-    datagrams_in: u64,
-    bytes_in: u64,
-    datagrams_out: u64,
-    bytes_out: u64,
-    /// Sends refused (a full queue or buffer) or failed.
-    send_refused: u64,
-    /// Arrivals dropped before the application saw them.
-    receive_drops: u64,
-}
-
-impl UdpReport {
-    fn tun(u: &UdpStats, d: &DeviceCounters) -> UdpReport {
-        UdpReport {
-            datagrams_in: u.datagrams_in,
-            bytes_in: u.bytes_in,
-            datagrams_out: u.datagrams_out,
-            bytes_out: u.bytes_out,
-            send_refused: u.tx_queue_full + d.dropped_out,
-            receive_drops: u.rx_queue_full
-                + u.no_port
-                + u.malformed
-                + u.bad_checksum
-                + u.wrong_addr,
-        }
-    }
-    fn kernel(k: &KernelUdpStats) -> UdpReport {
-        UdpReport {
-            datagrams_in: k.datagrams_in,
-            bytes_in: k.bytes_in,
-            datagrams_out: k.datagrams_out,
-            bytes_out: k.bytes_out,
-            send_refused: k.send_refused + k.send_errors,
-            receive_drops: k.rx_queue_drops + k.recv_errors,
-        }
-    }
-    fn json(&self) -> Value {
-        json!({
-            "datagrams_in": self.datagrams_in,
-            "bytes_in": self.bytes_in,
-            "datagrams_out": self.datagrams_out,
-            "bytes_out": self.bytes_out,
-            "send_refused": self.send_refused,
-            "receive_drops": self.receive_drops,
-        })
-    }
-}
-
-/// What a run left: the application, how it ended, its socket's address and counters,
-/// the device lines to print.
-struct Ran<A> {
-    app: A,
-    end: RunEnd,
-    local: Option<SocketAddrV4>,
-    now: Instant,
-    udp: UdpReport,
-    device: String,
-}
-
-impl<A> Ran<A> {
-    /// The end of a command's output: the device's (or socket's) lines, then the JSON
-    /// document when there is one (the last line of stdout).
-    fn print_tail(&self, json: Option<Value>) {
-        print!("{}", self.device);
-        if let Some(j) = json {
-            println!("{j}");
-        }
-    }
-}
-
-/// Runs `app` on its place; `banner` gets where it runs ("198.18.0.2 on ack0 (kernel
-/// side 198.18.0.1)") before the loop starts.
-fn run_on<A: DatagramApp>(
-    app: A,
-    place: &Place,
-    port: u16,
-    banner: impl FnOnce(&str),
-) -> Result<Ran<A>> {
-    match place {
-        Place::Tun(dev) => {
-            let mut host = Host::new(dev)?;
-            banner(&format!(
-                "{} on {} (kernel side {})",
-                dev.our_addr, host.device.name, dev.kernel_addr
-            ));
-            let _ = std::io::stdout().flush();
-            let mut on = OnHost::new(app, port);
-            let end = host.run(&mut on)?;
-            host.finish()?;
-            if let Some(e) = on.bind_error {
-                bail!("cannot bind UDP port {port} on ackclock's UDP: {e}");
-            }
-            Ok(Ran {
-                udp: UdpReport::tun(host.udp.stats(), &host.counters),
-                device: super::stream::device_text(&host),
-                now: host.clock.now(),
-                local: on.local,
-                app: on.app,
-                end,
-            })
-        }
-        Place::Kernel(addr) => {
-            let mut host = KernelHost::bind(*addr)?;
-            let local = host.sock.local();
-            banner(&format!("{local} on Linux's UDP (a kernel socket)"));
-            let _ = std::io::stdout().flush();
-            let mut app = app;
-            let end = host.run(&mut app)?;
-            let k = &host.sock.stats;
-            let mut device = format!(
-                "socket             {local}: {} datagrams in ({} bytes), {} out ({} bytes); {} sends refused by the kernel, {} failed, {} dropped at the full receive buffer; {} loop turns, {} sleeps\n",
-                k.datagrams_in, k.bytes_in, k.datagrams_out, k.bytes_out, k.send_refused, k.send_errors, k.rx_queue_drops, host.turns, host.sleeps
-            );
-            if let Some(e) = k.last_errno {
-                device.push_str(&format!(
-                    "socket error       last: {}\n",
-                    std::io::Error::from_raw_os_error(e)
-                ));
-            }
-            Ok(Ran {
-                udp: UdpReport::kernel(k),
-                device,
-                now: host.now(),
-                local: Some(local),
-                app,
-                end,
-            })
-        }
-    }
-}
-
 fn unspecified(port: u16) -> SocketAddrV4 {
     SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, port)
 }
@@ -443,44 +269,34 @@ fn check_payload(flag: &str, v: usize, place: &Place) -> Result<()> {
     Ok(())
 }
 
-/// The client's configuration: the preset of `--kind`, then the flags.
-fn rpc_config(a: &RpcArgs, place: &Place) -> Result<RpcClientConfig> {
-    let mut c = match a.kind {
-        RpcKind::Nfs => RpcClientConfig::nfs(a.connect),
-        RpcKind::Dns => RpcClientConfig::dns(a.connect),
-    };
-    let timer = a.timer.unwrap_or(match c.timer {
-        Timer::Fixed(_) => TimerName::Fixed,
-        Timer::Adaptive(_) => TimerName::Adaptive,
+/// The client's description from the flags: `--kind`'s defaults where a flag is not
+/// given (the spec fills them in), refusing what the flags cannot mean.
+fn rpc_spec(a: &RpcArgs) -> Result<RpcSpec> {
+    let dns = a.kind == RpcKind::Dns;
+    let timer = a.timer.unwrap_or(if dns {
+        TimerName::Adaptive
+    } else {
+        TimerName::Fixed
     });
-    c.timer = match (timer, a.timeout_ms) {
+    match (timer, a.timeout_ms) {
         (TimerName::Adaptive, Some(_)) => bail!(
             "--timeout-ms sets the fixed timer; the adaptive one takes its timeout from the RTT estimator: drop --timeout-ms, or add --timer fixed"
         ),
-        (TimerName::Adaptive, None) => Timer::Adaptive(rpc_rtt_config()),
-        (TimerName::Fixed, t) => {
-            let t = t.unwrap_or(700.0);
-            // The time grammar refuses negative and not-a-number values; zero is left.
-            if t <= 0.0 {
-                bail!("--timeout-ms {t}: a timeout must be longer than zero");
-            }
-            Timer::Fixed(Duration::from_secs_f64(t / 1000.0))
+        // The time grammar refuses negative and not-a-number values; zero is left.
+        (TimerName::Fixed, Some(t)) if t <= 0.0 => {
+            bail!("--timeout-ms {t}: a timeout must be longer than zero")
         }
-    };
+        _ => {}
+    }
     if let Some(n) = a.outstanding {
         if !(1..=1_000_000).contains(&n) {
             bail!("--outstanding {n}: 1 to 1000000 requests");
         }
-        c.outstanding = n;
     }
     if let Some(r) = a.requests_per_sec {
         if !(r > 0.0 && r <= 1e9) {
             bail!("--requests-per-sec {r}: more than 0 and at most 1e9");
         }
-        c.arrivals = Arrivals::Poisson {
-            per_sec: r,
-            backlog: 1000,
-        };
     }
     if let Some(n) = a.max_transmissions {
         if !(1..=255).contains(&n) {
@@ -488,61 +304,59 @@ fn rpc_config(a: &RpcArgs, place: &Place) -> Result<RpcClientConfig> {
                 "--max-transmissions {n}: 1 to 255 (the message's transmission number is a byte)"
             );
         }
-        c.max_transmissions = n;
     }
-    if let Some(n) = a.requests {
-        if n == 0 {
-            bail!("--requests 0: at least one (or --time TIME to issue requests for a while)");
-        }
-        c.requests = Some(n);
+    if a.requests == Some(0) {
+        bail!("--requests 0: at least one (or --time TIME to issue requests for a while)");
     }
-    if let Some(b) = a.request_bytes {
-        c.request_bytes = b;
-    }
-    if let Some(b) = a.response_bytes {
-        c.response_bytes = b;
-    }
-    check_payload("request-bytes", c.request_bytes, place)?;
-    check_payload("response-bytes", c.response_bytes, place)?;
-    c.rate = match a.rate_control {
-        RateName::None => RateControl::None,
-        RateName::Aimd => RateControl::Aimd,
-        RateName::Tfrc => RateControl::Tfrc,
-    };
-    c.seed = a.seed;
-    Ok(c)
+    Ok(RpcSpec {
+        request_bytes: a.request_bytes.map(|b| b as f64),
+        response_bytes: a.response_bytes.map(|b| b as f64),
+        outstanding: a.outstanding.map(|n| n as f64),
+        requests_per_s: a.requests_per_sec,
+        requests: a.requests.map(|n| n as f64),
+        duration_s: None,
+        timer: Some(match timer {
+            TimerName::Fixed => ackclock_apps::spec::TimerName::Fixed,
+            TimerName::Adaptive => ackclock_apps::spec::TimerName::Adaptive,
+        }),
+        timeout_ms: a.timeout_ms,
+        max_transmissions: a.max_transmissions.map(f64::from),
+        rate_control: Some(a.rate_control.spec()),
+        service_ms: None,
+        server_queue: None,
+    })
 }
 
 /// `ackclock rpc`.
 pub fn run_rpc(a: RpcArgs) -> Result<()> {
     super::check_connect(&a.connect, a.common.dev.allow_any_address)?;
     let place = place("rpc", &a.common, None, unspecified(0))?;
-    let cfg = rpc_config(&a, &place)?;
+    let dns = a.kind == RpcKind::Dns;
+    let cfg = rpc_spec(&a)?.client_config(dns, a.connect, Instant::ZERO, a.seed);
+    check_payload("request-bytes", cfg.request_bytes, &place)?;
+    check_payload("response-bytes", cfg.response_bytes, &place)?;
     let time = match (a.requests, a.time) {
         (Some(_), _) => None,
         (None, Some(t)) if t.is_zero() => bail!("--time 0: issue requests for longer than that"),
         (None, Some(t)) => Some(dur(t)),
         (None, None) => Some(Duration::from_secs(10)),
     };
-    let kind = match a.kind {
-        RpcKind::Nfs => "nfs",
-        RpcKind::Dns => "dns",
-    };
+    let kind = if dns { "dns" } else { "nfs" };
     let timer_text = match cfg.timer {
-        Timer::Fixed(t) => format!("fixed timer {:.0} ms", ms(t)),
+        Timer::Fixed(t) => format!("fixed timer {:.0} ms", t.as_nanos() as f64 / 1e6),
         Timer::Adaptive(_) => "adaptive timer".into(),
     };
-    let app = RpcClientApp::new(cfg.clone(), time);
-    let ran = run_on(app, &place, 0, |w| {
+    let app = RpcClientApp::new(cfg, kind, Schedule::live(time));
+    let ran = run_datagram(app, &place, |w| {
         println!(
             "ackclock rpc: {kind} client ({timer_text}, rate control {}), {w} -> {}",
             a.rate_control.name(),
             a.connect
         );
     })?;
-    let r = RpcReport::new(&ran, &cfg, kind, a.rate_control, time, place.name());
+    let r = RpcReport::new(&ran.app, &ran.facts, kind, time);
     print!("{}", r.text());
-    ran.print_tail(a.common.json.then(|| r.json(&ran.udp)));
+    ran.print_tail(a.common.json.then(|| r.json(&ran.facts.udp)));
     if ran.end == RunEnd::Interrupted {
         bail!("interrupted");
     }
@@ -558,218 +372,6 @@ pub fn run_rpc(a: RpcArgs) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// A rate in bit/s as kbit/s below 1 Mbit/s, else Mbit/s.
-fn bits_text(bps: f64) -> String {
-    if bps < 1e6 {
-        format!("{:.3} kbit/s", bps / 1e3)
-    } else {
-        format!("{:.3} Mbit/s", bps / 1e6)
-    }
-}
-
-/// The figures of an RPC client's run.
-struct RpcReport {
-    kind: &'static str,
-    timer: &'static str,
-    timeout: Option<Duration>,
-    rate_control: RateName,
-    socket: &'static str,
-    local: Option<SocketAddrV4>,
-    server: SocketAddrV4,
-    request_bytes: usize,
-    response_bytes: usize,
-    max_outstanding: usize,
-    requests_per_s: Option<f64>,
-    limit_requests: Option<u64>,
-    limit: Option<Duration>,
-    max_transmissions: u32,
-    issued: u64,
-    completed: u64,
-    failed: u64,
-    refused: u64,
-    outstanding_at_end: u64,
-    transmissions: u64,
-    retransmissions: u64,
-    timeouts: u64,
-    duplicate_responses: u64,
-    malformed: u64,
-    loss_events: u64,
-    goodput_bytes: u64,
-    elapsed: Duration,
-    latency_ms: [Option<f64>; 4],
-    srtt: Duration,
-    final_rate_bps: Option<f64>,
-    interrupted: bool,
-}
-
-impl RpcReport {
-    fn new(
-        ran: &Ran<RpcClientApp>,
-        cfg: &RpcClientConfig,
-        kind: &'static str,
-        rate_control: RateName,
-        limit: Option<Duration>,
-        socket: &'static str,
-    ) -> RpcReport {
-        let app = &ran.app;
-        let st = app.client().map(|c| c.stats().clone()).unwrap_or_default();
-        let lat = &st.latency;
-        let to_ms = |v: Option<f64>| v.map(|ns| ns / 1e6);
-        RpcReport {
-            kind,
-            timer: match cfg.timer {
-                Timer::Fixed(_) => "fixed",
-                Timer::Adaptive(_) => "adaptive",
-            },
-            timeout: match cfg.timer {
-                Timer::Fixed(t) => Some(t),
-                Timer::Adaptive(_) => None,
-            },
-            rate_control,
-            socket,
-            local: ran.local,
-            server: cfg.server,
-            request_bytes: cfg.request_bytes,
-            response_bytes: cfg.response_bytes,
-            max_outstanding: cfg.outstanding,
-            requests_per_s: match cfg.arrivals {
-                Arrivals::Poisson { per_sec, .. } => Some(per_sec),
-                Arrivals::Closed => None,
-            },
-            limit_requests: cfg.requests,
-            limit,
-            max_transmissions: cfg.max_transmissions,
-            issued: st.issued,
-            completed: st.completed,
-            failed: st.failed,
-            refused: st.refused,
-            outstanding_at_end: app.outstanding(),
-            transmissions: st.transmissions,
-            retransmissions: st.retransmissions,
-            timeouts: st.timeouts,
-            duplicate_responses: st.duplicate_responses,
-            malformed: st.malformed,
-            loss_events: st.loss_events,
-            goodput_bytes: st.goodput_bytes,
-            elapsed: app.elapsed(ran.now),
-            latency_ms: [
-                to_ms(lat.mean()),
-                to_ms(lat.quantile(0.5)),
-                to_ms(lat.quantile(0.99)),
-                to_ms(lat.max().map(|v| v as f64)),
-            ],
-            srtt: app.client().map_or(Duration::ZERO, |c| c.srtt()),
-            final_rate_bps: app.client().and_then(|c| c.rate()).map(|x| x * 8.0),
-            interrupted: app.interrupted,
-        }
-    }
-
-    fn goodput_bps(&self) -> f64 {
-        let s = self.elapsed.as_secs_f64();
-        if s > 0.0 {
-            self.goodput_bytes as f64 * 8.0 / s
-        } else {
-            0.0
-        }
-    }
-
-    fn text(&self) -> String {
-        let opt = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.3} ms"));
-        let mut out = String::from("\n");
-        out.push_str(&format!(
-            "requests           {} issued, {} completed, {} failed (after {} transmissions), {} refused (backlog full), {} outstanding at the end\n",
-            self.issued, self.completed, self.failed, self.max_transmissions, self.refused, self.outstanding_at_end
-        ));
-        out.push_str(&format!(
-            "transmissions      {} ({} retransmissions after {} timeouts); {} duplicate responses, {} malformed\n",
-            self.transmissions, self.retransmissions, self.timeouts, self.duplicate_responses, self.malformed
-        ));
-        out.push_str(&format!(
-            "latency            mean {}, p50 {}, p99 {}, max {} (issue to response)\n",
-            opt(self.latency_ms[0]),
-            opt(self.latency_ms[1]),
-            opt(self.latency_ms[2]),
-            opt(self.latency_ms[3])
-        ));
-        out.push_str(&format!(
-            "rtt                srtt {:.3} ms{}\n",
-            ms(self.srtt),
-            match self.timeout {
-                Some(t) => format!(" (measured; the fixed timer waits {:.0} ms)", ms(t)),
-                None => " (the adaptive timer's estimator)".into(),
-            }
-        ));
-        match self.final_rate_bps {
-            Some(r) => out.push_str(&format!(
-                "rate control       {}: allowed {} at the end, {} loss events\n",
-                self.rate_control.name(),
-                bits_text(r),
-                self.loss_events
-            )),
-            None => out.push_str("rate control       none (only the outstanding limit)\n"),
-        }
-        out.push_str(&format!(
-            "goodput            {} ({} response bytes in {:.3} s)\n",
-            bits_text(self.goodput_bps()),
-            self.goodput_bytes,
-            self.elapsed.as_secs_f64()
-        ));
-        out.push_str(&format!(
-            "end                {}\n",
-            if self.interrupted {
-                format!(
-                    "interrupted ({} requests abandoned)",
-                    self.outstanding_at_end
-                )
-            } else {
-                "completed".into()
-            }
-        ));
-        out
-    }
-
-    fn json(&self, udp: &UdpReport) -> Value {
-        json!({
-            "command": "rpc",
-            "kind": self.kind,
-            "timer": self.timer,
-            "timeout_ms": self.timeout.map(ms),
-            "rate_control": self.rate_control.name(),
-            "socket": self.socket,
-            "local": self.local.map(|a| a.to_string()),
-            "server": self.server.to_string(),
-            "request_bytes": self.request_bytes,
-            "response_bytes": self.response_bytes,
-            "max_outstanding": self.max_outstanding,
-            "requests_per_s": self.requests_per_s,
-            "limit_requests": self.limit_requests,
-            "limit_s": self.limit.map(|d| d.as_secs_f64()),
-            "max_transmissions": self.max_transmissions,
-            "issued": self.issued,
-            "completed": self.completed,
-            "failed": self.failed,
-            "refused": self.refused,
-            "outstanding_at_end": self.outstanding_at_end,
-            "transmissions": self.transmissions,
-            "retransmissions": self.retransmissions,
-            "timeouts": self.timeouts,
-            "duplicate_responses": self.duplicate_responses,
-            "malformed": self.malformed,
-            "loss_events": self.loss_events,
-            "elapsed_s": self.elapsed.as_secs_f64(),
-            "goodput_bps": self.goodput_bps(),
-            "latency_mean_ms": self.latency_ms[0],
-            "latency_p50_ms": self.latency_ms[1],
-            "latency_p99_ms": self.latency_ms[2],
-            "latency_max_ms": self.latency_ms[3],
-            "srtt_ms": ms(self.srtt),
-            "final_rate_bps": self.final_rate_bps,
-            "interrupted": self.interrupted,
-            "udp": udp.json(),
-        })
-    }
 }
 
 /// `ackclock rpc-server`.
@@ -794,445 +396,182 @@ pub fn run_rpc_server(a: RpcServerArgs) -> Result<()> {
         t => t.map(dur),
     };
     let service = Duration::from_secs_f64(a.service_ms / 1000.0);
-    let app = RpcServerApp::new(RpcServer::new(service, a.queue, a.max_response), time);
-    let ran = run_on(app, &place, l.port(), |w| {
+    let server = RpcServer::new(service, a.queue, a.max_response);
+    let app = RpcServerApp::new(server, l.port(), Schedule::live(time));
+    let ran = run_datagram(app, &place, |w| {
         let at = place.listening_at(l.port(), w);
         println!("ackclock rpc-server: answering on {at}; Ctrl-C to stop");
     })?;
-    let st = ran.app.server().stats();
-    let elapsed = ran.app.elapsed(ran.now);
-    println!();
-    println!(
-        "requests           {} received ({} of them retransmissions), {} dropped at the full queue, {} malformed",
-        st.requests, st.retransmitted_requests, st.queue_drops, st.malformed
-    );
-    println!(
-        "responses          {} sent ({} bytes) in {:.3} s",
-        st.responses,
-        st.response_bytes,
-        elapsed.as_secs_f64()
-    );
+    print!("{}", report::server_text(&ran.app, &ran.facts));
+    let set = ServerSettings {
+        service_ms: a.service_ms,
+        queue: a.queue,
+        max_response: a.max_response,
+    };
     ran.print_tail(
         a.common
             .json
-            .then(|| server_json(&ran, place.name(), a.service_ms, a.queue, a.max_response)),
+            .then(|| report::server_json(&ran.app, &ran.facts, &set)),
     );
     // A server stopped by a signal has done its job: that is how it ends.
     Ok(())
 }
 
-/// The JSON document of `rpc-server --json` (docs/OUTPUTS.md).
-fn server_json(
-    ran: &Ran<RpcServerApp>,
-    socket: &str,
-    service_ms: f64,
-    queue: usize,
-    max_response: usize,
-) -> Value {
-    let st = ran.app.server().stats();
-    json!({
-        "command": "rpc-server",
-        "socket": socket,
-        "listen": ran.local.map(|a| a.to_string()),
-        "service_ms": service_ms,
-        "queue": queue,
-        "max_response": max_response,
-        "requests": st.requests,
-        "retransmitted_requests": st.retransmitted_requests,
-        "responses": st.responses,
-        "response_bytes": st.response_bytes,
-        "queue_drops": st.queue_drops,
-        "malformed": st.malformed,
-        "elapsed_s": ran.app.elapsed(ran.now).as_secs_f64(),
-        "interrupted": ran.app.interrupted,
-        "udp": ran.udp.json(),
-    })
-}
-
-/// One interval line: `[  1]   0.00-1.00   sec   1.19 MBytes  9.97 Mbits/sec ...`.
-fn interval_line(i: &DgramInterval, send: bool) -> String {
-    let mut l = format!(
-        "[  1] {:6.2}-{:<6.2} sec  {:>8} pkts  {:>10.3} Mbit/s",
-        i.start.as_secs_f64(),
-        i.end.as_secs_f64(),
-        i.packets,
-        i.ip_bps() / 1e6
-    );
-    if send {
-        l.push_str(&format!(
-            "  allowed {:>10.3} Mbit/s  rtt {:>8}  p {:.5}",
-            i.allowed_bps.unwrap_or(0.0) / 1e6,
-            i.rtt.map_or("-".to_string(), |r| format!("{:.2}ms", ms(r))),
-            i.p
-        ));
-    } else {
-        l.push_str(&format!(
-            "  lost {:>6}  loss events {:>4}  p {:.5}",
-            i.lost.unwrap_or(0),
-            i.loss_events,
-            i.p
-        ));
-    }
-    l.push('\n');
-    l
-}
-
-/// Prints each interval report as a line, under a header before the first: a sender's
-/// (`send`) with its allowed rate and RTT, a receiver's with its losses.
-fn print_intervals(send: bool) -> OnDgramInterval {
-    let mut header = Some(if send {
-        "[ ID] Interval           Packets    Rate (IP bytes)  Allowed rate          RTT        p"
-    } else {
-        "[ ID] Interval           Packets    Rate (IP bytes)  Lost    Loss events  p"
-    });
-    Box::new(move |i: &DgramInterval| {
-        if let Some(h) = header.take() {
-            println!("{h}");
-        }
-        print!("{}", interval_line(i, send));
-    })
-}
-
-fn interval_json(i: &DgramInterval) -> Value {
-    json!({
-        "start": i.start.as_secs_f64(),
-        "end": i.end.as_secs_f64(),
-        "seconds": i.seconds(),
-        "packets": i.packets,
-        "bytes": i.bytes,
-        "bits_per_second": i.ip_bps(),
-        "allowed_bps": i.allowed_bps,
-        "rtt_ms": i.rtt.map(ms),
-        "p": i.p,
-        "loss_events": i.loss_events,
-        "lost": i.lost,
-    })
-}
-
 /// `ackclock dgram-stream`.
 pub fn run_dgram_stream(a: DgramStreamArgs) -> Result<()> {
-    let any = a.common.dev.allow_any_address;
     let interval = super::interval_flag(a.interval)?;
     let time = match a.time {
         Some(t) if t.is_zero() => bail!("--time 0: run for longer than that"),
         t => t.map(dur),
     };
+    let opts = StreamAppOptions {
+        idle_timeout: a.idle_timeout.map(dur),
+        interval,
+        keep_intervals: a.common.json,
+    };
     match (a.connect, a.listen) {
-        (Some(c), None) => {
-            super::check_connect(&c, any)?;
-            if a.idle_timeout.is_some() {
-                bail!("--idle-timeout is the receiver's (with --listen); a sender stops at --time or --bytes");
-            }
-            let place = place("dgram-stream", &a.common, None, unspecified(0))?;
-            let packet_bytes = a.packet_bytes.unwrap_or(1000);
-            check_payload("packet-bytes", packet_bytes, &place)?;
-            let s = packet_bytes + IP_UDP_HEADERS;
-            let rc = a.rate_control.unwrap_or(RateName::Tfrc);
-            let ctl = match (rc, a.rate) {
-                (RateName::None, Some(r)) => Controller::Fixed(r as f64 / 8.0),
-                (RateName::None, None) => bail!(
-                    "--rate-control none sends at a fixed rate: add --rate RATE (e.g. --rate 2mbit)"
-                ),
-                (_, Some(_)) => bail!(
-                    "--rate is the fixed rate of --rate-control none; {} finds its own rate: drop --rate, or add --rate-control none",
-                    rc.name()
-                ),
-                (RateName::Tfrc, None) => Controller::Tfrc(TfrcRate::new(s)),
-                (RateName::Aimd, None) => Controller::Aimd(AimdRate::new(s)),
-            };
-            if a.bytes == Some(0) {
-                bail!("--bytes 0: send at least one byte (or --time TIME)");
-            }
-            let time = match (a.bytes, time) {
-                (Some(_), _) => None,
-                (None, Some(t)) => Some(t),
-                (None, None) => Some(Duration::from_secs(10)),
-            };
-            let opts = StreamAppOptions {
-                time,
-                idle_timeout: None,
-                interval,
-                keep_intervals: a.common.json,
-            };
-            let mut app = StreamSenderApp::new(
-                StreamSenderConfig {
-                    dst: c,
-                    packet_bytes,
-                    start: Instant::ZERO,
-                    stop: None,
-                    bytes: a.bytes,
-                },
-                ctl,
-                &opts,
-            );
-            if interval.is_some() {
-                app.on_interval(print_intervals(true));
-            }
-            let ran = run_on(app, &place, 0, |w| {
-                println!(
-                    "ackclock dgram-stream: {} sender, {packet_bytes}-byte packets, {w} -> {c}",
-                    rc.name()
-                );
-            })?;
-            sender_report(&ran, rc, &place, &opts, a.common.json)
-        }
-        (None, Some(l)) => {
-            super::check_listen(&l, any)?;
-            for (flag, given) in [
-                ("rate-control", a.rate_control.is_some()),
-                ("rate", a.rate.is_some()),
-                ("bytes", a.bytes.is_some()),
-                ("packet-bytes", a.packet_bytes.is_some()),
-            ] {
-                if given {
-                    bail!("--{flag} is the sender's (with --connect); a receiver only reports what arrives");
-                }
-            }
-            if l.port() == 0 {
-                bail!(
-                    "--listen {l}: give the port the sender sends to (e.g. {}:5004)",
-                    l.ip()
-                );
-            }
-            let place = place("dgram-stream", &a.common, Some(*l.ip()), l)?;
-            let opts = StreamAppOptions {
-                time,
-                idle_timeout: a.idle_timeout.map(dur),
-                interval,
-                keep_intervals: a.common.json,
-            };
-            let mut app = StreamReceiverApp::new(&opts);
-            if interval.is_some() {
-                app.on_interval(print_intervals(false));
-            }
-            let ran = run_on(app, &place, l.port(), |w| {
-                let at = place.listening_at(l.port(), w);
-                println!("ackclock dgram-stream: receiver on {at}; Ctrl-C to stop");
-            })?;
-            receiver_report(&ran, &place, &opts, a.common.json)
-        }
+        (Some(c), None) => stream_sender(&a, c, time, &opts),
+        (None, Some(l)) => stream_receiver(&a, l, time, &opts),
         _ => {
             bail!("give exactly one of --connect ADDR:PORT (send) and --listen ADDR:PORT (receive)")
         }
     }
 }
 
-/// How a stream ended, for its report's last line.
-fn end_text(interrupted: bool) -> &'static str {
-    if interrupted {
-        "interrupted"
-    } else {
-        "completed"
-    }
-}
-
-fn sender_report(
-    ran: &Ran<StreamSenderApp>,
-    rc: RateName,
-    place: &Place,
+/// `ackclock dgram-stream --connect`.
+fn stream_sender(
+    a: &DgramStreamArgs,
+    c: SocketAddrV4,
+    time: Option<Duration>,
     opts: &StreamAppOptions,
-    json_out: bool,
 ) -> Result<()> {
-    let app = &ran.app;
-    let Some(s) = app.sender() else {
-        bail!("the sender never started");
+    super::check_connect(&c, a.common.dev.allow_any_address)?;
+    if a.idle_timeout.is_some() {
+        bail!(
+            "--idle-timeout is the receiver's (with --listen); a sender stops at --time or --bytes"
+        );
+    }
+    let place = place("dgram-stream", &a.common, None, unspecified(0))?;
+    let packet_bytes = a.packet_bytes.unwrap_or(1000);
+    check_payload("packet-bytes", packet_bytes, &place)?;
+    let rc = a.rate_control.unwrap_or(RateName::Tfrc);
+    match (rc, a.rate) {
+        (RateName::None, None) => bail!(
+            "--rate-control none sends at a fixed rate: add --rate RATE (e.g. --rate 2mbit)"
+        ),
+        (RateName::Aimd | RateName::Tfrc, Some(_)) => bail!(
+            "--rate is the fixed rate of --rate-control none; {} finds its own rate: drop --rate, or add --rate-control none",
+            rc.name()
+        ),
+        _ => {}
+    }
+    if a.bytes == Some(0) {
+        bail!("--bytes 0: send at least one byte (or --time TIME)");
+    }
+    let time = match (a.bytes, time) {
+        (Some(_), _) => None,
+        (None, Some(t)) => Some(t),
+        (None, None) => Some(Duration::from_secs(10)),
     };
-    let st = s.stats();
-    let ctl = s.controller();
-    let elapsed = app.elapsed(ran.now);
-    let mean = s.mean_rate().map(|x| x * 8.0);
-    let rtt = ctl.rtt().map(|r| r * 1e3);
-    println!();
-    println!(
-        "packets            {} sent ({} payload bytes) in {:.3} s: mean rate {} (IP bytes, first packet to last)",
-        st.packets,
-        st.bytes,
-        elapsed.as_secs_f64(),
-        mean.map_or("-".into(), |m| format!("{:.3} Mbit/s", m / 1e6))
+    let spec = StreamSpec {
+        packet_bytes: Some(packet_bytes as f64),
+        rate_control: Some(rc.spec()),
+        rate_bps: a.rate.map(|r| r as f64),
+        bytes: a.bytes.map(|b| b as f64),
+        duration_s: None,
+    };
+    let mut app = StreamSenderApp::new(
+        spec.sender_config(c, Instant::ZERO),
+        spec.controller(),
+        Schedule::live(time),
+        opts,
     );
-    println!(
-        "rate control       {}: allowed {:.3} Mbit/s at the end, rtt {}; {} feedbacks, {} no-feedback timeouts",
-        rc.name(),
-        ctl.rate() * 8.0 / 1e6,
-        rtt.map_or("-".into(), |r| format!("{r:.3} ms")),
-        st.feedbacks,
-        st.no_feedback_timeouts
+    if opts.interval.is_some() {
+        app.on_interval(report::print_intervals(true));
+    }
+    let ran = run_datagram(app, &place, |w| {
+        println!(
+            "ackclock dgram-stream: {} sender, {packet_bytes}-byte packets, {w} -> {c}",
+            rc.name()
+        );
+    })?;
+    print!("{}", report::sender_text(&ran.app, &ran.facts, rc.name()));
+    ran.print_tail(
+        a.common
+            .json
+            .then(|| report::sender_json(&ran.app, &ran.facts, rc.name(), time)),
     );
-    println!(
-        "loss               loss event rate {:.6} (the receiver's last report), {} loss events, {} malformed feedbacks",
-        st.p, st.loss_events, st.malformed
-    );
-    println!("end                {}", end_text(app.interrupted));
-    ran.print_tail(json_out.then(|| sender_json(ran, rc, place.name(), opts)));
     if ran.end == RunEnd::Interrupted {
         bail!("interrupted");
     }
+    let st = ran
+        .app
+        .sender()
+        .map(|s| s.stats().clone())
+        .unwrap_or_default();
     if st.feedbacks == 0 && st.packets > 0 && rc != RateName::None {
         bail!(
             "no feedback from the receiver, so {} never left its first rate: is `ackclock dgram-stream --listen {}` (or with --kernel) running there?",
             rc.name(),
-            app.config().dst
+            c
         );
     }
     Ok(())
 }
 
-fn receiver_report(
-    ran: &Ran<StreamReceiverApp>,
-    place: &Place,
+/// `ackclock dgram-stream --listen`.
+fn stream_receiver(
+    a: &DgramStreamArgs,
+    l: SocketAddrV4,
+    time: Option<Duration>,
     opts: &StreamAppOptions,
-    json_out: bool,
 ) -> Result<()> {
-    let app = &ran.app;
-    let st = app.receiver().stats();
-    let elapsed = app.data_elapsed();
-    let rate = receive_rate(app);
-    println!();
-    println!(
-        "packets            {} received ({} payload bytes) in {:.3} s: {} (IP bytes, first packet to last){}",
-        st.packets,
-        st.bytes,
-        elapsed.as_secs_f64(),
-        rate.map_or("-".into(), |r| format!("{:.3} Mbit/s", r / 1e6)),
-        app.peer().map_or(String::new(), |p| format!(", from {p}"))
+    super::check_listen(&l, a.common.dev.allow_any_address)?;
+    for (flag, given) in [
+        ("rate-control", a.rate_control.is_some()),
+        ("rate", a.rate.is_some()),
+        ("bytes", a.bytes.is_some()),
+        ("packet-bytes", a.packet_bytes.is_some()),
+    ] {
+        if given {
+            bail!(
+                "--{flag} is the sender's (with --connect); a receiver only reports what arrives"
+            );
+        }
+    }
+    if l.port() == 0 {
+        bail!(
+            "--listen {l}: give the port the sender sends to (e.g. {}:5004)",
+            l.ip()
+        );
+    }
+    let place = place("dgram-stream", &a.common, Some(*l.ip()), l)?;
+    let mut app = StreamReceiverApp::new(l.port(), Schedule::live(time), opts);
+    if opts.interval.is_some() {
+        app.on_interval(report::print_intervals(false));
+    }
+    let ran = run_datagram(app, &place, |w| {
+        let at = place.listening_at(l.port(), w);
+        println!("ackclock dgram-stream: receiver on {at}; Ctrl-C to stop");
+    })?;
+    print!("{}", report::receiver_text(&ran.app));
+    ran.print_tail(
+        a.common
+            .json
+            .then(|| report::receiver_json(&ran.app, &ran.facts)),
     );
-    println!(
-        "loss               {} lost, {} loss events, loss event rate {:.6}; {} late or duplicate, {} malformed",
-        st.lost,
-        st.loss_events,
-        app.receiver().p(),
-        st.late_or_duplicate,
-        st.malformed
-    );
-    println!("feedback           {} reports sent", st.feedbacks);
-    println!("end                {}", end_text(app.interrupted));
-    ran.print_tail(json_out.then(|| receiver_json(ran, place.name(), opts)));
     // A receiver stopped by a signal ends as receivers do; one that saw nothing says so.
-    if st.packets == 0 && !app.interrupted {
+    if ran.app.receiver().stats().packets == 0 && !ran.app.interrupted {
         bail!("no data arrived: is a sender (`ackclock dgram-stream --connect ...`) sending here?");
     }
     Ok(())
 }
 
-/// The JSON document of `dgram-stream --connect --json` (docs/OUTPUTS.md).
-fn sender_json(
-    ran: &Ran<StreamSenderApp>,
-    rc: RateName,
-    socket: &str,
-    opts: &StreamAppOptions,
-) -> Value {
-    let app = &ran.app;
-    let c = app.config();
-    let sender = app.sender().map(|s| {
-        let st = s.stats();
-        let ctl = s.controller();
-        json!({
-            "rate_control": rc.name(),
-            "packet_bytes": c.packet_bytes,
-            "limit_s": opts.time.map(|d| d.as_secs_f64()),
-            "limit_bytes": c.bytes,
-            "packets": st.packets,
-            "bytes": st.bytes,
-            "mean_rate_bps": s.mean_rate().map(|x| x * 8.0),
-            "final_allowed_bps": ctl.rate() * 8.0,
-            "rtt_ms": ctl.rtt().map(|r| r * 1e3),
-            "feedbacks": st.feedbacks,
-            "no_feedback_timeouts": st.no_feedback_timeouts,
-            "loss_event_rate": st.p,
-            "loss_events": st.loss_events,
-            "malformed": st.malformed,
-        })
-    });
-    let remote = json!(c.dst.to_string());
-    let elapsed = app.elapsed(ran.now);
-    stream_json(
-        ran,
-        "send",
-        socket,
-        remote,
-        elapsed,
-        opts,
-        sender.into(),
-        Value::Null,
-    )
-}
-
-/// The JSON document of `dgram-stream --listen --json` (docs/OUTPUTS.md).
-fn receiver_json(ran: &Ran<StreamReceiverApp>, socket: &str, opts: &StreamAppOptions) -> Value {
-    let app = &ran.app;
-    let st = app.receiver().stats();
-    let receiver = json!({
-        "packets": st.packets,
-        "bytes": st.bytes,
-        "rate_bps": receive_rate(app),
-        "lost": st.lost,
-        "loss_events": st.loss_events,
-        "loss_event_rate": app.receiver().p(),
-        "feedbacks": st.feedbacks,
-        "late_or_duplicate": st.late_or_duplicate,
-        "malformed": st.malformed,
-    });
-    let remote = json!(app.peer().map(|a| a.to_string()));
-    let elapsed = app.data_elapsed();
-    stream_json(
-        ran,
-        "recv",
-        socket,
-        remote,
-        elapsed,
-        opts,
-        Value::Null,
-        receiver,
-    )
-}
-
-/// The JSON document of `dgram-stream --json`, either end's (docs/OUTPUTS.md): `sender`
-/// or `receiver` holds its figures, the other is null.
-#[allow(clippy::too_many_arguments)]
-fn stream_json<P>(
-    ran: &Ran<CommandApp<P>>,
-    role: &str,
-    socket: &str,
-    remote: Value,
-    elapsed: Duration,
-    opts: &StreamAppOptions,
-    sender: Value,
-    receiver: Value,
-) -> Value {
-    json!({
-        "role": role,
-        "socket": socket,
-        "local": ran.local.map(|a| a.to_string()),
-        "remote": remote,
-        "elapsed_s": elapsed.as_secs_f64(),
-        "interrupted": ran.app.interrupted,
-        "interval_s": opts.interval.map(|d| d.as_secs_f64()),
-        "intervals": ran.app.intervals().iter().map(interval_json).collect::<Vec<_>>(),
-        "sender": sender,
-        "receiver": receiver,
-        "udp": ran.udp.json(),
-    })
-}
-
-/// The rate data arrived at (IP bytes, bit/s), from the first packet to the last.
-fn receive_rate(app: &StreamReceiverApp) -> Option<f64> {
-    let st = app.receiver().stats();
-    let e = app.data_elapsed();
-    (e > Duration::ZERO)
-        .then(|| (st.bytes + st.packets * IP_UDP_HEADERS as u64) as f64 * 8.0 / e.as_secs_f64())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::live::stream::tests::{documented_section, has_type, paths};
-    use ackclock_dgram::VirtualWire;
-    use ackclock_dgram::{StackSocket, UdpStack};
+    use ackclock_tun::DeviceConfig;
     use clap::Parser;
-    use std::collections::BTreeSet;
-
-    const OURS: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 2);
-    const THEIRS: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);
 
     #[derive(Parser)]
     enum T {
@@ -1321,160 +660,5 @@ mod tests {
         let k = Place::Kernel(unspecified(0));
         assert!(check_payload("response-bytes", 65_507, &k).is_ok());
         assert!(check_payload("response-bytes", 65_508, &k).is_err());
-    }
-
-    /// Two apps on two UDP stacks joined by a 5 ms wire, polled each 1 ms of virtual time
-    /// (and the receiving one whenever a datagram arrives), until both are done or `limit`.
-    fn drive(
-        a: &mut dyn DatagramApp,
-        b: &mut dyn DatagramApp,
-        b_port: u16,
-        limit_ms: u64,
-    ) -> (UdpStack, UdpStack) {
-        let mut w = VirtualWire::new(OURS, THEIRS, Duration::from_millis(5));
-        let (ia, ib) = (w.a.bind(0).unwrap(), w.b.bind(b_port).unwrap());
-        for t in 0..limit_ms {
-            let now = Instant::ZERO + Duration::from_millis(t);
-            w.deliver(now);
-            a.poll(
-                now,
-                &mut StackSocket {
-                    stack: &mut w.a,
-                    id: ia,
-                },
-            );
-            b.poll(
-                now,
-                &mut StackSocket {
-                    stack: &mut w.b,
-                    id: ib,
-                },
-            );
-            w.transmit(now);
-            if a.done() && b.done() {
-                break;
-            }
-        }
-        (w.a, w.b)
-    }
-
-    fn ran<A>(app: A, local: SocketAddrV4, udp: &UdpStack, now_ms: u64) -> Ran<A> {
-        Ran {
-            app,
-            end: RunEnd::Done,
-            local: Some(local),
-            now: Instant::ZERO + Duration::from_millis(now_ms),
-            udp: UdpReport::tun(udp.stats(), &DeviceCounters::default()),
-            device: String::new(),
-        }
-    }
-
-    /// Every field of `docs` is in the `## {title}` table of docs/OUTPUTS.md with the type
-    /// given there, and every field listed is in one of them.
-    fn check_documented(title: &str, docs: &[Value]) {
-        let listed = documented_section(title);
-        assert!(listed.len() >= 10, "{title}: {} rows", listed.len());
-        let mut seen = BTreeSet::new();
-        for doc in docs {
-            let mut all = Vec::new();
-            paths(doc, "", &mut all);
-            for (path, v) in &all {
-                if path.ends_with("[]") && v.is_object() {
-                    continue;
-                }
-                let ty = listed
-                    .get(path)
-                    .unwrap_or_else(|| panic!("{title}: {path} is not in docs/OUTPUTS.md"));
-                assert!(has_type(v, ty), "{title}: {path} is {v}, not {ty}");
-                seen.insert(path.clone());
-            }
-        }
-        for path in listed.keys() {
-            assert!(
-                seen.contains(path),
-                "{title}: {path} is documented but not written"
-            );
-        }
-    }
-
-    #[test]
-    fn the_json_documents_are_as_docs_outputs_md_says() {
-        let server_at = SocketAddrV4::new(THEIRS, 2049);
-        let local = SocketAddrV4::new(OURS, 49152);
-        // An RPC client with TFRC that completes its requests, and one with a fixed timer
-        // whose requests nobody answers (latencies null, no rate).
-        let cfg = RpcClientConfig {
-            requests: Some(20),
-            rate: RateControl::Tfrc,
-            timer: Timer::Adaptive(rpc_rtt_config()),
-            ..RpcClientConfig::nfs(server_at)
-        };
-        let mut client = RpcClientApp::new(cfg.clone(), None);
-        let mut server = RpcServerApp::new(RpcServer::new(Duration::ZERO, 64, 1472), None);
-        let (ua, ub) = drive(&mut client, &mut server, 2049, 10_000);
-        assert!(client.done());
-        let c = ran(client, local, &ua, 10_000);
-        let rpc1 = RpcReport::new(&c, &cfg, "nfs", RateName::Tfrc, None, "tun");
-        assert_eq!(rpc1.completed, 20);
-        let server = ran(server, server_at, &ub, 10_000);
-        let cfg2 = RpcClientConfig {
-            requests: Some(1),
-            max_transmissions: 1,
-            ..RpcClientConfig::dns(server_at)
-        };
-        let mut lonely = RpcClientApp::new(cfg2.clone(), Some(Duration::from_secs(1)));
-        let mut deaf = RpcServerApp::new(RpcServer::new(Duration::ZERO, 64, 1472), None);
-        let (ua2, _) = drive(&mut lonely, &mut deaf, 9, 5_000);
-        let c2 = ran(lonely, local, &ua2, 5_000);
-        let rpc2 = RpcReport::new(
-            &c2,
-            &cfg2,
-            "dns",
-            RateName::None,
-            Some(Duration::from_secs(1)),
-            "kernel",
-        );
-        assert_eq!((rpc2.issued, rpc2.completed, rpc2.failed), (1, 0, 1));
-        check_documented(
-            "ackclock rpc --json",
-            &[rpc1.json(&c.udp), rpc2.json(&c2.udp)],
-        );
-        check_documented(
-            "ackclock rpc-server --json",
-            &[server_json(&server, "tun", 0.0, 64, 1472)],
-        );
-        // A TFRC stream and its receiver, with interval reports.
-        let opts = StreamAppOptions {
-            time: Some(Duration::from_secs(2)),
-            idle_timeout: Some(Duration::from_millis(500)),
-            interval: Some(Duration::from_secs(1)),
-            keep_intervals: true,
-        };
-        let mut tx = StreamSenderApp::new(
-            StreamSenderConfig {
-                dst: SocketAddrV4::new(THEIRS, 5004),
-                packet_bytes: 1000,
-                start: Instant::ZERO,
-                stop: None,
-                bytes: None,
-            },
-            Controller::Tfrc(TfrcRate::new(1028)),
-            &opts,
-        );
-        let rx_opts = StreamAppOptions {
-            time: None,
-            ..opts.clone()
-        };
-        let mut rx = StreamReceiverApp::new(&rx_opts);
-        let (ua, ub) = drive(&mut tx, &mut rx, 5004, 10_000);
-        assert!(tx.done() && rx.done());
-        let s = ran(tx, local, &ua, 10_000);
-        let r = ran(rx, SocketAddrV4::new(THEIRS, 5004), &ub, 10_000);
-        let sd = sender_json(&s, RateName::Tfrc, "tun", &opts);
-        let rd = receiver_json(&r, "kernel", &rx_opts);
-        assert!(sd["intervals"].as_array().unwrap().len() >= 2);
-        assert_eq!(sd["sender"]["packets"], rd["receiver"]["packets"]);
-        assert_eq!(rd["remote"], "198.18.0.2:49152");
-        check_documented("ackclock dgram-stream --json", &[sd, rd]);
     }
 }

@@ -3,7 +3,8 @@
 
 use super::args::{DevArgs, TcpArgs};
 use crate::units;
-use ackclock_tun::{Host, Service, ServiceOptions, ServicesApp};
+use ackclock_apps::services::{Service, ServiceOptions, ServicesApp};
+use ackclock_tun::Host;
 use anyhow::{bail, Result};
 use std::io::Write;
 use std::net::SocketAddrV4;
@@ -79,7 +80,7 @@ pub fn run(service: Service, a: ServiceArgs) -> Result<()> {
         app.finished.len(),
         app.open_connections()
     );
-    super::stream::print_device(&host);
+    print!("{}", host.counters_text());
     Ok(())
 }
 

@@ -1,99 +1,27 @@
-//! Datagram applications in live mode: the `ackclock-dgram` RPC client and server and the
-//! rate-controlled stream's sender and receiver, each wrapped with what a command needs
-//! around it (a start at the first turn, a time limit, an end, interval reports), and run
-//! on one socket through the [`DatagramSocket`] trait:
+//! The datagram applications of `ackclock-dgram` as host applications: the NFS- and
+//! DNS-like RPC client ([`RpcClientApp`]) and its server ([`RpcServerApp`]), the TFRC /
+//! rate-AIMD / fixed-rate stream's sender ([`StreamSenderApp`]) and receiver
+//! ([`StreamReceiverApp`]). Each binds its socket on the host's UDP at its first poll and
+//! runs there; the same types run in the simulator (a scenario's `rpc`, `dns` and
+//! `datagram_stream` flows), on a live TUN host and on Linux's kernel sockets.
 //!
-//! - on the UDP stack of a TUN [`Host`](crate::Host), through [`OnHost`] (the host's
-//!   [`App`]);
-//! - on a Linux kernel socket, through [`KernelHost`](crate::kernel_udp::KernelHost), so the
-//!   other end of a live test is Linux's UDP running the same application.
-//!
-//! Nothing here reads a clock: `now` comes from the loop that drives the application.
+//! When each starts and ends is its [`Schedule`]: a scenario starts it at the flow's start
+//! and lets its configuration say when it stops issuing or sending; a live command starts
+//! it at its first poll and ends it `--time` later (woken there). A live stream also
+//! reports its intervals (`-i`). [`report`] holds their text and JSON reports and the
+//! figures a simulation summarises.
 
-use crate::host::{App, Control};
+pub mod report;
+
+pub use report::{DatagramSummary, RpcSummary, StreamSummary};
+
+use crate::{App, Ctx};
 use ackclock_dgram::rate::Controller;
 use ackclock_dgram::rpc::{RpcClient, RpcClientConfig, RpcServer, IP_UDP_HEADERS};
 use ackclock_dgram::stream::{StreamReceiver, StreamSender, StreamSenderConfig};
-use ackclock_dgram::{DatagramSocket, DgramError, SocketId, StackSocket, UdpStack};
-use ackclock_tcp::Endpoint;
+use ackclock_dgram::{DatagramSocket, DgramError, SocketId, StackSocket, UdpSockets};
 use ackclock_wire::{Duration, Instant};
 use std::net::SocketAddrV4;
-
-/// A datagram application on one socket, sans-IO: the loop that drives it reads the clock
-/// and owns the socket.
-pub trait DatagramApp {
-    /// Reads what arrived and sends what is due. Returns when it next needs to run
-    /// (arrivals wake it anyway); a time not after `now` asks for nothing.
-    fn poll(&mut self, now: Instant, sock: &mut dyn DatagramSocket) -> Option<Instant>;
-    /// Whether it has finished: the loop then returns.
-    fn done(&self) -> bool;
-    /// SIGINT or SIGTERM: stop now. `done` is true from here on (none of these
-    /// applications has anything to close: a datagram socket has no connection).
-    fn shutdown(&mut self, now: Instant);
-}
-
-/// A [`DatagramApp`] on the UDP stack of a live TUN host: it binds `port` (0: an ephemeral
-/// one) at the first turn and runs the application on that socket every turn.
-pub struct OnHost<A> {
-    pub app: A,
-    port: u16,
-    sock: Option<SocketId>,
-    /// The socket's address once bound.
-    pub local: Option<SocketAddrV4>,
-    /// Why the port could not be bound (the run then ends at once).
-    pub bind_error: Option<DgramError>,
-    wake: Option<Instant>,
-    last_now: Instant,
-}
-
-impl<A: DatagramApp> OnHost<A> {
-    pub fn new(app: A, port: u16) -> Self {
-        OnHost {
-            app,
-            port,
-            sock: None,
-            local: None,
-            bind_error: None,
-            wake: None,
-            last_now: Instant::ZERO,
-        }
-    }
-}
-
-impl<A: DatagramApp> App for OnHost<A> {
-    fn poll_udp(&mut self, now: Instant, udp: &mut UdpStack) {
-        self.last_now = now;
-        if self.sock.is_none() && self.bind_error.is_none() {
-            match udp.bind(self.port) {
-                Ok(id) => {
-                    self.sock = Some(id);
-                    self.local = udp.local(id);
-                }
-                Err(e) => self.bind_error = Some(e),
-            }
-        }
-        let Some(id) = self.sock else { return };
-        self.wake = self.app.poll(now, &mut StackSocket { stack: udp, id });
-    }
-
-    fn poll(&mut self, _now: Instant, _ep: &mut Endpoint) -> Control {
-        if self.app.done() || self.bind_error.is_some() {
-            Control::Done
-        } else {
-            Control::Continue
-        }
-    }
-
-    fn shutdown(&mut self, now: Instant, _ep: &mut Endpoint) {
-        self.app.shutdown(now);
-    }
-
-    fn deadline(&self) -> Option<Instant> {
-        // A time already past was handled by the poll at `last_now`; handing it to the
-        // loop again would spin it.
-        self.wake.filter(|t| *t > self.last_now)
-    }
-}
 
 fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
     match (a, b) {
@@ -103,34 +31,86 @@ fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
     }
 }
 
-/// A [`DatagramApp`] as a command runs it: the application (`P`) starts at the first turn,
-/// stops at its time limit (`--time` after the first turn) or when it has finished, and a
-/// signal ends it at once; a stream also reports its intervals (`-i`). The four commands'
-/// applications are this wrapper around their [`CommandPart`]: [`RpcClientApp`],
-/// [`RpcServerApp`], [`StreamSenderApp`] and [`StreamReceiverApp`].
-pub struct CommandApp<P> {
-    part: P,
-    time: Option<Duration>,
-    started: Option<Instant>,
-    ended: Option<Instant>,
-    reports: Reports,
-    /// A signal stopped it (an RPC client's requests still outstanding were abandoned).
-    pub interrupted: bool,
+/// When a datagram application starts and ends.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Schedule {
+    /// Start at this time; `None`: at the first poll (a live command).
+    pub start: Option<Instant>,
+    /// End this long after the start: the application is woken then and is done, its
+    /// client or sender having stopped issuing or sending there. `None`: its own
+    /// configuration says when it stops (a scenario's `duration_s`), and it is done when
+    /// its work is (a client's last request answered), or never (a server).
+    pub time: Option<Duration>,
 }
 
-/// What one turn of a [`CommandPart`] came to.
-pub enum Step {
-    /// Going on: run again at this time (arrivals wake it anyway).
-    Wake(Option<Instant>),
-    /// Finished: its requests, its data or its time are done.
-    Finished,
+impl Schedule {
+    /// From the first poll until `time` after it (a live command's `--time`).
+    pub fn live(time: Option<Duration>) -> Schedule {
+        Schedule { start: None, time }
+    }
+    /// From `start` on (a scenario's flow).
+    pub fn at(start: Instant) -> Schedule {
+        Schedule {
+            start: Some(start),
+            time: None,
+        }
+    }
 }
 
-/// The application inside a [`CommandApp`].
-pub trait CommandPart {
-    /// One turn at `now`; the first one starts the application. `stop` is the end of the
-    /// command's time (None: no time limit); the wrapper wakes the part there.
-    fn turn(&mut self, now: Instant, stop: Option<Instant>, sock: &mut dyn DatagramSocket) -> Step;
+/// The socket of a datagram application: bound on the host's UDP at its first poll.
+#[derive(Clone, Copy, Debug)]
+struct Socket {
+    port: u16,
+    id: Option<SocketId>,
+    local: Option<SocketAddrV4>,
+    bind_error: Option<DgramError>,
+}
+
+impl Socket {
+    fn new(port: u16) -> Socket {
+        Socket {
+            port,
+            id: None,
+            local: None,
+            bind_error: None,
+        }
+    }
+    /// The socket, bound now if it is not yet (`None`: the port could not be bound).
+    fn get(&mut self, udp: &mut dyn UdpSockets) -> Option<SocketId> {
+        if self.id.is_none() && self.bind_error.is_none() {
+            match udp.open(self.port) {
+                Ok(id) => {
+                    self.id = Some(id);
+                    self.local = udp.local_addr(id);
+                }
+                Err(e) => self.bind_error = Some(e),
+            }
+        }
+        self.id
+    }
+}
+
+/// What one turn of a [`DatagramPart`] came to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Step {
+    /// When it next needs to run (arrivals wake it anyway).
+    pub wake: Option<Instant>,
+    /// Its work is over: its requests, its data or its time are done.
+    pub finished: bool,
+}
+
+/// The application inside a [`DatagramApp`]: one of the `ackclock-dgram` clients,
+/// servers, senders or receivers on one socket.
+pub trait DatagramPart: Send {
+    /// One turn at `now`; the first one, at `t0`, starts the application. `stop` is the
+    /// end of the schedule's time (None: no time limit).
+    fn turn(
+        &mut self,
+        t0: Instant,
+        now: Instant,
+        stop: Option<Instant>,
+        sock: &mut dyn DatagramSocket,
+    ) -> Step;
     /// Where the interval reports start, given the first turn `t0` (None: not yet, or
     /// the application has none).
     fn reports_from(&self, _t0: Instant) -> Option<Instant> {
@@ -140,13 +120,38 @@ pub trait CommandPart {
     fn counts(&self) -> Counts {
         Counts::default()
     }
+    /// Payload bytes it delivered (a client: the responses; a receiver: the data).
+    fn bytes(&self) -> u64 {
+        0
+    }
+    /// When its work finished by itself, if it did.
+    fn finished_at(&self) -> Option<Instant> {
+        None
+    }
+    /// Its figures for a simulation's summary.
+    fn summary(&self) -> DatagramSummary;
 }
 
-impl<P> CommandApp<P> {
-    fn wrap(part: P, time: Option<Duration>, reports: Reports) -> Self {
-        CommandApp {
+/// A datagram application on a socket of its host's UDP: the [`DatagramPart`] `P`, its
+/// socket (bound at the first poll, on `port`; 0: an ephemeral one), its [`Schedule`],
+/// its interval reports, and how it ended.
+pub struct DatagramApp<P> {
+    part: P,
+    sock: Socket,
+    schedule: Schedule,
+    started: Option<Instant>,
+    ended: Option<Instant>,
+    reports: Reports,
+    /// A signal stopped it (an RPC client's requests still outstanding were abandoned).
+    pub interrupted: bool,
+}
+
+impl<P> DatagramApp<P> {
+    fn wrap(part: P, port: u16, schedule: Schedule, reports: Reports) -> Self {
+        DatagramApp {
             part,
-            time,
+            sock: Socket::new(port),
+            schedule,
             started: None,
             ended: None,
             reports,
@@ -164,13 +169,46 @@ impl<P> CommandApp<P> {
     pub fn intervals(&self) -> &[DgramInterval] {
         &self.reports.kept
     }
+    /// The interval of its interval reports, if it makes any.
+    pub fn interval(&self) -> Option<Duration> {
+        self.reports.every
+    }
     /// Called with each interval report.
     pub fn on_interval(&mut self, f: OnDgramInterval) {
         self.reports.on_interval = Some(f);
     }
+    /// The socket's address once bound.
+    pub fn local(&self) -> Option<SocketAddrV4> {
+        self.sock.local
+    }
+    /// Why the socket's port could not be bound (the application is then done at once).
+    pub fn bind_error(&self) -> Option<DgramError> {
+        self.sock.bind_error
+    }
+    /// The application inside.
+    pub fn part(&self) -> &P {
+        &self.part
+    }
+    /// The port it binds (0: an ephemeral one).
+    pub fn port(&self) -> u16 {
+        self.sock.port
+    }
+    /// Binds its socket now rather than at the first poll (a live command names the
+    /// socket's address before it starts, and refuses a port in use at once).
+    ///
+    /// # Errors
+    /// The port cannot be bound.
+    pub fn bind_now(&mut self, udp: &mut dyn UdpSockets) -> Result<SocketAddrV4, DgramError> {
+        self.sock.get(udp);
+        match (self.sock.local, self.sock.bind_error) {
+            (Some(l), _) => Ok(l),
+            (None, Some(e)) => Err(e),
+            (None, None) => Err(DgramError::NotBound),
+        }
+    }
 }
 
-impl<P: CommandPart> CommandApp<P> {
+impl<P: DatagramPart> DatagramApp<P> {
     /// The end: the last interval report.
     fn end(&mut self, now: Instant) {
         self.ended = Some(now);
@@ -179,66 +217,95 @@ impl<P: CommandPart> CommandApp<P> {
     }
 }
 
-impl<P: CommandPart> DatagramApp for CommandApp<P> {
-    fn poll(&mut self, now: Instant, sock: &mut dyn DatagramSocket) -> Option<Instant> {
-        if self.done() {
+impl<P: DatagramPart> App for DatagramApp<P> {
+    fn poll(&mut self, cx: &mut Ctx<'_>) -> Option<Instant> {
+        let now = cx.now;
+        if self.interrupted {
             return None;
         }
-        let t0 = *self.started.get_or_insert(now);
-        let stop = self.time.map(|d| t0 + d);
-        let step = self.part.turn(now, stop, sock);
+        if let Some(s) = self.schedule.start {
+            if now < s {
+                return Some(s);
+            }
+        }
+        let id = self.sock.get(cx.udp)?;
+        let t0 = *self
+            .started
+            .get_or_insert(self.schedule.start.unwrap_or(now));
+        let stop = self.schedule.time.map(|d| t0 + d);
+        let mut sock = StackSocket { stack: cx.udp, id };
+        let step = self.part.turn(t0, now, stop, &mut sock);
         if let Some(t) = self.part.reports_from(t0) {
             self.reports.start(t);
         }
-        match step {
-            Step::Finished => {
+        if step.finished {
+            if self.ended.is_none() {
                 self.end(now);
-                None
             }
-            Step::Wake(wake) => {
-                let c = self.part.counts();
-                self.reports.tick(now, c, false);
-                // A part notices that its time is up only when it runs (an RPC client, and
-                // so that it is finished when nothing is outstanding; a sender between two
-                // packets): a wake-up at the stop, which it does not ask for itself.
-                let stop = stop.filter(|s| *s > now);
-                earliest(earliest(wake, stop), self.reports.next_boundary())
-            }
+        } else if self.ended.is_none() {
+            let c = self.part.counts();
+            self.reports.tick(now, c, false);
         }
+        if self.ended.is_some() {
+            // Done: only what the application itself still asks for (a simulation keeps
+            // polling it; a live host has returned).
+            return step.wake;
+        }
+        // A part notices that its time is up only when it runs (an RPC client, and so
+        // that it is finished when nothing is outstanding; a sender between two packets):
+        // a wake-up at the stop, which it does not ask for itself.
+        let stop = stop.filter(|s| *s > now);
+        earliest(earliest(step.wake, stop), self.reports.next_boundary())
     }
-    fn done(&self) -> bool {
-        self.ended.is_some()
+    fn is_done(&self) -> bool {
+        self.ended.is_some() || self.sock.bind_error.is_some()
     }
-    fn shutdown(&mut self, now: Instant) {
+    fn shutdown(&mut self, cx: &mut Ctx<'_>) {
         if self.ended.is_none() {
             self.interrupted = true;
-            self.end(now);
+            self.end(cx.now);
         }
+    }
+    fn bytes(&self) -> u64 {
+        self.part.bytes()
+    }
+    fn finished_at(&self) -> Option<Instant> {
+        self.part.finished_at()
+    }
+    fn datagram(&self) -> Option<DatagramSummary> {
+        Some(self.part.summary())
     }
 }
 
-/// An RPC (NFS-like) or query (DNS-like) client for a command: it starts at its first
-/// turn, issues requests until its request count or its time is up, and is done when the
-/// last outstanding request has completed or been given up.
-pub type RpcClientApp = CommandApp<RpcClientPart>;
+/// An RPC (NFS-like) or query (DNS-like) client: it starts at its schedule's start,
+/// issues requests until its request count or its time is up, and is done when the last
+/// outstanding request has completed or been given up.
+pub type RpcClientApp = DatagramApp<RpcClientPart>;
 
 /// The client inside an [`RpcClientApp`].
 pub struct RpcClientPart {
     cfg: RpcClientConfig,
+    kind: &'static str,
     client: Option<RpcClient>,
 }
 
 impl RpcClientApp {
-    /// `cfg`'s `start` and `stop` are replaced: the client starts at its first turn and
-    /// stops issuing `time` later (None: after `cfg.requests`).
-    pub fn new(cfg: RpcClientConfig, time: Option<Duration>) -> Self {
-        let part = RpcClientPart { cfg, client: None };
-        CommandApp::wrap(part, time, Reports::new(None, false))
+    /// A client of `cfg.server` on an ephemeral port. `kind` names it in summaries
+    /// ("rpc" or "dns"). With a live schedule, `cfg`'s `start` and `stop` are replaced by
+    /// the first poll and the schedule's time after it.
+    pub fn new(cfg: RpcClientConfig, kind: &'static str, schedule: Schedule) -> Self {
+        let part = RpcClientPart {
+            cfg,
+            kind,
+            client: None,
+        };
+        DatagramApp::wrap(part, 0, schedule, Reports::new(None, false))
     }
     /// The client, once started.
     pub fn client(&self) -> Option<&RpcClient> {
         self.part.client.as_ref()
     }
+    /// Its configuration as given.
     pub fn config(&self) -> &RpcClientConfig {
         &self.part.cfg
     }
@@ -251,26 +318,42 @@ impl RpcClientApp {
     }
 }
 
-impl CommandPart for RpcClientPart {
-    fn turn(&mut self, now: Instant, stop: Option<Instant>, sock: &mut dyn DatagramSocket) -> Step {
+impl DatagramPart for RpcClientPart {
+    fn turn(
+        &mut self,
+        t0: Instant,
+        now: Instant,
+        stop: Option<Instant>,
+        sock: &mut dyn DatagramSocket,
+    ) -> Step {
         let cfg = &self.cfg;
         let client = self.client.get_or_insert_with(|| {
             RpcClient::new(RpcClientConfig {
-                start: now,
-                stop,
+                start: t0,
+                stop: stop.or(cfg.stop),
                 ..cfg.clone()
             })
         });
         let wake = client.poll(now, sock);
-        if client.finished_at().is_some() {
-            return Step::Finished;
+        Step {
+            wake,
+            finished: client.finished_at().is_some(),
         }
-        Step::Wake(wake)
+    }
+    fn bytes(&self) -> u64 {
+        self.client.as_ref().map_or(0, |c| c.stats().goodput_bytes)
+    }
+    fn finished_at(&self) -> Option<Instant> {
+        self.client.as_ref().and_then(RpcClient::finished_at)
+    }
+    fn summary(&self) -> DatagramSummary {
+        report::client_summary(self.kind, &self.cfg, self.client.as_ref())
     }
 }
 
-/// The RPC server for a command: answers until its time is up or a signal.
-pub type RpcServerApp = CommandApp<RpcServerPart>;
+/// The RPC server: answers until its time is up (or a signal; a scenario's serves for the
+/// whole run).
+pub type RpcServerApp = DatagramApp<RpcServerPart>;
 
 /// The server inside an [`RpcServerApp`].
 pub struct RpcServerPart {
@@ -278,30 +361,55 @@ pub struct RpcServerPart {
 }
 
 impl RpcServerApp {
-    pub fn new(server: RpcServer, time: Option<Duration>) -> Self {
-        CommandApp::wrap(RpcServerPart { server }, time, Reports::new(None, false))
+    /// `server` on `port`.
+    pub fn new(server: RpcServer, port: u16, schedule: Schedule) -> Self {
+        DatagramApp::wrap(
+            RpcServerPart { server },
+            port,
+            schedule,
+            Reports::new(None, false),
+        )
     }
+    /// The server.
     pub fn server(&self) -> &RpcServer {
         &self.part.server
     }
 }
 
-impl CommandPart for RpcServerPart {
-    fn turn(&mut self, now: Instant, stop: Option<Instant>, sock: &mut dyn DatagramSocket) -> Step {
+impl DatagramPart for RpcServerPart {
+    fn turn(
+        &mut self,
+        _t0: Instant,
+        now: Instant,
+        stop: Option<Instant>,
+        sock: &mut dyn DatagramSocket,
+    ) -> Step {
         if stop.is_some_and(|e| now >= e) {
-            return Step::Finished;
+            return Step {
+                wake: None,
+                finished: true,
+            };
         }
-        Step::Wake(self.server.poll(now, sock))
+        Step {
+            wake: self.server.poll(now, sock),
+            finished: false,
+        }
+    }
+    fn summary(&self) -> DatagramSummary {
+        report::server_summary(self.server.stats())
     }
 }
 
 /// One interval report of a stream (`-i`): what was sent or received in it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DgramInterval {
+    /// Its place in the stream's reports, from 0.
     pub index: usize,
     /// Since the stream's start (the sender's first turn, the receiver's first packet).
     pub start: Duration,
+    /// Since the stream's start.
     pub end: Duration,
+    /// Packets sent or received in it.
     pub packets: u64,
     /// UDP payload bytes.
     pub bytes: u64,
@@ -322,6 +430,7 @@ pub struct DgramInterval {
 }
 
 impl DgramInterval {
+    /// Its length, seconds.
     pub fn seconds(&self) -> f64 {
         self.end.saturating_sub(self.start).as_secs_f64()
     }
@@ -339,7 +448,7 @@ impl DgramInterval {
 
 /// What [`CommandApp::on_interval`] calls with each interval report of a stream (once per
 /// interval, never per packet).
-pub type OnDgramInterval = Box<dyn FnMut(&DgramInterval)>;
+pub type OnDgramInterval = Box<dyn FnMut(&DgramInterval) + Send>;
 
 /// Interval reports on the grid `t0 + k * every`: each interval ends at the first turn at
 /// or after its boundary and the next one starts there (as `ackclock stream -i` does), so
@@ -452,12 +561,10 @@ impl Reports {
     }
 }
 
-/// Settings of a stream's sender or receiver for a command.
-#[derive(Clone, Debug)]
+/// Settings of a stream's sender or receiver beyond its schedule: idle timeout and
+/// interval reports (a live command's flags).
+#[derive(Clone, Debug, Default)]
 pub struct StreamAppOptions {
-    /// Stop this long after the start (the sender: its first turn; the receiver: its
-    /// first turn too, so a receiver given a time waits that long at most).
-    pub time: Option<Duration>,
     /// The receiver stops once data has arrived and then none for this long.
     pub idle_timeout: Option<Duration>,
     /// Report every this long ([`DgramInterval`]).
@@ -466,9 +573,9 @@ pub struct StreamAppOptions {
     pub keep_intervals: bool,
 }
 
-/// A rate-controlled stream's sender for a command: it starts at its first turn and sends
-/// until its time or its bytes are done.
-pub type StreamSenderApp = CommandApp<StreamSenderPart>;
+/// A rate-controlled stream's sender: it starts at its schedule's start and sends until
+/// its time or its bytes are done.
+pub type StreamSenderApp = DatagramApp<StreamSenderPart>;
 
 /// The sender inside a [`StreamSenderApp`].
 pub struct StreamSenderPart {
@@ -478,42 +585,57 @@ pub struct StreamSenderPart {
 }
 
 impl StreamSenderApp {
-    /// `cfg`'s `start` and `stop` are replaced by the first turn and `opts.time` after it.
-    pub fn new(cfg: StreamSenderConfig, ctl: Controller, opts: &StreamAppOptions) -> Self {
+    /// A sender of `cfg` paced by `ctl`, on an ephemeral port. With a live schedule,
+    /// `cfg`'s `start` and `stop` are replaced by the first poll and the schedule's time
+    /// after it.
+    pub fn new(
+        cfg: StreamSenderConfig,
+        ctl: Controller,
+        schedule: Schedule,
+        opts: &StreamAppOptions,
+    ) -> Self {
         let part = StreamSenderPart {
             cfg,
             ctl: Some(ctl),
             sender: None,
         };
         let reports = Reports::new(opts.interval, opts.keep_intervals);
-        CommandApp::wrap(part, opts.time, reports)
+        DatagramApp::wrap(part, 0, schedule, reports)
     }
+    /// The sender, once started.
     pub fn sender(&self) -> Option<&StreamSender> {
         self.part.sender.as_ref()
     }
+    /// Its configuration as given.
     pub fn config(&self) -> &StreamSenderConfig {
         &self.part.cfg
     }
 }
 
-impl CommandPart for StreamSenderPart {
-    fn turn(&mut self, now: Instant, stop: Option<Instant>, sock: &mut dyn DatagramSocket) -> Step {
+impl DatagramPart for StreamSenderPart {
+    fn turn(
+        &mut self,
+        t0: Instant,
+        now: Instant,
+        stop: Option<Instant>,
+        sock: &mut dyn DatagramSocket,
+    ) -> Step {
         let (cfg, ctl) = (&self.cfg, &mut self.ctl);
         let sender = self.sender.get_or_insert_with(|| {
             StreamSender::new(
                 StreamSenderConfig {
-                    start: now,
-                    stop,
+                    start: t0,
+                    stop: stop.or(cfg.stop),
                     ..cfg.clone()
                 },
                 ctl.take().unwrap_or(Controller::Fixed(1.0)),
             )
         });
-        match sender.poll(now, sock) {
-            // Its time or its bytes are done.
-            None => Step::Finished,
-            // The time of its next packet.
-            wake => Step::Wake(wake),
+        let wake = sender.poll(now, sock);
+        // No next packet: its time or its bytes are done.
+        Step {
+            wake,
+            finished: wake.is_none(),
         }
     }
     fn reports_from(&self, t0: Instant) -> Option<Instant> {
@@ -537,11 +659,18 @@ impl CommandPart for StreamSenderPart {
             receiver: false,
         }
     }
+    fn bytes(&self) -> u64 {
+        self.sender.as_ref().map_or(0, |s| s.stats().bytes)
+    }
+    fn summary(&self) -> DatagramSummary {
+        report::sender_summary(self.sender.as_ref(), self.ctl.as_ref())
+    }
 }
 
-/// A stream's receiver for a command: it reports to whoever sends to its port, and stops
-/// at its time, when data has stopped for its idle timeout, or at a signal.
-pub type StreamReceiverApp = CommandApp<StreamReceiverPart>;
+/// A stream's receiver: it reports to whoever sends to its port, and stops at its time,
+/// when data has stopped for its idle timeout, or at a signal (a scenario's receives for
+/// the whole run).
+pub type StreamReceiverApp = DatagramApp<StreamReceiverPart>;
 
 /// The receiver inside a [`StreamReceiverApp`].
 pub struct StreamReceiverPart {
@@ -573,7 +702,8 @@ impl DatagramSocket for Tap<'_> {
 }
 
 impl StreamReceiverApp {
-    pub fn new(opts: &StreamAppOptions) -> Self {
+    /// A receiver on `port`.
+    pub fn new(port: u16, schedule: Schedule, opts: &StreamAppOptions) -> Self {
         let part = StreamReceiverPart {
             receiver: StreamReceiver::new(),
             idle_timeout: opts.idle_timeout,
@@ -582,8 +712,9 @@ impl StreamReceiverApp {
             peer: None,
         };
         let reports = Reports::new(opts.interval, opts.keep_intervals);
-        CommandApp::wrap(part, opts.time, reports)
+        DatagramApp::wrap(part, port, schedule, reports)
     }
+    /// The receiver.
     pub fn receiver(&self) -> &StreamReceiver {
         &self.part.receiver
     }
@@ -600,8 +731,14 @@ impl StreamReceiverApp {
     }
 }
 
-impl CommandPart for StreamReceiverPart {
-    fn turn(&mut self, now: Instant, stop: Option<Instant>, sock: &mut dyn DatagramSocket) -> Step {
+impl DatagramPart for StreamReceiverPart {
+    fn turn(
+        &mut self,
+        _t0: Instant,
+        now: Instant,
+        stop: Option<Instant>,
+        sock: &mut dyn DatagramSocket,
+    ) -> Step {
         let before = self.receiver.stats().packets;
         let mut tap = Tap {
             inner: sock,
@@ -618,13 +755,13 @@ impl CommandPart for StreamReceiverPart {
         let idle_end = self
             .idle_timeout
             .and_then(|d| self.last_packet.map(|t| t + d));
-        if stop.is_some_and(|e| now >= e) || idle_end.is_some_and(|e| now >= e) {
-            return Step::Finished;
-        }
+        let finished = stop.is_some_and(|e| now >= e) || idle_end.is_some_and(|e| now >= e);
         // The receiver asks for its next feedback time even when no data came since the
-        // last one (a time past: nothing to do); only a future one is a wake.
-        let wake = wake.filter(|t| *t > now);
-        Step::Wake(earliest(wake, idle_end))
+        // last one (a time past: nothing to do; a live host does not wake for it).
+        Step {
+            wake: earliest(wake, idle_end.filter(|_| !finished)),
+            finished,
+        }
     }
     /// The reports of a receiver start at its first data packet.
     fn reports_from(&self, _t0: Instant) -> Option<Instant> {
@@ -643,56 +780,21 @@ impl CommandPart for StreamReceiverPart {
             receiver: true,
         }
     }
+    fn bytes(&self) -> u64 {
+        self.receiver.stats().bytes
+    }
+    fn summary(&self) -> DatagramSummary {
+        report::receiver_summary(&self.receiver)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::{run_pair, OURS, THEIRS};
     use ackclock_dgram::rpc::{rpc_rtt_config, Timer};
-    use ackclock_dgram::{UdpConfig, VirtualWire};
-    use ackclock_tcp::EndpointConfig;
-    use std::net::Ipv4Addr;
-
-    const OURS: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 2);
-    const THEIRS: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);
-
-    /// Two live hosts' UDP stacks joined by a wire of `delay` each way, each with an app
-    /// driven as [`Host::run`](crate::Host::run) drives it (`poll_udp`, then `poll`) at its
-    /// first turn, when a datagram arrived for it and at the deadline it asked for, in 1 ms
-    /// steps of virtual time, for at most `limit`. Returns whether each app finished; the
-    /// deadlines it asked for must be in the future.
-    fn run_pair(
-        a: &mut dyn App,
-        b: &mut dyn App,
-        delay: Duration,
-        limit: Duration,
-    ) -> (bool, bool) {
-        let mut w = VirtualWire::new(OURS, THEIRS, delay);
-        let mut ea = Endpoint::new(EndpointConfig::new(OURS, [1; 16]));
-        let mut eb = Endpoint::new(EndpointConfig::new(THEIRS, [2; 16]));
-        let (mut a_done, mut b_done) = (false, false);
-        let mut now = Instant::ZERO;
-        // Each app's first turn.
-        let (mut a_in, mut b_in) = (true, true);
-        while now < Instant::ZERO + limit && !(a_done && b_done) {
-            let (got_a, got_b) = w.deliver(now);
-            (a_in, b_in) = (a_in || got_a, b_in || got_b);
-            if !a_done && (a_in || a.deadline().is_some_and(|t| t <= now)) {
-                a.poll_udp(now, &mut w.a);
-                a_done = a.poll(now, &mut ea) == Control::Done;
-                assert!(a.deadline().is_none_or(|t| t > now));
-            }
-            if !b_done && (b_in || b.deadline().is_some_and(|t| t <= now)) {
-                b.poll_udp(now, &mut w.b);
-                b_done = b.poll(now, &mut eb) == Control::Done;
-                assert!(b.deadline().is_none_or(|t| t > now));
-            }
-            (a_in, b_in) = (false, false);
-            w.transmit(now);
-            now += Duration::from_millis(1);
-        }
-        (a_done, b_done)
-    }
+    use ackclock_dgram::{UdpConfig, UdpStack};
+    use ackclock_tcp::{Endpoint, EndpointConfig};
 
     #[test]
     fn an_rpc_client_app_completes_its_requests_against_the_server_app_and_ends() {
@@ -701,10 +803,11 @@ mod tests {
             timer: Timer::Adaptive(rpc_rtt_config()),
             ..RpcClientConfig::nfs(SocketAddrV4::new(THEIRS, 2049))
         };
-        let mut client = OnHost::new(RpcClientApp::new(cfg, None), 0);
-        let mut server = OnHost::new(
-            RpcServerApp::new(RpcServer::new(Duration::ZERO, 64, 1472), None),
+        let mut client = RpcClientApp::new(cfg, "nfs", Schedule::live(None));
+        let mut server = RpcServerApp::new(
+            RpcServer::new(Duration::ZERO, 64, 1472),
             2049,
+            Schedule::live(None),
         );
         let (c_done, s_done) = run_pair(
             &mut client,
@@ -713,18 +816,18 @@ mod tests {
             Duration::from_secs(10),
         );
         assert!(c_done && !s_done, "the client ends, the server serves on");
-        let c = client.app.client().unwrap();
+        let c = client.client().unwrap();
         assert_eq!(c.stats().completed, 50);
         assert_eq!(c.stats().retransmissions, 0);
         // 20 ms each, in whole 1 ms ticks (the estimator's G), give or take the 1 ms steps.
         let srtt = c.srtt().as_nanos() as f64 / 1e6;
         assert!((20.0..=22.0).contains(&srtt), "{srtt} ms");
-        assert_eq!(client.local, Some(SocketAddrV4::new(OURS, 49152)));
-        assert_eq!(server.app.server().stats().requests, 50);
-        assert_eq!(client.app.outstanding(), 0);
-        assert!(!client.app.interrupted);
+        assert_eq!(client.local(), Some(SocketAddrV4::new(OURS, 49152)));
+        assert_eq!(server.server().stats().requests, 50);
+        assert_eq!(client.outstanding(), 0);
+        assert!(!client.interrupted);
         // 50 requests, 4 at a time, 20 ms each: about 13 rounds.
-        let e = client.app.elapsed(Instant::ZERO + Duration::from_secs(10));
+        let e = client.elapsed(Instant::ZERO + Duration::from_secs(10));
         assert!(
             e >= Duration::from_millis(240) && e <= Duration::from_millis(300),
             "{e:?}"
@@ -743,10 +846,12 @@ mod tests {
             },
             ..RpcClientConfig::dns(SocketAddrV4::new(THEIRS, 53))
         };
-        let mut client = OnHost::new(RpcClientApp::new(cfg, Some(Duration::from_secs(1))), 0);
-        let mut server = OnHost::new(
-            RpcServerApp::new(RpcServer::new(Duration::ZERO, 64, 1472), None),
+        let mut client =
+            RpcClientApp::new(cfg, "dns", Schedule::live(Some(Duration::from_secs(1))));
+        let mut server = RpcServerApp::new(
+            RpcServer::new(Duration::ZERO, 64, 1472),
             53,
+            Schedule::live(None),
         );
         let (c_done, _) = run_pair(
             &mut client,
@@ -755,9 +860,9 @@ mod tests {
             Duration::from_secs(10),
         );
         assert!(c_done);
-        let st = client.app.client().unwrap().stats().clone();
+        let st = client.client().unwrap().stats().clone();
         assert!(st.issued > 5 && st.completed == st.issued, "{st:?}");
-        let e = client.app.elapsed(Instant::ZERO + Duration::from_secs(10));
+        let e = client.elapsed(Instant::ZERO + Duration::from_secs(10));
         assert!(
             e >= Duration::from_secs(1) && e <= Duration::from_millis(1010),
             "{e:?}"
@@ -769,13 +874,17 @@ mod tests {
         let mut udp = UdpStack::new(UdpConfig::new(OURS));
         let mut ep = Endpoint::new(EndpointConfig::new(OURS, [1; 16]));
         udp.bind(2049).unwrap();
-        let mut server = OnHost::new(
-            RpcServerApp::new(RpcServer::new(Duration::ZERO, 64, 1472), None),
+        let mut server = RpcServerApp::new(
+            RpcServer::new(Duration::ZERO, 64, 1472),
             2049,
+            Schedule::live(None),
         );
-        server.poll_udp(Instant::ZERO, &mut udp);
-        assert_eq!(server.poll(Instant::ZERO, &mut ep), Control::Done);
-        assert_eq!(server.bind_error, Some(DgramError::PortInUse(2049)));
+        assert_eq!(
+            server.poll(&mut Ctx::new(Instant::ZERO, &mut ep, &mut udp)),
+            None
+        );
+        assert!(server.is_done());
+        assert_eq!(server.bind_error(), Some(DgramError::PortInUse(2049)));
     }
 
     /// Checks a stream's interval reports: they tile it from 0 (each starts where the last
@@ -803,34 +912,29 @@ mod tests {
     fn stream_interval_reports_tile_the_stream_and_add_up_to_its_totals() {
         let every = Duration::from_millis(500);
         let opts = StreamAppOptions {
-            time: Some(Duration::from_millis(2300)),
             idle_timeout: Some(Duration::from_millis(300)),
             interval: Some(every),
             keep_intervals: true,
         };
         // 800 kbit/s of 1028-byte IP packets: about 97 a second.
-        let mut tx = OnHost::new(
-            StreamSenderApp::new(
-                StreamSenderConfig {
-                    dst: SocketAddrV4::new(THEIRS, 5004),
-                    packet_bytes: 1000,
-                    start: Instant::ZERO,
-                    stop: None,
-                    bytes: None,
-                },
-                Controller::Fixed(100_000.0),
-                &opts,
-            ),
-            0,
+        let mut tx = StreamSenderApp::new(
+            StreamSenderConfig {
+                dst: SocketAddrV4::new(THEIRS, 5004),
+                packet_bytes: 1000,
+                start: Instant::ZERO,
+                stop: None,
+                bytes: None,
+            },
+            Controller::Fixed(100_000.0),
+            Schedule::live(Some(Duration::from_millis(2300))),
+            &opts,
         );
-        let rx_opts = StreamAppOptions {
-            time: None,
-            ..opts.clone()
-        };
-        let mut rx = OnHost::new(StreamReceiverApp::new(&rx_opts), 5004);
-        let seen = std::rc::Rc::new(std::cell::Cell::new(0));
+        let mut rx = StreamReceiverApp::new(5004, Schedule::live(None), &opts);
+        let seen = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let s2 = seen.clone();
-        rx.app.on_interval(Box::new(move |_| s2.set(s2.get() + 1)));
+        rx.on_interval(Box::new(move |_| {
+            s2.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }));
         let (t_done, r_done) = run_pair(
             &mut tx,
             &mut rx,
@@ -841,45 +945,50 @@ mod tests {
             t_done && r_done,
             "the sender at its time, the receiver when idle"
         );
-        let st = tx.app.sender().unwrap().stats().clone();
+        let st = tx.sender().unwrap().stats().clone();
         assert!((220..=226).contains(&st.packets), "{}", st.packets);
-        check_intervals(tx.app.intervals(), st.packets, st.bytes, every);
+        check_intervals(tx.intervals(), st.packets, st.bytes, every);
         assert_eq!(
-            tx.app.intervals().last().unwrap().end,
+            tx.intervals().last().unwrap().end,
             Duration::from_millis(2300)
         );
-        let rs = rx.app.receiver().stats().clone();
+        let rs = rx.receiver().stats().clone();
         assert_eq!((rs.packets, rs.lost), (st.packets, 0));
-        check_intervals(rx.app.intervals(), rs.packets, rs.bytes, every);
-        assert_eq!(seen.get(), rx.app.intervals().len());
-        assert_eq!(rx.app.peer(), tx.local);
+        check_intervals(rx.intervals(), rs.packets, rs.bytes, every);
+        assert_eq!(
+            seen.load(std::sync::atomic::Ordering::Relaxed),
+            rx.intervals().len()
+        );
+        assert_eq!(rx.peer(), tx.local());
         // First packet to last at about 97 a second; then 300 ms idle ended it.
-        let e = rx.app.data_elapsed().as_secs_f64();
+        let e = rx.data_elapsed().as_secs_f64();
         assert!((2.2..=2.31).contains(&e), "{e}");
-        let rate = tx.app.intervals()[1].ip_bps();
+        let rate = tx.intervals()[1].ip_bps();
         assert!((0.95 * 800e3..=1.05 * 800e3).contains(&rate), "{rate}");
-        assert!(!tx.app.interrupted && !rx.app.interrupted);
+        assert!(!tx.interrupted && !rx.interrupted);
     }
 
     #[test]
     fn a_signal_ends_every_app_at_once() {
         let t = Instant::ZERO + Duration::from_secs(1);
         let mut udp = UdpStack::new(UdpConfig::new(OURS));
-        let id = udp.bind(0).unwrap();
+        let mut ep = Endpoint::new(EndpointConfig::new(OURS, [1; 16]));
         let opts = StreamAppOptions {
-            time: None,
             idle_timeout: None,
             interval: Some(Duration::from_millis(100)),
             keep_intervals: true,
         };
-        let mut apps: Vec<Box<dyn DatagramApp>> = vec![
+        let live = Schedule::live(None);
+        let mut apps: Vec<Box<dyn App>> = vec![
             Box::new(RpcClientApp::new(
                 RpcClientConfig::dns(SocketAddrV4::new(THEIRS, 53)),
-                None,
+                "dns",
+                live,
             )),
             Box::new(RpcServerApp::new(
                 RpcServer::new(Duration::ZERO, 64, 1472),
-                None,
+                0,
+                live,
             )),
             Box::new(StreamSenderApp::new(
                 StreamSenderConfig {
@@ -890,24 +999,17 @@ mod tests {
                     bytes: None,
                 },
                 Controller::Fixed(1e4),
+                live,
                 &opts,
             )),
-            Box::new(StreamReceiverApp::new(&opts)),
+            Box::new(StreamReceiverApp::new(0, live, &opts)),
         ];
         for app in &mut apps {
-            let mut s = StackSocket {
-                stack: &mut udp,
-                id,
-            };
-            app.poll(Instant::ZERO, &mut s);
-            assert!(!app.done());
-            app.shutdown(t);
-            assert!(app.done());
-            let mut s = StackSocket {
-                stack: &mut udp,
-                id,
-            };
-            assert_eq!(app.poll(t, &mut s), None);
+            app.poll(&mut Ctx::new(Instant::ZERO, &mut ep, &mut udp));
+            assert!(!app.is_done());
+            app.shutdown(&mut Ctx::new(t, &mut ep, &mut udp));
+            assert!(app.is_done());
+            assert_eq!(app.poll(&mut Ctx::new(t, &mut ep, &mut udp)), None);
         }
     }
 }

@@ -44,7 +44,9 @@ pub struct IntervalStream {
 pub struct Interval<'a> {
     /// 0 for the first interval.
     pub index: usize,
+    /// Since the test started (the first connection established).
     pub start: Duration,
+    /// Since the test started.
     pub end: Duration,
     /// Stream `k` (numbered `k + 1` in reports) at index `k`.
     pub streams: &'a [IntervalStream],
@@ -53,6 +55,7 @@ pub struct Interval<'a> {
 }
 
 impl Interval<'_> {
+    /// Its length, seconds.
     pub fn seconds(&self) -> f64 {
         (self.end - self.start).as_secs_f64()
     }
@@ -88,14 +91,20 @@ impl Interval<'_> {
 /// An [`Interval`] that owns its streams.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IntervalRecord {
+    /// Its place among the reports, from 0.
     pub index: usize,
+    /// Since the test started.
     pub start: Duration,
+    /// Since the test started.
     pub end: Duration,
+    /// Each stream's part, stream 1 first.
     pub streams: Vec<IntervalStream>,
+    /// The last interval (it ends with the data).
     pub last: bool,
 }
 
 impl IntervalRecord {
+    /// The report as an [`Interval`] borrowing its streams.
     pub fn as_interval(&self) -> Interval<'_> {
         Interval {
             index: self.index,
@@ -152,6 +161,7 @@ impl IntervalMeter {
         !self.closed && now >= self.next
     }
 
+    /// Whether the last interval has been taken.
     pub fn is_closed(&self) -> bool {
         self.closed
     }
