@@ -233,10 +233,13 @@ fn plan_cmd(a: PlanArgs) -> Result<()> {
     Ok(())
 }
 
+/// One run's row of sweep.csv: the swept values, the seed, the metrics.
+type Row = (Vec<String>, u64, Vec<String>);
+
 /// A note when some configuration gave the same figures for every RNG seed: replications
 /// of a scenario in which nothing draws on the seed (drop-tail queues, no random loss, no
 /// cross traffic) are copies, which a reader of the table should not take for agreement.
-fn same_for_every_seed(rows: &[(Vec<String>, u64, Vec<String>)]) -> Option<String> {
+fn same_for_every_seed(rows: &[Row]) -> Option<String> {
     let mut by_config: Vec<(&Vec<String>, &Vec<String>, bool)> = Vec::new();
     for (values, _, cells) in rows {
         match by_config.iter_mut().find(|(v, _, _)| *v == values) {
@@ -286,7 +289,7 @@ pub fn local(
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> "),
     );
-    let rows: Vec<Result<(Vec<String>, u64, Vec<String>)>> = runs
+    let rows: Vec<Result<Row>> = runs
         .into_par_iter()
         .map(|r| {
             let result = run_scenario(&r.scenario, None, None)?;
