@@ -28,9 +28,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
     subcommand_negates_reqs = true,
     after_help = "\
 Examples:
-  ackclock sweep scenarios/red_vs_droptail.toml --param topology.bottleneck.queue.kind=drop_tail,red --seeds 3
-  ackclock sweep scenarios/dumbbell.toml --param topology.bottleneck.queue.limit_pkts=8,16,32 --param topology.pairs=2,8
-  ackclock sweep scenarios/red_vs_droptail.toml --seeds 4    # replications only: one run per RNG seed
+  ackclock sweep scenarios/red_vs_droptail.toml --seeds 4    # replications: one run per RNG seed
+  ackclock sweep scenarios/red_vs_droptail.toml --param topology.bottleneck.queue.kind=drop_tail,red --param topology.pairs=2,8 --seeds 3
   ackclock sweep plan scenarios/dumbbell.toml --param topology.pairs=2,8 --seeds 10 --out sw --emit slurm
 
 Values are written as the scenario file writes them (its fields carry their units, e.g.
