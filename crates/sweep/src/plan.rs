@@ -15,6 +15,7 @@ use toml_edit::{DocumentMut, Item, TableLike};
 /// One `--param PATH=V1,V2,...`.
 #[derive(Clone, Debug)]
 pub struct Param {
+    /// The dotted path into the scenario (array entries by index).
     pub path: String,
     /// The values as typed (trimmed): the manifest keeps these, so a run is rebuilt from
     /// the same words the user wrote.
@@ -165,7 +166,9 @@ fn set_item(
 /// One `--param` setting of a run: the path and the value as typed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Override {
+    /// The dotted path into the scenario.
     pub path: String,
+    /// The value, as typed.
     pub value: String,
 }
 
@@ -196,11 +199,17 @@ pub fn run_id(text: &str, seed: u64) -> String {
 /// One run of a sweep, ready to run here or to be written to a manifest.
 #[derive(Clone, Debug)]
 pub struct PlannedRun {
+    /// The content-hash id ([`run_id`]): its result file's name.
     pub id: String,
+    /// The settings that make this run's scenario.
     pub overrides: Vec<Override>,
+    /// The RNG seed.
     pub seed: u64,
+    /// The scenario to run.
     pub scenario: Scenario,
+    /// Predicted events ([`ackclock_sim::cost`]).
     pub predicted_events: u64,
+    /// Predicted peak memory, bytes.
     pub predicted_memory_bytes: u64,
 }
 
@@ -292,7 +301,9 @@ pub struct Header {
     pub source: String,
     /// The `--param` paths, in order: the first columns of sweep.csv.
     pub params: Vec<String>,
+    /// Runs per combination (seeds seed, seed+1, ...).
     pub seeds: u64,
+    /// Runs in the plan.
     pub runs: usize,
 }
 
@@ -300,26 +311,40 @@ pub struct Header {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Entry {
+    /// Its place in the manifest, from 0.
     pub index: usize,
+    /// The content-hash id ([`run_id`]).
     pub id: String,
+    /// The RNG seed.
     pub seed: u64,
+    /// The settings that make its scenario.
     pub overrides: Vec<Override>,
     /// The cost prediction (`ackclock_sim::cost`), for the schedulers' time and memory.
     pub predicted_events: u64,
+    /// Predicted peak memory, bytes.
     pub predicted_memory_bytes: u64,
 }
 
+/// The format `plan.json` declares.
 pub const PLAN_FORMAT: &str = "ackclock-sweep-plan/1";
+/// The plan's header file.
 pub const PLAN_FILE: &str = "plan.json";
+/// One line per run.
 pub const MANIFEST_FILE: &str = "manifest.jsonl";
+/// The scenario file as given, copied.
 pub const SCENARIO_FILE: &str = "scenario.toml";
+/// The runs' result files.
 pub const RESULTS_DIR: &str = "results";
+/// The runs' log files (the schedulers' output).
 pub const LOGS_DIR: &str = "logs";
 
 /// A plan directory, read back.
 pub struct Plan {
+    /// The plan directory.
     pub dir: PathBuf,
+    /// `plan.json`.
     pub header: Header,
+    /// `manifest.jsonl`, in index order.
     pub entries: Vec<Entry>,
     /// `scenario.toml`, parsed for editing.
     pub base: DocumentMut,
@@ -501,6 +526,7 @@ impl Plan {
     pub fn result_path(&self, id: &str) -> PathBuf {
         self.dir.join(RESULTS_DIR).join(format!("{id}.json"))
     }
+    /// The file that says a run failed (its error).
     pub fn failure_path(&self, id: &str) -> PathBuf {
         self.dir.join(RESULTS_DIR).join(format!("{id}.failed.json"))
     }

@@ -2,7 +2,7 @@
 //! Kubernetes Indexed Job. Each task's time and memory come from the predicted cost of its
 //! runs (`ackclock_sim::cost`), with the margins below.
 
-use super::plan::{Entry, Plan, LOGS_DIR};
+use crate::plan::{Entry, Plan, LOGS_DIR};
 use anyhow::{bail, Result};
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -13,10 +13,12 @@ pub const EVENTS_PER_SECOND: f64 = 1e6;
 /// The time asked for is this many times the predicted time (the event prediction is
 /// already on the high side), and at least [`MIN_TIME_S`].
 pub const TIME_MARGIN: f64 = 2.0;
+/// The least time asked for a task, seconds (a short run still waits in queues and starts a process).
 pub const MIN_TIME_S: f64 = 300.0;
 /// The memory asked for is this many times the predicted memory, plus [`BASE_MEMORY`] for
 /// the process itself (code, allocator, threads: a small run peaks at 10 to 20 MiB).
 pub const MEMORY_MARGIN: f64 = 1.5;
+/// Memory asked for the process itself on top of the predicted, bytes.
 pub const BASE_MEMORY: f64 = 64.0 * 1024.0 * 1024.0;
 /// Array tasks or pods at once when `--max-parallel` is not given: a share of a cluster
 /// that leaves room for others (Slurm and Kubernetes themselves set no limit).
@@ -25,6 +27,7 @@ pub const DEFAULT_MAX_PARALLEL: usize = 50;
 pub const SLURM_MAX_ARRAY: usize = 1000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+/// A scheduler a plan's runs can be submitted to.
 pub enum Backend {
     /// an sbatch job-array script: slurm.sbatch
     Slurm,
@@ -35,6 +38,7 @@ pub enum Backend {
 }
 
 impl Backend {
+    /// The file it is written to in the plan directory.
     pub fn file(self) -> &'static str {
         match self {
             Backend::Slurm => "slurm.sbatch",
@@ -44,7 +48,9 @@ impl Backend {
     }
 }
 
+/// How the emitted files ask for resources.
 pub struct Options {
+    /// Tasks at once (Slurm's array throttle, Kubernetes' parallelism, GNU parallel's jobs); default [`DEFAULT_MAX_PARALLEL`], or one per core for GNU parallel.
     pub max_parallel: Option<usize>,
     /// Runs per Slurm array task (1: one task per run).
     pub runs_per_task: usize,
@@ -114,6 +120,7 @@ fn minutes(secs: u64) -> u64 {
     secs.div_ceil(60)
 }
 
+/// The sbatch job-array script: one array task per `runs_per_task` runs, each asking for its runs' predicted time and memory.
 pub fn slurm(plan: &Plan, opts: &Options) -> Result<String> {
     let n = plan.entries.len();
     let per = opts.runs_per_task.max(1);
@@ -194,6 +201,7 @@ pub fn slurm(plan: &Plan, opts: &Options) -> Result<String> {
     Ok(s)
 }
 
+/// The GNU parallel script: every run not yet done, `max_parallel` at once.
 pub fn parallel(plan: &Plan, opts: &Options) -> String {
     let n = plan.entries.len();
     let jobs = opts
@@ -248,6 +256,7 @@ fn q(s: &str) -> String {
     serde_json::to_string(s).expect("a string serializes")
 }
 
+/// The Kubernetes Indexed Job: one completion index per run, the plan directory as a volume.
 pub fn k8s(plan: &Plan, opts: &Options) -> String {
     let n = plan.entries.len();
     let all: Vec<&Entry> = plan.entries.iter().collect();

@@ -2,9 +2,9 @@
 //! result is already there, and writes each result so that a run killed half-way leaves
 //! nothing that reads as finished.
 
-use super::collect::{metric_cells, METRIC_COLUMNS};
-use super::plan::{Entry, Plan};
-use crate::sim_cmd::run_scenario;
+use crate::collect::{metric_cells, METRIC_COLUMNS};
+use crate::plan::{Entry, Plan};
+use crate::run_quiet;
 use ackclock_sim::cost::Budget;
 use anyhow::{anyhow, bail, Context, Result};
 use rayon::prelude::*;
@@ -13,6 +13,7 @@ use std::io::Write as _;
 use std::path::Path;
 use std::sync::Mutex;
 
+/// The format a run's result file declares.
 pub const RESULT_FORMAT: &str = "ackclock-sweep-result/1";
 
 /// Which runs of the plan this process runs.
@@ -24,9 +25,12 @@ pub enum Selection {
     /// share of every parameter value (the manifest is ordered by value, and cost follows
     /// the values).
     Shard {
+        /// Which shard (from 0).
         k: usize,
+        /// Of how many.
         n: usize,
     },
+    /// Every run not yet done.
     All,
 }
 
@@ -177,9 +181,7 @@ fn host() -> String {
 
 /// Runs one entry and writes its result (or its failure).
 fn run_one(plan: &Plan, e: &Entry, budget: &Budget) -> Result<f64> {
-    let outcome = plan
-        .scenario(e, budget)
-        .and_then(|s| run_scenario(&s, None, None));
+    let outcome = plan.scenario(e, budget).and_then(|s| run_quiet(&s));
     match outcome {
         Ok(r) => {
             let columns: serde_json::Map<String, serde_json::Value> = METRIC_COLUMNS
@@ -300,7 +302,7 @@ pub fn run(
     if failed > 0 {
         bail!(
             "{failed} run(s) failed; their errors are above and in {}/",
-            dir.join(super::plan::RESULTS_DIR).display()
+            dir.join(crate::plan::RESULTS_DIR).display()
         );
     }
     Ok(())

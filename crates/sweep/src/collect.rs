@@ -1,8 +1,8 @@
 //! The rows of `sweep.csv`, and `ackclock sweep collect DIR`: the results of a plan's runs
 //! merged into the same file, byte for byte, that a local `ackclock sweep` writes.
 
-use super::plan::{parse_value, value_text, Plan};
-use super::run::Outcome;
+use crate::plan::{parse_value, value_text, Plan};
+use crate::run::Outcome;
 use ackclock_sim::RunSummary;
 use anyhow::{bail, Context, Result};
 use std::path::Path;
@@ -117,7 +117,7 @@ pub fn collect(dir: &Path) -> Result<()> {
                 "\n  run {} id {} ({} seed {}): {why}",
                 e.index,
                 e.id,
-                super::plan::describe(&e.overrides),
+                crate::plan::describe(&e.overrides),
                 e.seed
             ));
         }

@@ -1,25 +1,11 @@
-//! `ackclock sweep`: a scenario over the cross product of parameter values and seeds, on
-//! this machine's cores (`sweep SCENARIO --param ...`), or planned into a directory whose runs
-//! any machine can run (`sweep plan`, `sweep run`, `sweep collect`, with files for Slurm,
-//! GNU parallel and Kubernetes from `plan --emit`). Both ways give the same sweep.csv,
-//! byte for byte: the simulator is deterministic and both format rows with the same code.
-//!
-//! `plan.rs` makes the runs and the plan directory, `run.rs` runs them, `collect.rs` writes
-//! the table, `emit.rs` writes the schedulers' files.
+//! `ackclock sweep`: the arguments of a sweep on this machine's cores and of `sweep plan`,
+//! `run` and `collect`; the sweeps themselves are `ackclock-sweep`'s.
 
-pub mod collect;
-pub mod emit;
-pub mod plan;
-pub mod run;
-
-use crate::sim_cmd::{parse_count, run_scenario, BudgetArgs};
-use ackclock_sim::cost::Budget;
-use anyhow::{Context, Result};
-use indicatif::{ProgressBar, ProgressStyle};
-use plan::Param;
-use rayon::prelude::*;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use crate::sim_cmd::{parse_count, BudgetArgs};
+use ackclock_sweep::plan::Param;
+use ackclock_sweep::{collect, emit, run};
+use anyhow::Result;
+use std::path::PathBuf;
 
 /// `ackclock sweep`: the local sweep's arguments, or a subcommand.
 #[derive(clap::Args, Debug)]
@@ -173,7 +159,7 @@ pub fn run(args: SweepArgs) -> Result<()> {
             let scenario = args
                 .scenario
                 .expect("clap requires SCENARIO without a subcommand");
-            local(
+            ackclock_sweep::local(
                 &scenario,
                 &args.params,
                 args.seeds,
@@ -181,7 +167,19 @@ pub fn run(args: SweepArgs) -> Result<()> {
                 &args.budget.budget(),
             )
         }
-        Some(SweepCommand::Plan(a)) => plan_cmd(a),
+        Some(SweepCommand::Plan(a)) => ackclock_sweep::plan_dir(
+            &a.scenario,
+            &a.params,
+            a.seeds,
+            a.out,
+            &a.emit,
+            &emit::Options {
+                max_parallel: a.max_parallel,
+                runs_per_task: a.runs_per_task,
+                image: a.image,
+            },
+            &a.budget.budget(),
+        ),
         Some(SweepCommand::Run(a)) => {
             let (selection, source) =
                 run::select(a.index, a.shard, a.all, |v| std::env::var(v).ok())?;
@@ -192,129 +190,4 @@ pub fn run(args: SweepArgs) -> Result<()> {
         }
         Some(SweepCommand::Collect(a)) => collect::collect(&a.dir),
     }
-}
-
-fn default_out(path: &Path) -> PathBuf {
-    let stem = path
-        .file_stem()
-        .map(|x| x.to_string_lossy().to_string())
-        .unwrap_or_else(|| "sweep".into());
-    PathBuf::from("out/sweep").join(stem)
-}
-
-fn plan_cmd(a: PlanArgs) -> Result<()> {
-    let (text, runs) = plan::expand(&a.scenario, &a.params, a.seeds, &a.budget.budget())?;
-    let dir = a.out.unwrap_or_else(|| default_out(&a.scenario));
-    let p = plan::Plan::write(&dir, &a.scenario, &text, &a.params, a.seeds, &runs)?;
-    let files = emit::emit(
-        &p,
-        &a.emit,
-        &emit::Options {
-            max_parallel: a.max_parallel,
-            runs_per_task: a.runs_per_task,
-            image: a.image,
-        },
-    )?;
-    let n = runs.len();
-    println!(
-        "{n} runs planned in {} (indexes 0 to {}; manifest.jsonl, scenario.toml, plan.json)",
-        dir.display(),
-        n - 1
-    );
-    for f in files {
-        println!("wrote {}", f.display());
-    }
-    println!(
-        "next: ackclock sweep run {} --index I (or --all), then ackclock sweep collect {}",
-        dir.display(),
-        dir.display()
-    );
-    Ok(())
-}
-
-/// One run's row of sweep.csv: the swept values, the seed, the metrics.
-type Row = (Vec<String>, u64, Vec<String>);
-
-/// A note when some configuration gave the same figures for every RNG seed: replications
-/// of a scenario in which nothing draws on the seed (drop-tail queues, no random loss, no
-/// cross traffic) are copies, which a reader of the table should not take for agreement.
-fn same_for_every_seed(rows: &[Row]) -> Option<String> {
-    let mut by_config: Vec<(&Vec<String>, &Vec<String>, bool)> = Vec::new();
-    for (values, _, cells) in rows {
-        match by_config.iter_mut().find(|(v, _, _)| *v == values) {
-            Some((_, first, same)) => *same &= *first == cells,
-            None => by_config.push((values, cells, true)),
-        }
-    }
-    let same = by_config.iter().filter(|(_, _, s)| *s).count();
-    (same > 0).then(|| {
-        format!(
-            "note: {same} of {} configuration{} gave the same figures for every seed: nothing \
-             in {} draws on the RNG seed (random loss, RED and random drop, jitter and cross \
-             traffic do)",
-            by_config.len(),
-            if by_config.len() == 1 { "" } else { "s" },
-            if same == 1 { "it" } else { "them" }
-        )
-    })
-}
-
-/// `ackclock sweep SCENARIO --param P=V,... [--seeds N] [--out DIR]`: the cross product in
-/// parallel on this machine, one CSV row per run.
-pub fn local(
-    path: &Path,
-    params: &[Param],
-    seeds: u64,
-    out: Option<PathBuf>,
-    budget: &Budget,
-) -> Result<()> {
-    // Runs go in parallel, one per core: each gets its share of the memory budget.
-    let threads = rayon::current_num_threads().max(1);
-    let budget = &Budget {
-        max_memory_bytes: budget.max_memory_bytes / threads as u64,
-        memory_source: format!(
-            "{}, shared by {threads} parallel runs",
-            budget.memory_source
-        )
-        .into(),
-        ..budget.clone()
-    };
-    let (_, runs) = plan::expand(path, params, seeds, budget)?;
-    let n = runs.len() as u64;
-    let done = AtomicU64::new(0);
-    let bar = ProgressBar::new(n);
-    bar.set_style(
-        ProgressStyle::with_template("sweep [{bar:40}] {pos}/{len} runs ({elapsed}, ~{eta} left)")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    let rows: Vec<Result<Row>> = runs
-        .into_par_iter()
-        .map(|r| {
-            let result = run_scenario(&r.scenario, None, None)?;
-            let k = done.fetch_add(1, Ordering::Relaxed);
-            bar.set_position(k + 1);
-            let values: Vec<String> = r.overrides.iter().map(|o| o.value.clone()).collect();
-            Ok((values, r.seed, collect::metric_cells(&result.summary)))
-        })
-        .collect();
-    bar.finish_and_clear();
-    let rows = rows.into_iter().collect::<Result<Vec<_>>>()?;
-    let paths: Vec<String> = params.iter().map(|p| p.path.clone()).collect();
-    let mut csv = collect::header(&paths);
-    for (values, seed, cells) in &rows {
-        csv.push_str(&collect::row(values, *seed, cells));
-    }
-    let out = out.unwrap_or_else(|| default_out(path));
-    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
-    let file = out.join("sweep.csv");
-    std::fs::write(&file, &csv).with_context(|| format!("cannot write {}", file.display()))?;
-    print!("{csv}");
-    println!("\n{n} runs; table in {}", file.display());
-    if seeds > 1 {
-        if let Some(note) = same_for_every_seed(&rows) {
-            println!("{note}");
-        }
-    }
-    Ok(())
 }
