@@ -10,7 +10,6 @@ mod packetdrill_cmd;
 mod repro;
 mod sim_cmd;
 mod sweep;
-mod units;
 
 /// ackclock: the 4BSD TCP of Jacobson and Karels, and a laboratory to measure it.
 #[derive(Parser, Debug)]
@@ -118,7 +117,7 @@ Examples (ackclock is 198.18.0.2, the Linux side of its TUN device 198.18.0.1):
   sudo ackclock stream --connect 198.18.0.1:5001 --bytes 100MiB --rto-min-ms 200 --sndbuf 1M
   sudo ackclock stream --listen 198.18.0.2:5001 --mode recv --out received.bin
 
-", units::units_help!()))]
+", ackclock_units::units_help!()))]
     Stream(live::stream::StreamArgs),
     /// Live (root): the RFC 863 discard service on a TUN device (for nc, socat, browsers).
     #[command(after_help = concat!("\
@@ -127,7 +126,7 @@ Examples:
   head -c 1000000 /dev/zero | nc -N 198.18.0.2 9
   sudo ackclock discard --listen 198.18.0.2:5001 --count 1 --rcvbuf 16K
 
-", units::units_help!()))]
+", ackclock_units::units_help!()))]
     Discard(live::services::ServiceArgs),
     /// Live (root): the RFC 864 character generator on a TUN device.
     #[command(after_help = concat!("\
@@ -135,7 +134,7 @@ Examples:
   sudo ackclock chargen --bytes 64KiB           # on 198.18.0.2:19; then, in another terminal:
   nc -d 198.18.0.2 19 | head -n 3
 
-", units::units_help!()))]
+", ackclock_units::units_help!()))]
     Chargen(live::services::ServiceArgs),
     /// Live (root): the RFC 862 echo service on a TUN device.
     #[command(after_help = concat!("\
@@ -144,7 +143,7 @@ Examples:
   echo hello | nc -N 198.18.0.2 7
   sudo ackclock echo --count 1 --preset vanilla_4_3bsd --pcap echo.pcap
 
-", units::units_help!()))]
+", ackclock_units::units_help!()))]
     Echo(live::services::ServiceArgs),
     /// Live (root): a real-time path emulator: two network namespaces joined through the
     /// gateway models (rate, delay, loss, queue discipline), one set per direction.
@@ -154,7 +153,7 @@ Examples:
   sudo ip netns exec ackclock-left iperf3 -c 198.18.2.1    # with iperf3 -s in ackclock-right
   sudo ackclock emulate --rate 100mbit --delay 50ms --reverse-rate 10mbit --duration 2min --json
 
-", units::units_help!()))]
+", ackclock_units::units_help!()))]
     Emulate(live::emulate::EmulateArgs),
     /// Live: an RPC client, NFS-like (several requests outstanding) or DNS-like (Poisson
     /// queries), with a fixed or adaptive (the TCP's estimator) retransmission timer and
@@ -167,7 +166,7 @@ Examples (ackclock is 198.18.0.2, the Linux side of its TUN device 198.18.0.1):
   sudo ackclock rpc --connect 198.18.0.1:2049 --timer adaptive --requests 500
   sudo ackclock rpc --connect 198.18.0.1:2049 --kind dns --requests-per-sec 50 --time 20s --json
 
-", units::units_help!()))]
+", ackclock_units::units_help!()))]
     Rpc(live::dgram::RpcArgs),
     /// Live: the server of `ackclock rpc`: answers each request (retransmissions too, as an
     /// NFS server without a duplicate cache) with the response size asked for, on
@@ -178,7 +177,7 @@ Examples:
   sudo ackclock rpc-server --listen 198.18.0.2:2049 --service-ms 5 --queue 16
   ackclock rpc --kernel --connect 198.18.0.2:2049 --requests 100   # Linux's UDP asks ours
 
-", units::units_help!()))]
+", ackclock_units::units_help!()))]
     RpcServer(live::dgram::RpcServerArgs),
     /// Live: a rate-controlled datagram stream (--connect: TFRC, RFC 5348; rate AIMD; or a
     /// fixed rate) or its receiver (--listen: loss history and feedback once per RTT), on
@@ -190,7 +189,7 @@ Examples (ackclock is 198.18.0.2, the Linux side of its TUN device 198.18.0.1):
   sudo ackclock dgram-stream --connect 198.18.0.1:5004 --rate-control tfrc --time 20s -i 1
   sudo ackclock dgram-stream --connect 198.18.0.1:5004 --rate-control none --rate 5mbit
 
-", units::units_help!()))]
+", ackclock_units::units_help!()))]
     DgramStream(live::dgram::DgramStreamArgs),
     /// Live (root): a namespace of its own, ackclock serving echo/discard/chargen in it, and
     /// Linux's nc talking to it.
@@ -199,7 +198,7 @@ Examples:
   sudo ackclock live-demo
   sudo ackclock live-demo --keep --pcap demo.pcap --preset cubic --delack-ms 40
 
-", units::units_help!()))]
+", ackclock_units::units_help!()))]
     LiveDemo(live::demo::DemoArgs),
     /// Run packetdrill scripts against the engine in virtual time (profile F: the FreeBSD
     /// defaults of the FreeBSD TCP test suite); pass/fail per script, and on failure the

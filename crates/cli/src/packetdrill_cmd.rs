@@ -25,7 +25,7 @@ pub struct PacketdrillArgs {
     defines: Vec<String>,
     /// Replace every script's --tolerance_usecs (packetdrill's -T; the upstream runner uses
     /// 25000 for rcv-data-segments/): microseconds, or a time with its unit (25ms).
-    #[arg(long, value_name = "MICROSECONDS", value_parser = crate::units::micros())]
+    #[arg(long, value_name = "MICROSECONDS", value_parser = ackclock_units::micros())]
     tolerance_usecs: Option<u64>,
     /// Compare outbound TCP options as a set, ignoring NOP/EOL padding and order (for
     /// scripts written for a stack with another option layout).

@@ -54,7 +54,7 @@ impl LazyBar {
 pub struct BudgetArgs {
     /// Refuse a scenario whose predicted memory is above this (e.g. 2G, 512M); default half
     /// of this machine's memory.
-    #[arg(long, value_name = "SIZE", value_parser = crate::units::size())]
+    #[arg(long, value_name = "SIZE", value_parser = ackclock_units::size())]
     pub max_memory: Option<u64>,
     /// Refuse a scenario whose predicted event count is above this (default 1e10, about ten
     /// minutes of simulation).

@@ -2,11 +2,11 @@
 //! engine's `Overrides`, plus the few fields `Overrides` does not cover) and the TUN
 //! device's settings. Times, rates and sizes are read by [`crate::units`].
 
-use crate::units;
 use ackclock_tcp::cc::SsthreshBase;
 use ackclock_tcp::config::{CongestionName, EcnEcho, OverrideError, Overrides, RttEstimatorName};
 use ackclock_tcp::{RecoveryAlgorithm, TcpConfig};
 use ackclock_tun::DeviceConfig;
+use ackclock_units as units;
 use ackclock_wire::Duration;
 use anyhow::{bail, Result};
 use std::net::Ipv4Addr;

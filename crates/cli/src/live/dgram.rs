@@ -5,7 +5,6 @@
 
 use super::args::DevArgs;
 use super::dur;
-use crate::units;
 use ackclock_apps::dgram::report::{self, RpcReport, ServerSettings};
 use ackclock_apps::dgram::{
     RpcClientApp, RpcServerApp, Schedule, StreamAppOptions, StreamReceiverApp, StreamSenderApp,
@@ -15,6 +14,7 @@ use ackclock_dgram::msg;
 use ackclock_dgram::rpc::{RpcServer, Timer};
 use ackclock_tun::place::run_datagram;
 use ackclock_tun::{Place, RunEnd};
+use ackclock_units as units;
 use ackclock_wire::{Duration, Instant};
 use anyhow::{bail, Result};
 use std::net::{Ipv4Addr, SocketAddrV4};

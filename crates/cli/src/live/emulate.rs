@@ -1,9 +1,9 @@
 //! `ackclock emulate`: two namespaces joined through the gateway models in real time.
 
-use crate::units::{self, parse_prob, parse_time, Bare, TimeUnit};
 use ackclock_gateway::{GilbertElliottConfig, LinkConfig, QdiscConfig, ReorderConfig};
 use ackclock_tun::emulator::DirectionStats;
 use ackclock_tun::{Emulator, EmulatorConfig, PathConfig, Topology};
+use ackclock_units::{self as units, parse_prob, parse_time, Bare, TimeUnit};
 use anyhow::{bail, Context, Result};
 use std::io::Write;
 use std::net::Ipv4Addr;

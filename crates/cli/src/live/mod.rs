@@ -64,7 +64,7 @@ pub fn interval_flag(i: Option<std::time::Duration>) -> Result<Option<Duration>>
         Some(i) if i.is_zero() => Ok(None),
         Some(i) if i < MIN_INTERVAL => bail!(
             "--interval-secs {}: at least 10ms (or 0 for no interval reports)",
-            crate::units::format_time(i)
+            ackclock_units::format_time(i)
         ),
         i => Ok(i.map(dur)),
     }

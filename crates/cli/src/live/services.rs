@@ -2,9 +2,9 @@
 //! browser on the Linux side.
 
 use super::args::{DevArgs, TcpArgs};
-use crate::units;
 use ackclock_apps::services::{Service, ServiceOptions, ServicesApp};
 use ackclock_tun::Host;
+use ackclock_units as units;
 use anyhow::{bail, Result};
 use std::io::Write;
 use std::net::SocketAddrV4;

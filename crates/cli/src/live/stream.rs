@@ -4,13 +4,13 @@
 
 use super::args::{DevArgs, TcpArgs};
 use super::dur;
-use crate::units;
 use ackclock_apps::stream::interval::Interval;
 use ackclock_apps::stream::report::{self, StreamTest};
 use ackclock_apps::stream::{
     Limit, StreamApp, StreamDirection, StreamOptions, StreamReport, StreamRole, MAX_PARALLEL,
 };
 use ackclock_tun::{Host, RunEnd};
+use ackclock_units as units;
 use ackclock_wire::Duration;
 use anyhow::{bail, Context, Result};
 use std::io::Write;

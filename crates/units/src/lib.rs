@@ -1,5 +1,5 @@
-//! The one grammar of times, rates and sizes on the command line. Every flag that takes one
-//! parses it here, so `25ms` means the same to every command.
+//! `ackclock-units`: the one grammar of times, rates and sizes on ackclock's command line.
+//! Every flag that takes one parses it here, so `25ms` means the same to every command.
 //!
 //! | kind | forms (unit names are case-insensitive) | bare number |
 //! |---|---|---|
@@ -18,11 +18,29 @@
 //! range (times up to 2^64 - 1 ns, about 584 years; rates 1 bit/s to 10 Tbit/s; sizes up to
 //! what the flag's type holds) — before any command acts on it.
 
+//!
+//! # Example
+//!
+//! ```
+//! use ackclock_units::{format_rate, parse_rate, parse_size, parse_time, Bare, TimeUnit};
+//! use std::time::Duration;
+//!
+//! assert_eq!(parse_time("1.5s", Bare::Refused(TimeUnit::Ms)), Ok(Duration::from_millis(1500)));
+//! assert_eq!(parse_time("200", Bare::Is(TimeUnit::Ms)), Ok(Duration::from_millis(200)));
+//! assert_eq!(parse_rate("10mbit"), Ok(10_000_000));
+//! assert_eq!(parse_size("64k"), Ok(65_536));
+//! assert_eq!(format_rate(10_000_000), "10mbit");
+//! assert!(parse_rate("10mbps").is_err(), "bytes or bits? refused");
+//! ```
+
+#![warn(missing_docs)]
+
 use clap::builder::TypedValueParser;
 use std::time::Duration;
 
 /// Help text about units, for the `after_help` of commands whose flags take them (a macro,
 /// so that `concat!` can join it to their examples).
+#[macro_export]
 macro_rules! units_help {
     () => {
         "\
@@ -33,13 +51,15 @@ seconds (--interval-secs 1 = 1s). Rates are bits per second (64kbit,
 64KB = 64000 (decimal)."
     };
 }
-pub(crate) use units_help;
 
 /// A unit of time, for what a bare number means (or would have meant).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TimeUnit {
+    /// Microseconds.
     Us,
+    /// Milliseconds.
     Ms,
+    /// Seconds.
     S,
 }
 
