@@ -1,10 +1,10 @@
 //! `ackclock emulate`: two namespaces joined through the gateway models in real time.
 
-use ackclock_gateway::{GilbertElliottConfig, LinkConfig, QdiscConfig, ReorderConfig};
-use ackclock_tun::emulator::DirectionStats;
-use ackclock_tun::{Emulator, EmulatorConfig, PathConfig, Topology};
+use ackclock_tun::emulator::flags::PathFlags;
+use ackclock_tun::emulator::report;
+use ackclock_tun::{Emulator, EmulatorConfig, Topology};
 use ackclock_units::{self as units, parse_prob, parse_time, Bare, TimeUnit};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use std::io::Write;
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
@@ -110,64 +110,31 @@ pub struct EmulateArgs {
     pub rt_priority: i32,
 }
 
-/// `KIND[:ARGS]` to a queue configuration, through the gateway's own serde names.
-pub fn parse_queue(spec: &str) -> Result<QdiscConfig> {
-    let (kind, args) = spec.split_once(':').unwrap_or((spec, ""));
-    let kind = match kind.to_ascii_lowercase().replace('-', "_").as_str() {
-        "droptail" | "drop_tail" | "fifo" | "pfifo" => "drop_tail",
-        "randomdrop" | "random_drop" => "random_drop",
-        "red" => "red",
-        "drr" => "drr",
-        "codel" => "codel",
-        "fqcodel" | "fq_codel" => "fq_codel",
-        "decbit" | "dec_bit" => "dec_bit",
-        k => bail!(
-            "--queue {spec:?}: unknown kind {k:?}; use droptail, random-drop, red, drr, codel, fq-codel or dec-bit"
-        ),
-    };
-    let mut toml_text = format!("kind = \"{kind}\"\n");
-    let mut has_limit = false;
-    if !args.is_empty() {
-        if args.chars().all(|c| c.is_ascii_digit()) {
-            toml_text.push_str(&format!("limit_pkts = {args}\n"));
-            has_limit = true;
-        } else {
-            for kv in args.split(',') {
-                let Some((k, v)) = kv.split_once('=') else {
-                    bail!("--queue {spec:?}: expected KIND:LIMIT or KIND:key=value,... (e.g. red:limit_pkts=64,min_th_pkts=5,max_th_pkts=15)");
-                };
-                let k = k.trim().replace('-', "_");
-                let v = v.trim();
-                has_limit |= k.starts_with("limit_");
-                let val = if v.parse::<f64>().is_ok() || v == "true" || v == "false" {
-                    v.to_string()
-                } else {
-                    format!("\"{v}\"")
-                };
-                toml_text.push_str(&format!("{k} = {val}\n"));
-            }
-        }
+/// What the flags set, for the emulator's paths.
+fn path_flags(a: &EmulateArgs) -> PathFlags {
+    PathFlags {
+        rate: a.rate,
+        delay: a.delay,
+        loss: a.loss,
+        queue: a.queue.clone(),
+        ber: a.ber,
+        gilbert: a.gilbert.clone(),
+        reorder: a.reorder.clone(),
+        duplicate: a.duplicate,
+        framing: a.framing,
+        mtu: a.mtu,
+        reverse_rate: a.reverse_rate,
+        reverse_delay: a.reverse_delay,
+        reverse_loss: a.reverse_loss,
+        reverse_queue: a.reverse_queue.clone(),
+        reverse_ber: a.reverse_ber,
+        seed: a.seed,
     }
-    if !has_limit && matches!(kind, "drop_tail" | "random_drop" | "red" | "dec_bit") {
-        toml_text.push_str("limit_pkts = 100\n");
-    }
-    let q: QdiscConfig = toml::from_str(&toml_text)
-        .map_err(|e| anyhow::anyhow!("--queue {spec:?}: {}", e.message()))?;
-    q.validate()
-        .map_err(|e| anyhow::anyhow!("--queue {spec:?}: {e}"))?;
-    Ok(q)
 }
 
-fn split2(s: &str, what: &str) -> Result<Vec<String>> {
-    let v: Vec<String> = s.split(':').map(str::to_string).collect();
-    if v.len() < 2 {
-        bail!("{what} {s:?}: expected values separated by ':'");
-    }
-    Ok(v)
-}
-
+/// The emulator's configuration: `--config`'s file (or the default) with the flags over it.
 pub fn config_from(a: &EmulateArgs) -> Result<EmulatorConfig> {
-    let mut cfg = match &a.config {
+    let base = match &a.config {
         Some(p) => {
             let t = std::fs::read_to_string(p)
                 .with_context(|| format!("cannot read {}", p.display()))?;
@@ -176,153 +143,11 @@ pub fn config_from(a: &EmulateArgs) -> Result<EmulatorConfig> {
         }
         None => EmulatorConfig::default(),
     };
-    if let Some(s) = a.seed {
-        cfg.seed = s;
-    }
-    let queue = a.queue.as_deref().map(parse_queue).transpose()?;
-    let rqueue = a.reverse_queue.as_deref().map(parse_queue).transpose()?;
-    let gilbert = match &a.gilbert {
-        Some(s) => {
-            let v = split2(s, "--gilbert")?;
-            let prob = |x: &str| parse_prob(x).map_err(|e| anyhow::anyhow!("--gilbert {s}: {e}"));
-            let p = prob(&v[0])?;
-            let r = prob(&v[1])?;
-            let h = v.get(2).map(|x| prob(x)).transpose()?.unwrap_or(1.0);
-            Some(GilbertElliottConfig {
-                p_good_to_bad: p,
-                r_bad_to_good: r,
-                loss_in_good: 0.0,
-                loss_in_bad: h,
-            })
-        }
-        None => None,
-    };
-    let reorder = match &a.reorder {
-        Some(s) => {
-            let v = split2(s, "--reorder")?;
-            let e = |e: String| anyhow::anyhow!("--reorder {s}: {e}");
-            let delay = parse_time(&v[1], Bare::Refused(TimeUnit::Ms)).map_err(e)?;
-            Some(ReorderConfig {
-                prob: parse_prob(&v[0]).map_err(e)?,
-                delay_ms: delay.as_nanos() as f64 / 1e6,
-            })
-        }
-        None => None,
-    };
-    for (i, p) in [&mut cfg.left_to_right, &mut cfg.right_to_left]
-        .into_iter()
-        .enumerate()
-    {
-        let rev = i == 1;
-        let rate = if rev {
-            a.reverse_rate.or(a.rate)
-        } else {
-            a.rate
-        };
-        let delay = if rev {
-            a.reverse_delay.or(a.delay)
-        } else {
-            a.delay
-        };
-        let loss = if rev {
-            a.reverse_loss.or(a.loss)
-        } else {
-            a.loss
-        };
-        let ber = if rev { a.reverse_ber.or(a.ber) } else { a.ber };
-        let q = if rev {
-            rqueue.clone().or(queue.clone())
-        } else {
-            queue.clone()
-        };
-        let delay_ms = delay.map(|d| d.as_nanos() as f64 / 1e6);
-        apply_flags(p, rate, delay_ms, a.framing, a.mtu, loss, ber, q)?;
-        if gilbert.is_some() {
-            p.impairments.gilbert = gilbert.clone();
-        }
-        if reorder.is_some() {
-            p.impairments.reorder = reorder.clone();
-        }
-        if a.duplicate.is_some() {
-            p.impairments.duplicate_prob = a.duplicate;
-        }
-    }
-    Ok(cfg)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn apply_flags(
-    p: &mut PathConfig,
-    rate: Option<u64>,
-    delay: Option<f64>,
-    framing: usize,
-    mtu: u32,
-    loss: Option<f64>,
-    ber: Option<f64>,
-    queue: Option<QdiscConfig>,
-) -> Result<()> {
-    if rate.is_some() || delay.is_some() {
-        let mut l = p
-            .link
-            .clone()
-            .unwrap_or_else(|| LinkConfig::new(u64::MAX, 0.0));
-        if let Some(r) = rate {
-            l.rate_bps = r;
-        }
-        if let Some(d) = delay {
-            l.delay_ms = d;
-        }
-        if framing > 0 {
-            l.framing_overhead_bytes = framing;
-        }
-        l.mtu_bytes = l.mtu_bytes.max(mtu as usize);
-        p.link = Some(l);
-    }
-    // A link with only a delay: no serializer (an "infinite" rate), no queue.
-    if p.link.as_ref().is_some_and(|l| l.rate_bps == u64::MAX) {
-        p.queue = None;
-    } else if let Some(q) = queue {
-        if p.link.is_none() {
-            bail!("--queue needs --rate (a queue fills only in front of a bottleneck)");
-        }
-        p.queue = Some(q);
-    }
-    if loss.is_some() {
-        p.impairments.loss_prob = loss;
-    }
-    if ber.is_some() {
-        p.impairments.ber = ber;
-    }
-    Ok(())
-}
-
-/// One direction's settings, written as the flags take them (rate 10mbit, delay 25ms).
-fn describe(p: &PathConfig) -> String {
-    let mut v = Vec::new();
-    let delay = |ms: f64| {
-        units::format_time(Duration::from_nanos(
-            (ms * 1e6).round().clamp(0.0, u64::MAX as f64) as u64,
-        ))
-    };
-    match &p.link {
-        Some(l) if l.rate_bps != u64::MAX => v.push(format!(
-            "rate {}, delay {}",
-            units::format_rate(l.rate_bps),
-            delay(l.delay_ms)
-        )),
-        Some(l) => v.push(format!("no rate limit, delay {}", delay(l.delay_ms))),
-        None => v.push("no rate limit, no delay".into()),
-    }
-    if let Some(q) = &p.queue {
-        v.push(format!("queue {}", q.kind()));
-    }
-    if let Some(l) = p.impairments.loss_prob {
-        v.push(format!("loss {}%", l * 100.0));
-    }
-    if let Some(b) = p.impairments.ber {
-        v.push(format!("ber {b:e}"));
-    }
-    v.join(", ")
+    path_flags(a)
+        .apply(base, parse_prob, |t| {
+            parse_time(t, Bare::Refused(TimeUnit::Ms))
+        })
+        .map_err(|e| anyhow::anyhow!(e))
 }
 
 impl EmulateArgs {
@@ -379,6 +204,7 @@ pub fn run(a: EmulateArgs) -> Result<()> {
         "ackclock emulate: left netns {} ({}) <-> right netns {} ({}), interface emu0 in each",
         a.left, a.left_addr, a.right, a.right_addr
     );
+    let describe = |p| report::describe(p, units::format_time, units::format_rate);
     println!("  left -> right: {}", describe(&cfg.left_to_right));
     println!("  right -> left: {}", describe(&cfg.right_to_left));
     println!(
@@ -397,119 +223,12 @@ pub fn run(a: EmulateArgs) -> Result<()> {
         ("left -> right", &r.left_to_right, &cfg.left_to_right),
         ("right -> left", &r.right_to_left, &cfg.right_to_left),
     ] {
-        print_direction(name, s, p, r.elapsed);
+        print!("{}", report::direction_text(name, s, p, r.elapsed));
     }
     if a.json {
-        let j = |s: &DirectionStats, p: &PathConfig| {
-            serde_json::json!({
-                "packets_in": s.packets_in,
-                "bytes_in": s.bytes_in,
-                "delivered_pkts": s.delivered_pkts,
-                "delivered_bytes": s.delivered_bytes,
-                "queue_drops": s.queue.dropped(),
-                "queue_marks": s.queue.marked,
-                "loss_drops": s.impair.dropped_random + s.impair.dropped_gilbert + s.impair.dropped_scripted,
-                "corrupted": s.impair.corrupted,
-                "too_big": s.too_big,
-                "write_failures": s.write_failures,
-                "rate_bps": p.link.as_ref().map(|l| l.rate_bps),
-                "delay_ms": p.link.as_ref().map(|l| l.delay_ms),
-                "saturated_rate_bps": s.saturated_rate_bps(),
-                "delay_min_ms": s.delay.min().map(|d| d.as_nanos() as f64 / 1e6),
-                "delay_mean_ms": s.mean_delay().map(|d| d.as_nanos() as f64 / 1e6),
-                "delay_p99_ms": s.delay.quantile(0.99).map(|d| d.as_nanos() as f64 / 1e6),
-                "lateness_mean_us": s.mean_lateness().map(|d| d.as_nanos() as f64 / 1e3),
-                "lateness_p99_us": s.lateness.quantile(0.99).map(|d| d.as_nanos() as f64 / 1e3),
-                "lateness_max_us": s.lateness.max().map(|d| d.as_nanos() as f64 / 1e3),
-                "queue_delay_mean_ms": s.queue.mean_delay().map(|d| d.as_nanos() as f64 / 1e6),
-            })
-        };
-        println!(
-            "{}",
-            serde_json::json!({
-                "elapsed_s": r.elapsed.as_secs_f64(),
-                "cpu_s": r.cpu.as_secs_f64(),
-                "left_to_right": j(&r.left_to_right, &cfg.left_to_right),
-                "right_to_left": j(&r.right_to_left, &cfg.right_to_left),
-            })
-        );
+        println!("{}", report::json(&r, &cfg));
     }
     Ok(())
-}
-
-fn ms(d: Option<ackclock_wire::Duration>) -> String {
-    d.map(|d| format!("{:.3}", d.as_nanos() as f64 / 1e6))
-        .unwrap_or_else(|| "-".into())
-}
-
-fn print_direction(
-    name: &str,
-    s: &DirectionStats,
-    p: &PathConfig,
-    elapsed: ackclock_wire::Duration,
-) {
-    println!("{name}:");
-    println!(
-        "  packets    {} in ({} bytes), {} delivered ({} bytes), {} too big, {} refused by the kernel",
-        s.packets_in, s.bytes_in, s.delivered_pkts, s.delivered_bytes, s.too_big, s.write_failures
-    );
-    println!(
-        "  drops      queue {} (overflow {}, early {}, forced {}, codel {}, random {}), loss {} (random {}, gilbert {}, scripted {}), corrupted {}, duplicated {}, reordered {}",
-        s.queue.dropped(),
-        s.queue.dropped_overflow,
-        s.queue.dropped_early,
-        s.queue.dropped_forced,
-        s.queue.dropped_codel,
-        s.queue.dropped_random,
-        s.impair.dropped_random + s.impair.dropped_gilbert + s.impair.dropped_scripted,
-        s.impair.dropped_random,
-        s.impair.dropped_gilbert,
-        s.impair.dropped_scripted,
-        s.impair.corrupted,
-        s.impair.duplicated,
-        s.impair.reordered
-    );
-    if s.queue.marked > 0 {
-        println!(
-            "  marks      {} packets marked CE instead of dropped (RFC 3168)",
-            s.queue.marked
-        );
-    }
-    if let Some(l) = p.link.as_ref().filter(|l| l.rate_bps < 1 << 62) {
-        let util = if elapsed.as_nanos() > 0 {
-            s.busy_ns as f64 / elapsed.as_nanos() as f64
-        } else {
-            0.0
-        };
-        println!(
-            "  rate       set {:.3} Mbit/s; achieved {} while saturated; utilization {:.1}%",
-            l.rate_bps as f64 / 1e6,
-            s.saturated_rate_bps()
-                .map(|r| format!(
-                    "{:.3} Mbit/s ({:+.2}%)",
-                    r / 1e6,
-                    (r / l.rate_bps as f64 - 1.0) * 100.0
-                ))
-                .unwrap_or_else(|| "- (never saturated)".into()),
-            util * 100.0
-        );
-    }
-    println!(
-        "  delay ms   set {}; through the emulator min {} mean {} p99 {} max {}; queueing mean {} p99 {}",
-        p.link.as_ref().map_or("0".to_string(), |l| l.delay_ms.to_string()),
-        ms(s.delay.min()),
-        ms(s.mean_delay()),
-        ms(s.delay.quantile(0.99)),
-        ms(s.delay.max()),
-        ms(s.queue.mean_delay()),
-        ms(s.queue.p99_delay()),
-    );
-    println!(
-        "  lateness   of writes against schedule: mean {} ms, p99 {} ms, max {} ms",
-        ms(s.mean_lateness()),
-        ms(s.lateness.quantile(0.99)),
-        ms(s.lateness.max())
-    );
 }
 
 #[cfg(test)]
@@ -521,35 +240,6 @@ mod tests {
     struct T {
         #[command(flatten)]
         e: EmulateArgs,
-    }
-
-    #[test]
-    fn queue_specs() {
-        assert_eq!(
-            parse_queue("droptail:64").unwrap(),
-            QdiscConfig::DropTail(ackclock_gateway::DropTailConfig {
-                mark_threshold_pkts: None,
-                limit_pkts: Some(64),
-                limit_bytes: None
-            })
-        );
-        assert_eq!(parse_queue("red").unwrap().kind(), "red");
-        assert_eq!(
-            parse_queue("red:limit_pkts=60,min_th_pkts=5,max_th_pkts=15")
-                .unwrap()
-                .kind(),
-            "red"
-        );
-        assert_eq!(parse_queue("codel").unwrap().kind(), "codel");
-        assert_eq!(parse_queue("fq-codel").unwrap().kind(), "fq_codel");
-        assert_eq!(parse_queue("drr:limit_pkts=50").unwrap().kind(), "drr");
-        let e = parse_queue("wfq").unwrap_err().to_string();
-        assert!(e.contains("droptail"), "{e}");
-        let e = parse_queue("red:min_th_pkts=20,max_th_pkts=10")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("max_th_pkts"), "{e}");
-        assert!(parse_queue("codel:bogus=1").is_err());
     }
 
     #[test]
@@ -666,32 +356,5 @@ mod tests {
         assert_eq!((l.rate_bps, l.delay_ms), (5_000_000, 30.0));
         assert_eq!(c.left_to_right.queue.as_ref().unwrap().kind(), "codel");
         assert_eq!(c.left_to_right.impairments.loss_prob, Some(0.02));
-    }
-}
-
-/// The queue parser never panics, whatever the text: a queue or an error that names the
-/// flag. (The unit parsers have their own properties in `crate::units`.)
-#[cfg(test)]
-mod parser_properties {
-    use super::parse_queue;
-    use proptest::prelude::*;
-
-    /// Text made mostly of the characters the queue parser looks at.
-    fn near_valid() -> impl Strategy<Value = String> {
-        proptest::string::string_regex(
-            "[-+0-9.eE%a-z:=,_ /\"\\n]{0,24}|(droptail|red|codel|fq-codel|drr|random-drop)(:[a-z_=0-9.,\"-]{0,30})?",
-        )
-        .unwrap()
-    }
-
-    proptest! {
-        #![proptest_config(ackclock_testkit::proptest_config(2000))]
-
-        #[test]
-        fn queue_parser_never_panics(s in prop_oneof![near_valid(), any::<String>()]) {
-            if let Err(e) = parse_queue(&s) {
-                prop_assert!(e.to_string().starts_with("--queue"), "{e}");
-            }
-        }
     }
 }

@@ -10,6 +10,9 @@
 //! whatever the scheduling jitter; lateness only delays the write of a packet to the far
 //! device, and is measured. Deadlines are kept with a timerfd at 1 ns timer slack.
 
+pub mod flags;
+pub mod report;
+
 use crate::clock::Clock;
 use crate::host::Capture;
 use crate::netcfg::{self, IfConfig, NetNs};
