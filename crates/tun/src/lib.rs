@@ -13,12 +13,14 @@
 //!   on them (the Linux side of a live test; no root needed).
 //! - [`place`]: where a live command's datagram application runs (a TUN host or kernel
 //!   sockets) and what its run leaves for the report.
+//! - [`demo`]: `ackclock live-demo`'s services and the `nc` script run against them.
 //! - [`emulator`]: two namespaces joined through the gateway models in real time
 //!   (`ackclock emulate`).
 //!
 //! Everything here but [`kernel_udp`] needs root (or CAP_NET_ADMIN) at run time.
 
 pub mod clock;
+pub mod demo;
 pub mod emulator;
 pub mod host;
 pub mod kernel_udp;
