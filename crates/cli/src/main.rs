@@ -4,7 +4,6 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
-mod decode;
 mod live;
 mod packetdrill_cmd;
 mod repro;
@@ -245,7 +244,7 @@ fn run() -> Result<std::process::ExitCode> {
                 anyhow::bail!("{}: cannot read: Is a directory", file.display());
             }
             let stdout = std::io::stdout();
-            decode::run(std::io::BufReader::new(f), &mut stdout.lock(), limit)
+            ackclock_wire::listing::list(std::io::BufReader::new(f), &mut stdout.lock(), limit)
                 .with_context(|| file.display().to_string())
         }
         Command::Repro {

@@ -11,6 +11,7 @@
 //!   checksum-and-copy.
 //! - [`udp`]: UDP datagrams (RFC 768) over IPv4, parsed and built whole.
 //! - [`pcap`]: classic libpcap files with nanosecond timestamps and raw-IP link type.
+//! - [`listing`]: a tcpdump-like listing of a capture (`ackclock decode`).
 //! - [`time`]: the nanosecond `Instant`/`Duration` every crate passes around (no crate but
 //!   the drivers reads a clock).
 //!
@@ -66,6 +67,7 @@ mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod ipv4;
+pub mod listing;
 pub mod packet;
 pub mod pcap;
 pub mod tcp;

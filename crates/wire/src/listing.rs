@@ -1,12 +1,41 @@
-//! `ackclock decode`: a tcpdump-like listing of a pcap file, parsed by `ackclock-wire`.
+//! A tcpdump-like listing of a pcap capture (`ackclock decode`): one line per TCP/IPv4
+//! packet, then what was malformed and why.
 
-use ackclock_wire::pcap::PcapReader;
-use ackclock_wire::{parse_ipv4_tcp, Ipv4Packet, TcpOption, TcpSegment, WireError, IPPROTO_TCP};
+use crate::pcap::{LinkType, PcapError, PcapReader};
+use crate::{parse_ipv4_tcp, Ipv4Packet, TcpOption, TcpSegment, WireError, IPPROTO_TCP};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::{Read, Write};
 
-pub fn run<R: Read, W: Write>(input: R, out: &mut W, limit: Option<u64>) -> anyhow::Result<()> {
+/// Why a listing stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ListError {
+    /// The file is not a pcap capture, or cannot be read.
+    #[error(transparent)]
+    Pcap(#[from] PcapError),
+    /// Writing the listing failed.
+    #[error(transparent)]
+    Write(#[from] std::io::Error),
+    /// A record is broken (nothing after it can be framed); the good ones before it were
+    /// listed.
+    #[error("{error} (after {good} good record{})", if *good == 1 { "" } else { "s" })]
+    Broken {
+        /// What is wrong with the record.
+        error: PcapError,
+        /// Records listed before it.
+        good: u64,
+    },
+}
+
+/// Lists the TCP/IPv4 packets of the pcap `input` on `out`, one line each as tcpdump
+/// writes them (`limit`: at most this many), then a summary: the packets, how many were
+/// TCP/IPv4, malformed (by reason, as [`crate::WireError`] names it) or not IPv4. A record
+/// cut by the snap length is listed from its headers, not counted malformed.
+///
+/// # Errors
+/// The file is not a pcap, `out` fails, or a record is broken: what came before it is
+/// listed and summarised first.
+pub fn list<R: Read, W: Write>(input: R, out: &mut W, limit: Option<u64>) -> Result<(), ListError> {
     let mut reader = PcapReader::new(input)?;
     let link = reader.link_type();
     let mut total = 0u64;
@@ -49,7 +78,8 @@ pub fn run<R: Read, W: Write>(input: R, out: &mut W, limit: Option<u64>) -> anyh
                     continue;
                 }
                 line.clear();
-                listing(&mut line, rec.ts.as_nanos(), &ip, seg.as_ref(), payload_len)?;
+                listing(&mut line, rec.ts.as_nanos(), &ip, seg.as_ref(), payload_len)
+                    .expect("formatting into a String");
                 writeln!(out, "{line}")?;
             }
             Err(e) => {
@@ -65,17 +95,14 @@ pub fn run<R: Read, W: Write>(input: R, out: &mut W, limit: Option<u64>) -> anyh
     for (why, n) in &bad {
         writeln!(out, "  {n:>8}  {why}")?;
     }
-    if let ackclock_wire::pcap::LinkType::Other(v) = link {
+    if let LinkType::Other(v) = link {
         writeln!(
             out,
             "link type {v} is not one decode reads (raw IP 101, IPv4 228, Ethernet 1, Linux cooked 113): no packet was decoded"
         )?;
     }
     match broken {
-        Some(e) => Err(anyhow::anyhow!(
-            "{e} (after {total} good record{})",
-            if total == 1 { "" } else { "s" }
-        )),
+        Some(error) => Err(ListError::Broken { error, good: total }),
         None => Ok(()),
     }
 }
@@ -140,7 +167,7 @@ fn listing(
     if payload_len > 0 {
         write!(line, ":{}", s.seq().wrapping_add(payload_len as u32))?;
     }
-    if s.flags().contains(ackclock_wire::TcpFlags::ACK) {
+    if s.flags().contains(crate::TcpFlags::ACK) {
         write!(line, ", ack {}", s.ack())?;
     }
     write!(line, ", win {}", s.window())?;
