@@ -7,7 +7,8 @@
 //! messages.
 
 use crate::Error;
-use std::net::Ipv4Addr;
+use std::fmt::Display;
+use std::net::{Ipv4Addr, SocketAddrV4};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -213,6 +214,55 @@ pub fn parse_prefix(s: &str) -> Result<(Ipv4Addr, u8), String> {
     Ok((a, n))
 }
 
+/// The range live mode keeps to unless told otherwise: 198.18.0.0/15, set aside for
+/// benchmarking network devices (RFC 2544, RFC 6890), so that nothing ackclock sends or
+/// routes through a TUN device is meant for a real network.
+pub const LIVE_RANGE: (Ipv4Addr, u8) = (Ipv4Addr::new(198, 18, 0, 0), 15);
+
+/// Whether `a` is in [`LIVE_RANGE`].
+pub fn in_live_range(a: Ipv4Addr) -> bool {
+    u32::from(a) >> (32 - LIVE_RANGE.1) == u32::from(LIVE_RANGE.0) >> (32 - LIVE_RANGE.1)
+}
+
+/// `flag value` names an address outside [`LIVE_RANGE`]: an error unless `allow_any`.
+pub fn check_address(
+    flag: &str,
+    value: &dyn Display,
+    a: Ipv4Addr,
+    allow_any: bool,
+) -> Result<(), Error> {
+    if allow_any || in_live_range(a) {
+        return Ok(());
+    }
+    Err(Error::Config(format!(
+        "{flag} {value}: {a} is outside 198.18.0.0/15, the benchmarking range live mode keeps to; add --allow-any-address to use it anyway"
+    )))
+}
+
+/// `--listen ADDR:PORT` outside [`LIVE_RANGE`]: an error unless `allow_any` (0.0.0.0
+/// stands for the default address, or for all of a kernel socket's, and passes).
+pub fn check_listen(l: &SocketAddrV4, allow_any: bool) -> Result<(), Error> {
+    if l.ip().is_unspecified() {
+        return Ok(());
+    }
+    check_address("--listen", l, *l.ip(), allow_any)
+}
+
+/// `--connect ADDR:PORT` outside [`LIVE_RANGE`]: an error unless `allow_any`.
+pub fn check_connect(c: &SocketAddrV4, allow_any: bool) -> Result<(), Error> {
+    check_address("--connect", c, *c.ip(), allow_any)
+}
+
+/// `flag prefix` reaches outside [`LIVE_RANGE`]: an error unless `allow_any`.
+pub fn check_prefix(flag: &str, (a, len): (Ipv4Addr, u8), allow_any: bool) -> Result<(), Error> {
+    if allow_any || (len >= LIVE_RANGE.1 && in_live_range(a)) {
+        return Ok(());
+    }
+    Err(Error::Config(format!(
+        "{flag} {a}/{len}: the prefix is not inside 198.18.0.0/15, the benchmarking range live mode keeps to; add --allow-any-address to use it anyway"
+    )))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,5 +276,51 @@ mod tests {
         assert!(parse_prefix("198.18.0.0").is_err());
         assert!(parse_prefix("198.18.0.0/33").is_err());
         assert!(parse_prefix("x/3").is_err());
+    }
+
+    #[test]
+    fn the_live_range_is_198_18_0_0_15() {
+        for a in ["198.18.0.0", "198.18.0.1", "198.19.255.255", "198.19.0.7"] {
+            assert!(in_live_range(a.parse().unwrap()), "{a}");
+        }
+        for a in [
+            "198.17.255.255",
+            "198.20.0.0",
+            "10.0.0.1",
+            "0.0.0.0",
+            "8.8.8.8",
+        ] {
+            assert!(!in_live_range(a.parse().unwrap()), "{a}");
+        }
+    }
+
+    #[test]
+    fn addresses_outside_the_range_need_allow_any_address() {
+        let a: Ipv4Addr = "8.8.8.8".parse().unwrap();
+        let e = check_address("--connect", &"8.8.8.8:80", a, false).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--connect 8.8.8.8:80: 8.8.8.8 is outside 198.18.0.0/15, the benchmarking range live mode keeps to; add --allow-any-address to use it anyway"
+        );
+        assert!(check_address("--connect", &"8.8.8.8:80", a, true).is_ok());
+        let inside: Ipv4Addr = "198.19.1.1".parse().unwrap();
+        assert!(check_address("--addr", &inside, inside, false).is_ok());
+    }
+
+    #[test]
+    fn prefixes_must_lie_inside_the_range() {
+        let p = |a: &str, l| (a.parse::<Ipv4Addr>().unwrap(), l);
+        assert!(check_prefix("--route", p("198.18.0.0", 15), false).is_ok());
+        assert!(check_prefix("--route", p("198.19.4.0", 24), false).is_ok());
+        assert!(check_prefix("--route", p("198.18.0.0", 32), false).is_ok());
+        let e = check_prefix("--route", p("198.16.0.0", 12), false).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("--route 198.16.0.0/12: the prefix is not inside"),
+            "{e}"
+        );
+        assert!(check_prefix("--route", p("0.0.0.0", 0), false).is_err());
+        assert!(check_prefix("--route", p("10.0.0.0", 8), false).is_err());
+        assert!(check_prefix("--route", p("10.0.0.0", 8), true).is_ok());
     }
 }
