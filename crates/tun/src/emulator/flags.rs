@@ -248,6 +248,85 @@ fn apply_flags(
 mod tests {
     use super::*;
 
+    fn flags(f: PathFlags) -> Result<EmulatorConfig, String> {
+        let prob = |s: &str| {
+            s.trim_end_matches('%')
+                .parse::<f64>()
+                .map(|v| if s.ends_with('%') { v / 100.0 } else { v })
+                .map_err(|e| e.to_string())
+        };
+        let time = |s: &str| {
+            s.strip_suffix("ms")
+                .and_then(|v| v.parse::<u64>().ok())
+                .map(Duration::from_millis)
+                .ok_or_else(|| format!("{s}: not a time in ms"))
+        };
+        f.apply(EmulatorConfig::default(), prob, time)
+    }
+
+    #[test]
+    fn flags_build_both_directions() {
+        let c = flags(PathFlags {
+            rate: Some(10_000_000),
+            delay: Some(Duration::from_millis(25)),
+            loss: Some(0.01),
+            queue: Some("droptail:64".into()),
+            reverse_rate: Some(1_000_000),
+            reorder: Some("1%:10ms".into()),
+            mtu: 1500,
+            ..PathFlags::default()
+        })
+        .unwrap();
+        let f = c.left_to_right.link.as_ref().unwrap();
+        assert_eq!(f.rate_bps, 10_000_000);
+        assert_eq!(f.delay_ms, 25.0);
+        assert_eq!(c.left_to_right.impairments.loss_prob, Some(0.01));
+        assert_eq!(c.right_to_left.link.as_ref().unwrap().rate_bps, 1_000_000);
+        assert_eq!(c.right_to_left.link.as_ref().unwrap().delay_ms, 25.0);
+        assert_eq!(c.right_to_left.queue.as_ref().unwrap().kind(), "drop_tail");
+        let r = c.left_to_right.impairments.reorder.as_ref().unwrap();
+        assert_eq!((r.prob, r.delay_ms), (0.01, 10.0));
+        let e = flags(PathFlags {
+            queue: Some("codel".into()),
+            ..PathFlags::default()
+        })
+        .unwrap_err();
+        assert_eq!(
+            e,
+            "--queue needs --rate (a queue fills only in front of a bottleneck)"
+        );
+    }
+
+    #[test]
+    fn a_config_file_gives_the_base_and_the_flags_override_it() {
+        let d = std::env::temp_dir().join(format!("ackclock-emu-{}.toml", std::process::id()));
+        std::fs::write(
+            &d,
+            "seed = 7\n[left_to_right]\nlink = { rate_bps = 5_000_000, delay_ms = 10.0 }\nqueue = { kind = \"codel\" }\nimpairments = { loss_prob = 0.02 }\n",
+        )
+        .unwrap();
+        let base = EmulatorConfig::load(&d).unwrap();
+        std::fs::remove_file(&d).unwrap();
+        let prob = |s: &str| s.parse::<f64>().map_err(|e| e.to_string());
+        let time = |_: &str| Err("unused".to_string());
+        let f = PathFlags {
+            delay: Some(Duration::from_millis(30)),
+            mtu: 1500,
+            ..PathFlags::default()
+        };
+        let c = f.apply(base, prob, time).unwrap();
+        assert_eq!(c.seed, 7);
+        let l = c.left_to_right.link.as_ref().unwrap();
+        assert_eq!((l.rate_bps, l.delay_ms), (5_000_000, 30.0));
+        assert_eq!(c.left_to_right.queue.as_ref().unwrap().kind(), "codel");
+        assert_eq!(c.left_to_right.impairments.loss_prob, Some(0.02));
+        let e = EmulatorConfig::load(std::path::Path::new("/nonexistent/x.toml")).unwrap_err();
+        assert!(
+            e.to_string().starts_with("cannot read /nonexistent/x.toml"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn queue_specs() {
         assert_eq!(

@@ -64,6 +64,20 @@ pub struct EmulatorConfig {
     pub seed: u64,
 }
 
+impl EmulatorConfig {
+    /// Reads a configuration file: `[left_to_right]` and `[right_to_left]` sections (link,
+    /// queue, impairments, as in scenario files) and `seed`.
+    ///
+    /// # Errors
+    /// The file cannot be read, or is not such a configuration (the message names it).
+    pub fn load(path: &std::path::Path) -> Result<EmulatorConfig, Error> {
+        let t = std::fs::read_to_string(path)
+            .map_err(|e| Error::Io(format!("cannot read {}", path.display()), e))?;
+        toml::from_str::<EmulatorConfig>(&t)
+            .map_err(|e| Error::Config(format!("{}: {e}", path.display())))
+    }
+}
+
 /// Where the emulator puts its two ends.
 #[derive(Clone, Debug)]
 pub struct Topology {
