@@ -1,17 +1,13 @@
 //! `ackclock repro`: runs the reproduction suite (`ackclock-lab`) and prints the claims table
 //! and the summary line. Progress goes to standard error: a progress bar on a terminal, else
-//! (a CI log, a file) one line per experiment started and finished, and a line on the runs
-//! at least every [`QUIET_LIMIT`] while nothing else is said.
+//! (a CI log, a file) the lines of [`ProgressLines`].
 
+use ackclock_lab::progress::ProgressLines;
 use ackclock_lab::Progress;
 use anyhow::{bail, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{IsTerminal, Write};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
-
-/// The longest silence of the line-per-event progress.
-const QUIET_LIMIT: Duration = Duration::from_secs(10);
+use std::time::Instant;
 
 /// Runs the suite; with `check`, an error when any claim fails.
 pub fn run(opts: ackclock_lab::Options, check: bool) -> Result<()> {
@@ -42,8 +38,16 @@ pub fn run(opts: ackclock_lab::Options, check: bool) -> Result<()> {
             if opts.quick { "quick" } else { "full" },
             opts.seeds
         );
-        let lines = Lines::new(total, experiments, header);
-        ackclock_lab::run_with(&opts, &command_line, &|p| lines.progress(p))
+        let lines = ProgressLines::new(total, experiments, header);
+        let start = Instant::now();
+        ackclock_lab::run_with(&opts, &command_line, &|p| {
+            for line in lines.lines(p) {
+                let mut err = std::io::stderr().lock();
+                let t = start.elapsed().as_secs_f64();
+                let _ = writeln!(err, "repro [{t:>7.1} s] {line}");
+                let _ = err.flush();
+            }
+        })
     };
     let outcome = outcome?;
     let width = ackclock_lab::report::terminal_width();
@@ -57,83 +61,4 @@ pub fn run(opts: ackclock_lab::Options, check: bool) -> Result<()> {
         bail!("{fails} claim(s) failed (see the FAIL rows above and the report)");
     }
     Ok(())
-}
-
-/// Progress as lines on standard error, for a reader that is not a terminal.
-struct Lines {
-    start: Instant,
-    /// Said before the first event (so an error before the suite starts comes alone).
-    header: String,
-    total: u64,
-    experiments: usize,
-    state: Mutex<State>,
-}
-
-struct State {
-    last_line: Instant,
-    finished: usize,
-    runs: u64,
-    said_header: bool,
-}
-
-impl Lines {
-    fn new(total: u64, experiments: usize, header: String) -> Lines {
-        let now = Instant::now();
-        Lines {
-            start: now,
-            header,
-            total,
-            experiments,
-            state: Mutex::new(State {
-                last_line: now,
-                finished: 0,
-                runs: 0,
-                said_header: false,
-            }),
-        }
-    }
-
-    /// One line, `repro [  12.3 s] ...`.
-    fn say(&self, what: &str) {
-        let mut err = std::io::stderr().lock();
-        let _ = writeln!(
-            err,
-            "repro [{:>7.1} s] {what}",
-            self.start.elapsed().as_secs_f64()
-        );
-        let _ = err.flush();
-    }
-
-    fn progress(&self, p: Progress) {
-        let Ok(mut st) = self.state.lock() else {
-            return;
-        };
-        if !st.said_header {
-            st.said_header = true;
-            self.say(&self.header);
-        }
-        let line = match p {
-            Progress::Started { experiment } => format!("started {experiment}"),
-            Progress::Finished { experiment, took } => {
-                st.finished += 1;
-                format!(
-                    "finished {experiment} in {:.1} s ({} of {} experiments done, {} of {} runs)",
-                    took.as_secs_f64(),
-                    st.finished,
-                    self.experiments,
-                    st.runs,
-                    self.total
-                )
-            }
-            Progress::RunEnded { done } => {
-                st.runs = st.runs.max(done);
-                if st.last_line.elapsed() < QUIET_LIMIT {
-                    return;
-                }
-                format!("{} of {} runs", st.runs, self.total)
-            }
-        };
-        st.last_line = Instant::now();
-        self.say(&line);
-    }
 }

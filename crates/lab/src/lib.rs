@@ -47,6 +47,7 @@ pub mod claims;
 pub mod experiments;
 pub mod gateways;
 pub mod plots;
+pub mod progress;
 pub mod report;
 pub mod runinfo;
 pub mod stats;

@@ -1,8 +1,9 @@
 //! Turns a [`Scenario`] into a [`Network`] ready to run, and runs it.
 
 use crate::net::{CpuModel, CrossKind, CrossSource, Network, NodeId};
+use crate::resolve::{FlowDef, LinkDef, Resolved};
 use crate::results::{FlowInfo, RunResult};
-use crate::scenario::{CpuSpec, CrossKindName, NodeKind, Scenario};
+use crate::scenario::{CpuSpec, CrossKindName, CrossSpec, NodeKind, Scenario};
 use ackclock_apps::spec::FlowPlace;
 use ackclock_gateway::{QdiscConfig, DEFAULT_DROP_TAIL};
 use ackclock_tcp::{Endpoint, EndpointConfig};
@@ -53,176 +54,26 @@ pub struct Simulation {
 /// ([`Scenario::resolve`]). With `out_dir`, pcap files are created there.
 pub fn build(s: &Scenario, out_dir: Option<&Path>) -> Result<Simulation, String> {
     let r = s.resolve().map_err(|e| e.to_string())?;
-    let (nodes, links, flows) = (&r.nodes, &r.links, &r.flows);
-    let mut net = Network::new();
-    let mut ids: HashMap<String, NodeId> = HashMap::new();
-    // The network's node id -> its definition (for per-node capture requests).
-    let mut node_index: HashMap<NodeId, usize> = HashMap::new();
-    // Addresses: explicit ones first, then 198.18.0.1 upward (RFC 2544 benchmarking range).
-    let used: Vec<Ipv4Addr> = nodes.iter().filter_map(|n| n.addr).collect();
-    let mut next = u32::from(Ipv4Addr::new(198, 18, 0, 1));
-    for n in nodes {
-        let addr = match n.addr {
-            Some(a) => a,
-            None => loop {
-                let a = Ipv4Addr::from(next);
-                next += 1;
-                if !used.contains(&a) {
-                    break a;
-                }
-            },
-        };
-        let id = match n.kind {
-            NodeKind::Router => net.add_router(&n.name, addr),
-            NodeKind::Host => {
-                let k = component_seed(s.seed, &format!("isn/{}", n.name));
-                let mut key = [0u8; 16];
-                key[..8].copy_from_slice(&k.to_le_bytes());
-                key[8..].copy_from_slice(&component_seed(k, "2").to_le_bytes());
-                let ep = Endpoint::new(EndpointConfig::new(addr, key));
-                net.add_host(&n.name, ep, n.cpu.as_ref().map(cpu_model))
-            }
-        };
-        ids.insert(n.name.clone(), id);
-        node_index.insert(id, node_index.len());
+    let mut b = Builder {
+        s,
+        r: &r,
+        net: Network::new(),
+        ids: HashMap::new(),
+        node_index: HashMap::new(),
+    };
+    b.add_nodes();
+    for (li, l) in r.links.iter().enumerate() {
+        b.add_link(li, l, out_dir)?;
     }
-    for (li, l) in links.iter().enumerate() {
-        let (a, b) = (ids[&l.a], ids[&l.b]);
-        let p = &l.params;
-        let mut port_ids = [0usize; 2];
-        for (dir, (from, to, qd, imp)) in [
-            (a, b, p.queue_ab.as_ref(), p.impair_ab.as_ref()),
-            (b, a, p.queue_ba.as_ref(), p.impair_ba.as_ref()),
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            let name = format!("{}-{}", net.nodes[from].name, net.nodes[to].name);
-            let mut qcfg = qd
-                .or(p.queue.as_ref())
-                .cloned()
-                .unwrap_or(DEFAULT_DROP_TAIL);
-            // RED's idle-time decay needs the link's rate.
-            qcfg.set_link_rate_if_unset(p.rate_bps as u64);
-            let qdisc = qcfg
-                .build(component_seed(s.seed, &format!("queue/{li}/{dir}")))
-                .map_err(|e| format!("link {} queue: {e}", name))?;
-            let impair = match imp.or(p.impair.as_ref()) {
-                Some(i) => Some(
-                    i.build(component_seed(s.seed, &format!("impair/{li}/{dir}")))
-                        .map_err(|e| format!("link {} impairments: {e}", name))?,
-                ),
-                None => None,
-            };
-            let id = net
-                .add_port(&name, from, to, &p.link_config(), qdisc, impair)
-                .map_err(|e| format!("link {name}: {e}"))?;
-            port_ids[dir] = id;
-        }
-        // One capture per interface that asked (its link, its node, or every host's with
-        // --pcap), named after the node and the neighbour it faces.
-        if let Some(dir) = out_dir {
-            let wants = |n: usize| {
-                let node = &nodes[node_index[&n]];
-                p.pcap || node.pcap || (s.output.pcap_all && node.kind == NodeKind::Host)
-            };
-            for (end, other, tx, rx) in [
-                (a, b, port_ids[0], port_ids[1]),
-                (b, a, port_ids[1], port_ids[0]),
-            ] {
-                if !wants(end) {
-                    continue;
-                }
-                let name = format!("{}-{}", net.nodes[end].name, net.nodes[other].name);
-                let file = format!("{name}.pcap");
-                // Names are checked (`resolve::check_name`), and a capture is still only
-                // ever a plain file name directly under `out_dir`.
-                if !is_plain_file_name(&file) {
-                    return Err(format!(
-                        "capture file name {file:?} would leave the output directory"
-                    ));
-                }
-                let path = dir.join(&file);
-                let f = std::fs::File::create(&path)
-                    .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-                let w = PcapWriter::new(std::io::BufWriter::new(f))
-                    .map_err(|e| format!("{}: {e}", path.display()))?;
-                net.capture_interface(tx, rx, file, w);
-            }
-        }
-        if p.half_duplex {
-            net.share_medium(port_ids[0], port_ids[1]);
-        }
-    }
-    net.compute_routes();
+    b.net.compute_routes();
     let mut infos = Vec::new();
-    for (fi, f) in flows.iter().enumerate() {
-        let (from, to) = (ids[&f.from], ids[&f.to]);
-        let port = f.port;
-        let dst = SocketAddrV4::new(net.nodes[to].addr, port);
-        let start = Instant::ZERO + Duration::from_secs_f64(f.start_s);
-        let ep_to = &mut net.nodes[to].host.as_mut().ok_or("flows end at hosts")?.ep;
-        let apps = f
-            .app
-            .build(FlowPlace {
-                server_ep: ep_to,
-                dst,
-                start,
-                sender: f.sender.clone(),
-                receiver: f.receiver.clone(),
-                seed: component_seed(s.seed, &format!("flow/{fi}")),
-            })
-            .map_err(|e| format!("flow {}: port {port}: {e}", f.name))?;
-        let (sender, receiver) = (apps.client, apps.server);
-        let recv_app = net.add_app(to, receiver);
-        let send_app = net.add_app(from, sender);
-        let trace = if s.output.trace {
-            Some(net.trace_app(from, send_app))
-        } else {
-            None
-        };
-        infos.push(FlowInfo {
-            name: f.name.clone(),
-            from,
-            to,
-            send_app,
-            recv_app,
-            trace,
-            start,
-            mss: f.sender.mss,
-            preset: String::new(),
-            client_counts: apps.client_counts,
-        });
+    for (fi, f) in r.flows.iter().enumerate() {
+        infos.push(b.add_flow(fi, f)?);
     }
     for (ci, c) in s.cross.iter().enumerate() {
-        let from = ids[&c.from];
-        let to = ids[&c.to];
-        let rate_bps = c.rate_bps;
-        let kind = match c.kind {
-            CrossKindName::Poisson => CrossKind::Poisson { rate_bps },
-            CrossKindName::Cbr => CrossKind::Cbr { rate_bps },
-            CrossKindName::OnOff => CrossKind::OnOff {
-                rate_bps,
-                mean_on: Duration::from_secs_f64(c.mean_on_ms.unwrap_or(100.0) / 1000.0),
-                mean_off: Duration::from_secs_f64(c.mean_off_ms.unwrap_or(100.0) / 1000.0),
-            },
-        };
-        net.add_cross(CrossSource {
-            from,
-            to: net.nodes[to].addr,
-            src: net.nodes[from].addr,
-            packet_bytes: c.packet_bytes,
-            kind,
-            start: Instant::ZERO + Duration::from_secs_f64(c.start_s),
-            stop: c.stop_s.map(|t| Instant::ZERO + Duration::from_secs_f64(t)),
-            rng: rand_chacha::ChaCha8Rng::seed_from_u64(component_seed(
-                s.seed,
-                &format!("cross/{ci}"),
-            )),
-            sent: 0,
-            on_until: None,
-        });
+        b.add_cross(ci, c);
     }
+    let mut net = b.net;
     if s.output.queues {
         net.sample_queues(Duration::from_secs_f64(s.output.sample_ms / 1000.0));
     }
@@ -233,6 +84,216 @@ pub fn build(s: &Scenario, out_dir: Option<&Path>) -> Result<Simulation, String>
         duration: Duration::from_secs_f64(s.duration_s),
         out_dir: out_dir.map(Path::to_path_buf),
     })
+}
+
+/// A network being built from a resolved scenario, in the order that fixes every address,
+/// port and random seed: nodes, links (with their captures), routes, flows, cross traffic.
+struct Builder<'a> {
+    s: &'a Scenario,
+    r: &'a Resolved,
+    net: Network,
+    ids: HashMap<String, NodeId>,
+    /// The network's node id -> its definition (for per-node capture requests).
+    node_index: HashMap<NodeId, usize>,
+}
+
+impl Builder<'_> {
+    /// Hosts (each with an engine endpoint whose ISN key derives from the seed) and
+    /// routers. Addresses: explicit ones first, then 198.18.0.1 upward (RFC 2544
+    /// benchmarking range).
+    fn add_nodes(&mut self) {
+        let (s, nodes) = (self.s, &self.r.nodes);
+        let used: Vec<Ipv4Addr> = nodes.iter().filter_map(|n| n.addr).collect();
+        let mut next = u32::from(Ipv4Addr::new(198, 18, 0, 1));
+        for n in nodes {
+            let addr = match n.addr {
+                Some(a) => a,
+                None => loop {
+                    let a = Ipv4Addr::from(next);
+                    next += 1;
+                    if !used.contains(&a) {
+                        break a;
+                    }
+                },
+            };
+            let id = match n.kind {
+                NodeKind::Router => self.net.add_router(&n.name, addr),
+                NodeKind::Host => {
+                    let k = component_seed(s.seed, &format!("isn/{}", n.name));
+                    let mut key = [0u8; 16];
+                    key[..8].copy_from_slice(&k.to_le_bytes());
+                    key[8..].copy_from_slice(&component_seed(k, "2").to_le_bytes());
+                    let ep = Endpoint::new(EndpointConfig::new(addr, key));
+                    self.net
+                        .add_host(&n.name, ep, n.cpu.as_ref().map(cpu_model))
+                }
+            };
+            self.ids.insert(n.name.clone(), id);
+            self.node_index.insert(id, self.node_index.len());
+        }
+    }
+
+    /// A link's two ports (queue, impairments, serializer each way), its captures, and a
+    /// shared medium when half duplex.
+    fn add_link(&mut self, li: usize, l: &LinkDef, out_dir: Option<&Path>) -> Result<(), String> {
+        let (a, b) = (self.ids[&l.a], self.ids[&l.b]);
+        let p = &l.params;
+        let mut port_ids = [0usize; 2];
+        for (dir, (from, to, qd, imp)) in [
+            (a, b, p.queue_ab.as_ref(), p.impair_ab.as_ref()),
+            (b, a, p.queue_ba.as_ref(), p.impair_ba.as_ref()),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let name = format!("{}-{}", self.net.nodes[from].name, self.net.nodes[to].name);
+            let mut qcfg = qd
+                .or(p.queue.as_ref())
+                .cloned()
+                .unwrap_or(DEFAULT_DROP_TAIL);
+            // RED's idle-time decay needs the link's rate.
+            qcfg.set_link_rate_if_unset(p.rate_bps as u64);
+            let qdisc = qcfg
+                .build(component_seed(self.s.seed, &format!("queue/{li}/{dir}")))
+                .map_err(|e| format!("link {} queue: {e}", name))?;
+            let impair = match imp.or(p.impair.as_ref()) {
+                Some(i) => Some(
+                    i.build(component_seed(self.s.seed, &format!("impair/{li}/{dir}")))
+                        .map_err(|e| format!("link {} impairments: {e}", name))?,
+                ),
+                None => None,
+            };
+            let id = self
+                .net
+                .add_port(&name, from, to, &p.link_config(), qdisc, impair)
+                .map_err(|e| format!("link {name}: {e}"))?;
+            port_ids[dir] = id;
+        }
+        if let Some(dir) = out_dir {
+            self.add_captures(l, [a, b], port_ids, dir)?;
+        }
+        if p.half_duplex {
+            self.net.share_medium(port_ids[0], port_ids[1]);
+        }
+        Ok(())
+    }
+
+    /// One capture per interface of the link that asked (its link, its node, or every
+    /// host's with --pcap), named after the node and the neighbour it faces.
+    fn add_captures(
+        &mut self,
+        l: &LinkDef,
+        [a, b]: [NodeId; 2],
+        port_ids: [usize; 2],
+        dir: &Path,
+    ) -> Result<(), String> {
+        let (s, nodes) = (self.s, &self.r.nodes);
+        let wants = |n: usize| {
+            let node = &nodes[self.node_index[&n]];
+            l.params.pcap || node.pcap || (s.output.pcap_all && node.kind == NodeKind::Host)
+        };
+        for (end, other, tx, rx) in [
+            (a, b, port_ids[0], port_ids[1]),
+            (b, a, port_ids[1], port_ids[0]),
+        ] {
+            if !wants(end) {
+                continue;
+            }
+            let name = format!(
+                "{}-{}",
+                self.net.nodes[end].name, self.net.nodes[other].name
+            );
+            let file = format!("{name}.pcap");
+            // Names are checked (`resolve::check_name`), and a capture is still only ever
+            // a plain file name directly under `out_dir`.
+            if !is_plain_file_name(&file) {
+                return Err(format!(
+                    "capture file name {file:?} would leave the output directory"
+                ));
+            }
+            let path = dir.join(&file);
+            let f = std::fs::File::create(&path)
+                .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+            let w = PcapWriter::new(std::io::BufWriter::new(f))
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            self.net.capture_interface(tx, rx, file, w);
+        }
+        Ok(())
+    }
+
+    /// A flow's two applications ([`AppSpec::build`](ackclock_apps::spec::AppSpec::build)),
+    /// the server first, and its trace.
+    fn add_flow(&mut self, fi: usize, f: &FlowDef) -> Result<FlowInfo, String> {
+        let (from, to) = (self.ids[&f.from], self.ids[&f.to]);
+        let port = f.port;
+        let dst = SocketAddrV4::new(self.net.nodes[to].addr, port);
+        let start = Instant::ZERO + Duration::from_secs_f64(f.start_s);
+        let host_to = self.net.nodes[to].host.as_mut();
+        let ep_to = &mut host_to.ok_or("flows end at hosts")?.ep;
+        let apps = f
+            .app
+            .build(FlowPlace {
+                server_ep: ep_to,
+                dst,
+                start,
+                sender: f.sender.clone(),
+                receiver: f.receiver.clone(),
+                seed: component_seed(self.s.seed, &format!("flow/{fi}")),
+            })
+            .map_err(|e| format!("flow {}: port {port}: {e}", f.name))?;
+        let recv_app = self.net.add_app(to, apps.server);
+        let send_app = self.net.add_app(from, apps.client);
+        let trace = self
+            .s
+            .output
+            .trace
+            .then(|| self.net.trace_app(from, send_app));
+        Ok(FlowInfo {
+            name: f.name.clone(),
+            from,
+            to,
+            send_app,
+            recv_app,
+            trace,
+            start,
+            mss: f.sender.mss,
+            preset: String::new(),
+            client_counts: apps.client_counts,
+        })
+    }
+
+    /// A source of cross traffic, its random draws from its own seed.
+    fn add_cross(&mut self, ci: usize, c: &CrossSpec) {
+        let from = self.ids[&c.from];
+        let to = self.ids[&c.to];
+        let rate_bps = c.rate_bps;
+        let kind = match c.kind {
+            CrossKindName::Poisson => CrossKind::Poisson { rate_bps },
+            CrossKindName::Cbr => CrossKind::Cbr { rate_bps },
+            CrossKindName::OnOff => CrossKind::OnOff {
+                rate_bps,
+                mean_on: Duration::from_secs_f64(c.mean_on_ms.unwrap_or(100.0) / 1000.0),
+                mean_off: Duration::from_secs_f64(c.mean_off_ms.unwrap_or(100.0) / 1000.0),
+            },
+        };
+        let rng = rand_chacha::ChaCha8Rng::seed_from_u64(component_seed(
+            self.s.seed,
+            &format!("cross/{ci}"),
+        ));
+        let (to_addr, src) = (self.net.nodes[to].addr, self.net.nodes[from].addr);
+        self.net.add_cross(CrossSource {
+            from,
+            to: to_addr,
+            src,
+            packet_bytes: c.packet_bytes,
+            kind,
+            start: Instant::ZERO + Duration::from_secs_f64(c.start_s),
+            stop: c.stop_s.map(|t| Instant::ZERO + Duration::from_secs_f64(t)),
+            rng,
+            sent: 0,
+            on_until: None,
+        });
+    }
 }
 
 impl Simulation {

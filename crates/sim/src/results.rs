@@ -146,6 +146,40 @@ fn quantile(sorted: &[f64], q: f64) -> Option<f64> {
     Some(sorted[i.min(sorted.len() - 1)])
 }
 
+/// Every port's summary, and the queue-length series of those that sampled one.
+fn link_summaries(
+    net: &mut crate::net::Network,
+    dur: f64,
+) -> (Vec<LinkSummary>, Vec<(String, QueueSeries)>) {
+    let mut links = Vec::new();
+    let mut queues = Vec::new();
+    for (i, p) in net.ports.iter_mut().enumerate() {
+        let q = p.qdisc.stats();
+        let d = net.drops[i];
+        links.push(LinkSummary {
+            name: p.name.clone(),
+            rate_bps: p.link.config().rate_bps,
+            utilization: (p.link.stats().busy_ns as f64 / dur).min(1.0),
+            packets: p.link.stats().packets,
+            bytes: p.link.stats().ip_bytes,
+            queue_drops: d.iter().sum(),
+            queue_drops_overflow: d[0] + d[1],
+            queue_drops_early: d[2] + d[3],
+            queue_marks: q.marked,
+            lost_on_wire: p.stats.lost_on_wire,
+            corrupted: p.stats.corrupted,
+            mtu_drops: p.stats.mtu_drops,
+            queue_delay_mean_ms: q.mean_delay().map(|d| d.as_secs_f64() * 1000.0),
+            queue_delay_p99_ms: q.p99_delay().map(|d| d.as_secs_f64() * 1000.0),
+            max_queue_pkts: q.max_len_pkts as u64,
+        });
+        if let Some(s) = p.queue_series.take() {
+            queues.push((p.name.clone(), s));
+        }
+    }
+    (links, queues)
+}
+
 impl RunResult {
     pub(crate) fn collect(sim: &mut Simulation, wall: std::time::Duration) -> RunResult {
         let net = &mut sim.net;
@@ -232,32 +266,7 @@ impl RunResult {
             traces.push(events);
         }
         let dur = end.saturating_since(Instant::ZERO).as_nanos().max(1) as f64;
-        let mut links = Vec::new();
-        let mut queues = Vec::new();
-        for (i, p) in net.ports.iter_mut().enumerate() {
-            let q = p.qdisc.stats();
-            let d = net.drops[i];
-            links.push(LinkSummary {
-                name: p.name.clone(),
-                rate_bps: p.link.config().rate_bps,
-                utilization: (p.link.stats().busy_ns as f64 / dur).min(1.0),
-                packets: p.link.stats().packets,
-                bytes: p.link.stats().ip_bytes,
-                queue_drops: d.iter().sum(),
-                queue_drops_overflow: d[0] + d[1],
-                queue_drops_early: d[2] + d[3],
-                queue_marks: q.marked,
-                lost_on_wire: p.stats.lost_on_wire,
-                corrupted: p.stats.corrupted,
-                mtu_drops: p.stats.mtu_drops,
-                queue_delay_mean_ms: q.mean_delay().map(|d| d.as_secs_f64() * 1000.0),
-                queue_delay_p99_ms: q.p99_delay().map(|d| d.as_secs_f64() * 1000.0),
-                max_queue_pkts: q.max_len_pkts as u64,
-            });
-            if let Some(s) = p.queue_series.take() {
-                queues.push((p.name.clone(), s));
-            }
-        }
+        let (links, queues) = link_summaries(net, dur);
         let hosts = net
             .nodes
             .iter()

@@ -71,33 +71,7 @@ pub fn single_report(
     let mut out = String::new();
     let s = r.stats.clone().unwrap_or_default();
     let secs = r.elapsed.as_secs_f64();
-    out.push('\n');
-    w!(
-        out,
-        "{:>12} {:>9} {:>10} {:>9} {:>7} {:>8} {:>8} {:>10} {:>9}",
-        "bytes",
-        "elapsed_s",
-        "goodput",
-        "retrans",
-        "fast_rx",
-        "timeouts",
-        "srtt_ms",
-        "cwnd",
-        "us/KB"
-    );
-    w!(
-        out,
-        "{:>12} {:>9.3} {:>10} {:>9} {:>7} {:>8} {:>8.3} {:>10} {:>9.3}",
-        r.bytes,
-        secs,
-        format!("{:.2}M", r.goodput_bps() / 1e6),
-        s.retransmitted_segs,
-        s.fast_retransmits,
-        s.timeouts,
-        s.srtt.as_nanos() as f64 / 1e6,
-        s.cwnd_bytes,
-        service_demand_us_per_kb(cpu, r.bytes),
-    );
+    figures_row(&mut out, r, &s, cpu);
     out.push('\n');
     w!(out, "test               {test} (preset {preset})");
     if let (Some(l), Some(p)) = (r.local, r.remote) {
@@ -188,6 +162,38 @@ pub fn single_report(
     );
     w!(out, "end                {}", end_text(r, interrupted));
     out
+}
+
+/// netperf's row of figures under its header.
+fn figures_row(out: &mut String, r: &StreamReport, s: &Stats, cpu: Duration) {
+    let secs = r.elapsed.as_secs_f64();
+    out.push('\n');
+    w!(
+        *out,
+        "{:>12} {:>9} {:>10} {:>9} {:>7} {:>8} {:>8} {:>10} {:>9}",
+        "bytes",
+        "elapsed_s",
+        "goodput",
+        "retrans",
+        "fast_rx",
+        "timeouts",
+        "srtt_ms",
+        "cwnd",
+        "us/KB"
+    );
+    w!(
+        *out,
+        "{:>12} {:>9.3} {:>10} {:>9} {:>7} {:>8} {:>8.3} {:>10} {:>9.3}",
+        r.bytes,
+        secs,
+        format!("{:.2}M", r.goodput_bps() / 1e6),
+        s.retransmitted_segs,
+        s.fast_retransmits,
+        s.timeouts,
+        s.srtt.as_nanos() as f64 / 1e6,
+        s.cwnd_bytes,
+        service_demand_us_per_kb(cpu, r.bytes),
+    );
 }
 
 /// A quantity as iperf3 prints it (its `unit_snprintf`): three significant digits and the

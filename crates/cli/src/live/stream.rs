@@ -9,7 +9,7 @@ use ackclock_apps::stream::report::{self, StreamTest};
 use ackclock_apps::stream::{
     Limit, StreamApp, StreamDirection, StreamOptions, StreamReport, StreamRole, MAX_PARALLEL,
 };
-use ackclock_tun::{Host, RunEnd};
+use ackclock_tun::{DeviceConfig, Host, RunEnd};
 use ackclock_units as units;
 use ackclock_wire::Duration;
 use anyhow::{bail, Context, Result};
@@ -110,8 +110,8 @@ fn parse_parallel(s: &str) -> std::result::Result<usize, String> {
     }
 }
 
-pub fn run(a: StreamArgs) -> Result<()> {
-    a.check_addresses()?;
+/// The test the flags describe, and the address ackclock serves on if it listens.
+fn options(a: &StreamArgs) -> Result<(StreamOptions, Option<std::net::Ipv4Addr>)> {
     let tcp = a.tcp.config()?;
     let (role, hint) = match (a.listen, a.connect) {
         (Some(l), None) => (StreamRole::Listen(l.port()), Some(*l.ip())),
@@ -144,8 +144,7 @@ pub fn run(a: StreamArgs) -> Result<()> {
         }
         _ => Limit::Unlimited,
     };
-    let dev = a.dev.device(hint)?;
-    let mut opts = StreamOptions::new(role, direction, tcp.clone());
+    let mut opts = StreamOptions::new(role, direction, tcp);
     opts.limit = limit;
     opts.source_file = a.file.clone();
     opts.sink_file = a.out.clone();
@@ -154,10 +153,19 @@ pub fn run(a: StreamArgs) -> Result<()> {
     opts.parallel = a.parallel;
     opts.interval = interval;
     opts.keep_intervals = a.json;
+    Ok((opts, hint))
+}
+
+/// `ackclock stream`.
+pub fn run(a: StreamArgs) -> Result<()> {
+    a.check_addresses()?;
+    let (opts, hint) = options(&a)?;
+    let dev = a.dev.device(hint)?;
+    let (role, interval) = (opts.role, opts.interval);
     let test = StreamTest::of(&opts, &a.tcp.preset);
     let mut app = StreamApp::new(opts).context("opening --file/--out")?;
     if interval.is_some() {
-        let (parallel, send) = (a.parallel, direction == StreamDirection::Send);
+        let (parallel, send) = (a.parallel, test.direction == StreamDirection::Send);
         app.on_interval = Some(Box::new(move |i: &Interval<'_>| {
             print!("{}", report::interval_text(i, parallel, send));
         }));
@@ -208,19 +216,25 @@ pub fn run(a: StreamArgs) -> Result<()> {
     if let Some(e) = app.file_error() {
         bail!("{e}");
     }
+    outcome(&reports, interrupted, &dev)
+}
+
+/// The exit of a test: its first stream's error, an interruption, or streams that did
+/// not complete cleanly.
+fn outcome(reports: &[&StreamReport], interrupted: bool, dev: &DeviceConfig) -> Result<()> {
     let n = reports.len();
     for (k, r) in reports.iter().enumerate() {
         if let Some(e) = r.error {
             if n == 1 {
                 bail!(
                     "the connection ended with an error: {e} ({})",
-                    hint_for(e, &dev)
+                    hint_for(e, dev)
                 );
             }
             bail!(
                 "stream {} of {n} ended with an error: {e} ({})",
                 k + 1,
-                hint_for(e, &dev)
+                hint_for(e, dev)
             );
         }
     }
@@ -244,7 +258,7 @@ pub fn run(a: StreamArgs) -> Result<()> {
     Ok(())
 }
 
-fn hint_for(e: ackclock_tcp::TcpError, dev: &ackclock_tun::DeviceConfig) -> String {
+fn hint_for(e: ackclock_tcp::TcpError, dev: &DeviceConfig) -> String {
     use ackclock_tcp::ConnectionError::*;
     match e.connection() {
         Some(Refused | Reset) => "nothing listening there, or the peer aborted".into(),
