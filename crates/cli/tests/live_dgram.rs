@@ -86,7 +86,9 @@ fn rpc_through_emulator(more: &[&str], within: Duration) -> (Value, Value, Value
     );
     let c = finish_json(cli, "rpc", within);
     // Transmissions still in flight when the client finished reach the server first.
-    std::thread::sleep(Duration::from_millis(300));
+    wait_settled("requests in flight", Duration::from_secs(10), || {
+        udp_in_datagrams(&right)
+    });
     let s = stop_json(srv, "rpc-server");
     let e = stop_json(emu, "emulate");
     (c, s, e)
@@ -205,7 +207,10 @@ fn linux_udp_client_against_our_server_on_tun() {
     ]);
     let cli = Proc::spawn(c);
     let c = finish_json(cli, "rpc --kernel", Duration::from_secs(60));
-    std::thread::sleep(Duration::from_millis(200));
+    // The server has read every request: the kernel sends nothing more into its device.
+    wait_settled("requests in flight", Duration::from_secs(10), || {
+        tx_packets(&ns.name)
+    });
     let s = stop_json(srv, "rpc-server on TUN");
     assert_eq!(c["socket"], "kernel");
     assert_eq!(u(&c, "completed"), 100, "{c}");
@@ -355,10 +360,11 @@ fn tfrc_beside_linux_tcp_gets_a_tcp_friendly_share() {
     let (emu, _names, left, right) = emulate("ackD", TFRC_PATH);
     let srv = spawn_in(&right, "iperf3", &["-s", "-1", "-p", "5201"]);
     let rcv = kernel_stream_receiver(&right, "1");
-    std::thread::sleep(Duration::from_millis(300));
-    let snd = tun_stream_sender(&left, &["--time", "9s", "-i", "1"]);
-    // TCP starts a second later (the stream has left its slow start) and runs 7 s.
-    std::thread::sleep(Duration::from_secs(1));
+    wait_tcp_listening(&right, 5201);
+    let mut snd = tun_stream_sender(&left, &["--time", "9s", "-i", "1"]);
+    // TCP starts once the stream's first second is reported (it has left its slow start)
+    // and runs 7 s.
+    snd.ready("0.00-1.00");
     let tcp = spawn_in(
         &left,
         "iperf3",
@@ -441,7 +447,7 @@ import socket, struct, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setblocking(False)
 req = struct.pack('!BBHIQI', 1, 1, 0, 7, 0, 1024)
-end = time.time() + 4
+end = time.time() + 30
 while time.time() < end:
     for dst in (('198.18.0.2', 2049), ('198.18.0.1', 2050)):
         try:
@@ -450,14 +456,23 @@ while time.time() < end:
             pass
 \"",
     );
-    std::thread::sleep(Duration::from_millis(1500));
+    // Both servers are under the flood once each has been sent thousands of requests: the
+    // TUN one through its device, the kernel one through Linux's UDP. (A fixed wait here
+    // once saw no request at all on a busy machine: Python had not started yet.)
+    let (tx0, udp0) = (tx_packets(&ns.name), udp_in_datagrams(&ns.name));
+    wait_until(
+        "the flood reaches both servers",
+        Duration::from_secs(30),
+        || tx_packets(&ns.name) > tx0 + 5000 && udp_in_datagrams(&ns.name) > udp0 + 5000,
+    );
     let t0 = std::time::Instant::now();
     tun.signal(libc::SIGTERM);
     kernel.signal(libc::SIGTERM);
     let (c1, o1, e1) = tun.finish(Duration::from_secs(10));
     let (c2, o2, e2) = kernel.finish(Duration::from_secs(10));
     let took = t0.elapsed();
-    let _ = flood.finish(Duration::from_secs(10));
+    // The flood ends with the test (SIGTERM, then SIGKILL, by PID).
+    drop(flood);
     assert_eq!(c1, Some(0), "{o1}\n{e1}");
     assert_eq!(c2, Some(0), "{o2}\n{e2}");
     println!("both servers ended {took:?} after SIGTERM under the flood");

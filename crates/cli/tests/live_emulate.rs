@@ -62,14 +62,32 @@ fn emulator_delay_and_rate_accuracy() {
         // Rate: flood at 1.3x the rate with UDP and count the bytes the far side's
         // interface receives over 2 s of saturation.
         let srv = spawn_in(&right, "iperf3", &["-s", "-1"]);
-        std::thread::sleep(Duration::from_millis(300));
+        wait_tcp_listening(&right, 5201);
         let b = format!("{}M", rate_mbit * 13 / 10);
         let cli = spawn_in(
             &left,
             "iperf3",
             &["-c", "198.18.2.1", "-u", "-b", &b, "-l", "1400", "-t", "4"],
         );
-        std::thread::sleep(Duration::from_millis(1200));
+        // Saturated once the far side receives at a steady rate: two windows of 200 ms
+        // within 5% of each other (the queue has filled; iperf3 is past its start).
+        let rate_over = |d: Duration| {
+            let (b0, t0) = (rx_bytes(&right), Instant::now());
+            std::thread::sleep(d);
+            (rx_bytes(&right) - b0) as f64 / t0.elapsed().as_secs_f64()
+        };
+        let mut last = rate_over(Duration::from_millis(200));
+        wait_until(
+            "a steady rate at the far side",
+            Duration::from_secs(3),
+            || {
+                let now = rate_over(Duration::from_millis(200));
+                let steady = last > 0.0 && (now / last - 1.0).abs() < 0.05;
+                last = now;
+                steady
+            },
+        );
+        // The measurement: the bytes of a 2 s window of saturation.
         let (b0, t0) = (rx_bytes(&right), Instant::now());
         std::thread::sleep(Duration::from_secs(2));
         let (b1, t1) = (rx_bytes(&right), Instant::now());
@@ -146,7 +164,8 @@ fn lossy_path_is_byte_exact_with_sack() {
             "TCP-LISTEN:5002,reuseaddr",
         ],
     );
-    std::thread::sleep(Duration::from_millis(300));
+    wait_tcp_listening(&right, 5001);
+    wait_tcp_listening(&right, 5002);
     // Two ackclock hosts behind the left namespace, each on its own TUN and addresses.
     let pcap = d.path("send.pcap");
     let sender = spawn_in(
@@ -293,7 +312,8 @@ fn ecn_with_linux_both_ways_through_a_marking_emulator() {
             "TCP-LISTEN:5002,reuseaddr",
         ],
     );
-    std::thread::sleep(Duration::from_millis(300));
+    wait_tcp_listening(&right, 5001);
+    wait_tcp_listening(&right, 5002);
     let (send_pcap, recv_pcap) = (d.path("send.pcap"), d.path("recv.pcap"));
     let sender = spawn_in(
         &left,

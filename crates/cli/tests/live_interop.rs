@@ -37,7 +37,7 @@ fn ackclock_client_sends_to_linux_byte_exact() {
         "socat -u TCP-LISTEN:5001,reuseaddr CREATE:{}",
         dst.display()
     ));
-    std::thread::sleep(Duration::from_millis(200));
+    wait_tcp_listening(&ns.name, 5001);
     let ack = ns.spawn_ackclock(&[
         "stream",
         "--connect",
@@ -153,7 +153,7 @@ fn ackclock_client_receives_from_linux_server_byte_exact() {
         "socat -u OPEN:{} TCP-LISTEN:5001,reuseaddr",
         src.display()
     ));
-    std::thread::sleep(Duration::from_millis(200));
+    wait_tcp_listening(&ns.name, 5001);
     let ack = ns.spawn_ackclock(&[
         "stream",
         "--connect",
@@ -298,7 +298,12 @@ fn resets_and_refusals() {
     let mut ack = ns.spawn_ackclock(&["stream", "--listen", "198.18.0.2:5001"]);
     ack.ready("listening");
     let cli = ns.spawn_sh("socat -u OPEN:/dev/zero TCP:198.18.0.2:5001,linger=0");
-    std::thread::sleep(Duration::from_millis(500));
+    // Linux aborts once data is flowing (ackclock has acknowledged some).
+    wait_until(
+        "data from Linux acknowledged",
+        Duration::from_secs(10),
+        || tcp_bytes_acked(&ns.name) > 0,
+    );
     cli.signal(libc::SIGKILL);
     let _ = cli.finish(Duration::from_secs(5));
     let (code, out, err) = ack.finish(Duration::from_secs(10));
@@ -311,7 +316,7 @@ fn resets_and_refusals() {
     let ns = Ns::new("ackrst");
     let pcap = d.path("abort.pcap");
     let srv = ns.spawn_sh("socat -u TCP-LISTEN:5001,reuseaddr OPEN:/dev/null");
-    std::thread::sleep(Duration::from_millis(200));
+    wait_tcp_listening(&ns.name, 5001);
     let mut ack = ns.spawn_ackclock(&[
         "stream",
         "--connect",
@@ -322,7 +327,10 @@ fn resets_and_refusals() {
         pcap.to_str().unwrap(),
     ]);
     ack.ready("TCP_STREAM");
-    std::thread::sleep(Duration::from_millis(700));
+    // Interrupted mid-transfer: once Linux has received some of the data.
+    wait_until("data at the Linux reader", Duration::from_secs(10), || {
+        tcp_bytes_received(&ns.name) > 100_000
+    });
     ack.signal(libc::SIGTERM);
     let (code, out, err) = ack.finish(Duration::from_secs(10));
     assert_eq!(code, Some(1), "{out}\n{err}");
@@ -356,7 +364,7 @@ fn zero_window_from_a_slow_linux_reader() {
         "socat -u TCP-LISTEN:5001,reuseaddr,rcvbuf=16384 SYSTEM:'sleep 2; cat > {}'",
         dst.display()
     ));
-    std::thread::sleep(Duration::from_millis(200));
+    wait_tcp_listening(&ns.name, 5001);
     let ack = ns.spawn_ackclock(&[
         "stream",
         "--connect",
@@ -504,7 +512,7 @@ fn four_parallel_streams_with_interval_reports_to_linux() {
         "socat -u TCP-LISTEN:5001,reuseaddr,fork SYSTEM:'wc -c >>{}'",
         counts.display()
     ));
-    std::thread::sleep(Duration::from_millis(200));
+    wait_tcp_listening(&ns.name, 5001);
     let ack = ns.spawn_ackclock(&[
         "stream",
         "--connect",
@@ -626,7 +634,7 @@ fn live_pcap_times_are_per_packet() {
     let pcap = d.path("stream.pcap");
     let ns = Ns::new("ackpts");
     let srv = ns.spawn_sh("socat -u TCP-LISTEN:5001,reuseaddr OPEN:/dev/null");
-    std::thread::sleep(Duration::from_millis(200));
+    wait_tcp_listening(&ns.name, 5001);
     let ack = ns.spawn_ackclock(&[
         "stream",
         "--connect",
@@ -764,6 +772,7 @@ fn sigterm_stops_a_server_under_syn_and_garbage_floods_and_new_connections_keep_
     let ns = Ns::new("ackflood");
     let mut srv = ns.spawn_ackclock(&["discard", "--pcap", pcap.to_str().unwrap()]);
     srv.ready("listening");
+    let tx0 = tx_packets(&ns.name);
     // 100,000 SYNs from random sources in 198.19.0.0/16 through a raw socket, in the
     // background (bounded in count, and by the namespace's lifetime).
     let flood = ns.spawn_sh(
@@ -784,8 +793,11 @@ for i in range(100000):
     s.sendto(ip + tcp, ('198.18.0.2', 0))
 \"",
     );
-    // While it floods, legitimate connections go through (with SYN cookies).
-    std::thread::sleep(Duration::from_millis(300));
+    // While it floods (thousands of its SYNs have gone into the device), legitimate
+    // connections go through (with SYN cookies).
+    wait_until("the SYN flood under way", Duration::from_secs(30), || {
+        tx_packets(&ns.name) > tx0 + 2000
+    });
     let mut good = 0;
     for _ in 0..10 {
         let o = ns.sh("head -c 1000 /dev/zero | nc -N -w 5 198.18.0.2 9 && echo sent");

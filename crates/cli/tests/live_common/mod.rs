@@ -464,3 +464,102 @@ pub fn assert_exact_times(times: &[u64], what: &str) -> f64 {
     );
     share
 }
+
+/// Waits until `cond` holds, looking every 20 ms, at most `within`; the test fails saying
+/// `what` did not happen. Readiness is a condition, never a fixed sleep: a busy machine
+/// takes longer, an idle one does not wait for nothing.
+pub fn wait_until(what: &str, within: Duration, mut cond: impl FnMut() -> bool) {
+    let end = Instant::now() + within;
+    loop {
+        if cond() {
+            return;
+        }
+        assert!(Instant::now() < end, "{what}: not within {within:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether a socket listens on TCP `port` in the namespace `ns` (`ss -ltn`).
+pub fn tcp_listening(ns: &str, port: u16) -> bool {
+    let out = sh_in(ns, &format!("ss -Hltn 'sport = :{port}'"));
+    !out.trim().is_empty()
+}
+
+/// Waits (at most 10 s) until something listens on TCP `port` in `ns`: a server started
+/// in the background is ready for its client.
+pub fn wait_tcp_listening(ns: &str, port: u16) {
+    wait_until(
+        &format!("a listener on TCP port {port} in {ns}"),
+        Duration::from_secs(10),
+        || tcp_listening(ns, port),
+    );
+}
+
+/// Bytes the Linux side has received on its established TCP connections in `ns` (the sum
+/// of `bytes_received` in `ss -ti`).
+pub fn tcp_bytes_received(ns: &str) -> u64 {
+    sh_in(ns, "ss -Htin state established")
+        .split_whitespace()
+        .filter_map(|w| w.strip_prefix("bytes_received:"))
+        .filter_map(|v| v.parse::<u64>().ok())
+        .sum()
+}
+
+/// Bytes the Linux side has had acknowledged on its established TCP connections in `ns`
+/// (the sum of `bytes_acked` in `ss -ti`).
+pub fn tcp_bytes_acked(ns: &str) -> u64 {
+    sh_in(ns, "ss -Htin state established")
+        .split_whitespace()
+        .filter_map(|w| w.strip_prefix("bytes_acked:"))
+        .filter_map(|v| v.parse::<u64>().ok())
+        .sum()
+}
+
+/// Packets the kernel of `ns` has sent out of its interfaces other than loopback (into
+/// TUN devices, to the emulator), from `/proc/net/dev`.
+pub fn tx_packets(ns: &str) -> u64 {
+    let dev = sh_in(ns, "cat /proc/net/dev");
+    dev.lines()
+        .skip(2)
+        .filter_map(|l| l.split_once(':'))
+        .filter(|(name, _)| name.trim() != "lo")
+        .filter_map(|(_, v)| v.split_whitespace().nth(9)?.parse::<u64>().ok())
+        .sum()
+}
+
+/// UDP datagrams the kernel of `ns` delivered to its sockets (`Udp: InDatagrams` of
+/// `/proc/net/snmp`).
+pub fn udp_in_datagrams(ns: &str) -> u64 {
+    let snmp = sh_in(ns, "cat /proc/net/snmp");
+    let mut udp = snmp.lines().filter(|l| l.starts_with("Udp:"));
+    let (Some(names), Some(values)) = (udp.next(), udp.next()) else {
+        return 0;
+    };
+    names
+        .split_whitespace()
+        .zip(values.split_whitespace())
+        .find(|(n, _)| *n == "InDatagrams")
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Waits (at most `within`) until `count` stops changing for 300 ms: what was in flight
+/// has arrived. Returns the count.
+pub fn wait_settled(what: &str, within: Duration, mut count: impl FnMut() -> u64) -> u64 {
+    let end = Instant::now() + within;
+    let mut last = count();
+    let mut since = Instant::now();
+    loop {
+        std::thread::sleep(Duration::from_millis(50));
+        let now = count();
+        if now != last {
+            (last, since) = (now, Instant::now());
+        } else if since.elapsed() >= Duration::from_millis(300) {
+            return now;
+        }
+        assert!(
+            Instant::now() < end,
+            "{what}: still changing after {within:?}"
+        );
+    }
+}
