@@ -39,14 +39,18 @@ use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-/// A problem in a scenario file, located.
+/// A problem in a scenario file, located. Displayed as `file:line: field `path`: message`
+/// (line and field when known), the form docs/SCENARIOS.md shows.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScenarioError {
+    /// The file read, or the name given to [`Scenario::from_str_named`]; every message
+    /// starts with it.
     pub file: PathBuf,
     /// 1-based line, when known.
     pub line: Option<usize>,
     /// The field path, e.g. `link[2].b`.
     pub field: Option<String>,
+    /// What is wrong, and what is accepted, as a sentence for the user.
     pub message: String,
 }
 
@@ -75,146 +79,219 @@ fn default_mtu() -> usize {
     1500
 }
 
-/// The whole file.
+/// A whole scenario file (docs/SCENARIOS.md), as parsed: [`Scenario::from_str_named`] and
+/// [`Scenario::load`] read and check one, [`crate::build()`] turns it into a network. Unknown
+/// fields are errors.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
+    /// A name for reports: `summary.json`'s `scenario` (optional).
     #[serde(default)]
     pub name: Option<String>,
+    /// Free text about the scenario (optional); nothing in the run or its outputs uses it.
     #[serde(default)]
     pub description: Option<String>,
+    /// The run's seed (default 1): every random choice derives from it through
+    /// [`component_seed`](crate::component_seed) (the hosts' ISN keys, queues, impairments,
+    /// applications, cross traffic), so a scenario and a seed give the same run.
     #[serde(default = "default_seed")]
     pub seed: u64,
+    /// How long the run lasts, in simulated seconds (default 60; above 0, at most 10^7).
     #[serde(default = "default_duration")]
     pub duration_s: f64,
     /// A generated topology (dumbbell, parking lot, chain) in addition to explicit nodes.
     #[serde(default)]
     pub topology: Option<Topology>,
+    /// The `[[node]]` entries: hosts and routers (none by default). They come before the
+    /// topology's nodes, so they get their addresses first.
     #[serde(default)]
     pub node: Vec<NodeSpec>,
+    /// The `[[link]]` entries (none by default).
     #[serde(default)]
     pub link: Vec<LinkSpec>,
+    /// The `[[flow]]` entries: TCP or datagram applications between two hosts (none by
+    /// default; a scenario needs at least one flow, pair flow or cross-traffic source).
     #[serde(default)]
     pub flow: Vec<FlowSpec>,
+    /// The `[[cross]]` entries: raw-IP cross-traffic sources (none by default).
     #[serde(default)]
     pub cross: Vec<CrossSpec>,
+    /// What the run records (`[output]`; every field has a default).
     #[serde(default)]
     pub output: OutputSpec,
 }
 
+/// What a node is: a node's `kind`, `"host"` (the default) or `"router"`.
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum NodeKind {
+    /// Runs a TCP endpoint, a UDP stack and its flows' applications; it takes in the packets
+    /// addressed to it and forwards none.
     #[default]
     Host,
+    /// Forwards packets along static shortest paths (decrementing the TTL); runs no
+    /// applications and cannot be a flow's end.
     Router,
 }
 
+/// A `[[node]]` entry.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct NodeSpec {
+    /// The node's name, unique among all nodes (the topology's included). It becomes part of
+    /// capture file names, so it holds ASCII letters, digits, `-`, `_` and `.` only, does
+    /// not start with `.` and is at most 64 bytes long.
     pub name: String,
+    /// Host (the default) or router.
     #[serde(default)]
     pub kind: NodeKind,
     /// IPv4 address; assigned from 198.18.0.0/15 when absent.
     #[serde(default)]
     pub addr: Option<String>,
-    /// Host processing costs (seed Jul 1988's budget), optional.
+    /// Host processing costs (seed Jul 1988's budget), optional: without them, a host
+    /// takes no time to process anything.
     #[serde(default)]
     pub cpu: Option<CpuSpec>,
     /// Capture every interface of this node, both directions, one pcap file per interface
-    /// (`<node>-<neighbour>.pcap`), as ns-3's per-device pcaps do.
+    /// (`<node>-<neighbour>.pcap`), as ns-3's per-device pcaps do (default false; files are
+    /// written only when the run has an output directory).
     #[serde(default)]
     pub pcap: bool,
 }
 
+/// A host's processing costs, a node's `cpu` table (seed 000, Jul 1988: the per-packet
+/// budget of copy, checksum and fixed protocol and interrupt costs). The host's one CPU
+/// serves every packet in and out, and with `write_call_us` or `write_byte_ns` every
+/// application write, one job at a time ([`crate::net::CpuModel`]). Every field defaults
+/// to 0; `*_us` fields accept 0 to 10^9 us, `*_ns` fields 0 to 10^9 ns.
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, Default, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct CpuSpec {
+    /// Fixed cost of taking in one packet (interrupt and protocol input), in microseconds.
     #[serde(default)]
     pub rx_packet_us: f64,
+    /// Cost per IP byte of a packet taken in (copy and checksum), in nanoseconds.
     #[serde(default)]
     pub rx_byte_ns: f64,
+    /// Fixed cost of sending one packet (protocol output and the driver), in microseconds.
     #[serde(default)]
     pub tx_packet_us: f64,
+    /// Cost per IP byte of a packet sent, in nanoseconds.
     #[serde(default)]
     pub tx_byte_ns: f64,
-    /// Fixed cost of an application write call; with `write_byte_ns`, writes are charged
-    /// as CPU jobs (the copy runs before TCP sees the data).
+    /// Fixed cost of an application write call, in microseconds; with `write_byte_ns`,
+    /// writes are charged as CPU jobs (the copy runs before TCP sees the data). Both 0:
+    /// writes are free.
     #[serde(default)]
     pub write_call_us: f64,
-    /// Copy cost per byte written by the application (copyin).
+    /// Copy cost per byte written by the application (copyin), in nanoseconds.
     #[serde(default)]
     pub write_byte_ns: f64,
 }
 
-/// Link parameters shared by explicit links and generated ones.
+/// Link parameters shared by explicit links and generated ones: a `[[link]]` without its
+/// ends, and the `access`, `hop` and `bottleneck` tables of a `[topology]`. Each direction
+/// of a link is a port: a queue discipline, impairments, a serializer at `rate_bps` and a
+/// propagation delay ([`ackclock_gateway::Link`]).
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkParams {
+    /// Serialization rate, in bits per second (required; 1 to 10^13), in each direction; a
+    /// fraction of a bit per second is dropped.
     pub rate_bps: f64,
+    /// One-way propagation delay, in milliseconds (default 0; at most 10^10).
     #[serde(default)]
     pub delay_ms: f64,
+    /// Largest IP packet the link carries, in bytes (default 1500; 68 to 65535). Longer
+    /// packets are dropped at the port and counted (`mtu_drops`): the simulator does not
+    /// fragment.
     #[serde(default = "default_mtu")]
     pub mtu_bytes: usize,
     /// Per-packet bytes on the wire beyond the IP packet (38 for Ethernet with preamble and
-    /// inter-frame gap: the seed's 1538-byte frames).
+    /// inter-frame gap: the seed's 1538-byte frames). Default 0.
     #[serde(default)]
     pub framing_bytes: usize,
     /// Smallest frame on the wire, framing included (84 byte-times for Ethernet: a 64-byte
-    /// minimum frame plus preamble and gap; IEEE 802.3).
+    /// minimum frame plus preamble and gap; IEEE 802.3). Default 0.
     #[serde(default)]
     pub min_wire_bytes: usize,
     /// Queue discipline in both directions (drop-tail of 100 packets when absent).
     #[serde(default)]
     pub queue: Option<QdiscConfig>,
+    /// Queue discipline of the a-to-b direction only, in place of `queue`.
     #[serde(default)]
     pub queue_ab: Option<QdiscConfig>,
+    /// Queue discipline of the b-to-a direction only, in place of `queue`.
     #[serde(default)]
     pub queue_ba: Option<QdiscConfig>,
+    /// Impairments in both directions (loss, bit errors, Gilbert-Elliott, reordering,
+    /// duplication, scripted drops); none when absent.
     #[serde(default)]
     pub impair: Option<ImpairmentConfig>,
+    /// Impairments of the a-to-b direction only, in place of `impair`.
     #[serde(default)]
     pub impair_ab: Option<ImpairmentConfig>,
+    /// Impairments of the b-to-a direction only, in place of `impair`.
     #[serde(default)]
     pub impair_ba: Option<ImpairmentConfig>,
-    /// Data and ACKs take turns on one wire (shared half-duplex medium).
+    /// Data and ACKs take turns on one wire (shared half-duplex medium). Default false:
+    /// the two directions are independent.
     #[serde(default)]
     pub half_duplex: bool,
     /// Capture the interfaces at both ends of this link, each file with both directions
-    /// (`<a>-<b>.pcap` is a's interface, `<b>-<a>.pcap` b's).
+    /// (`<a>-<b>.pcap` is a's interface, `<b>-<a>.pcap` b's). Default false; files are
+    /// written only when the run has an output directory.
     #[serde(default)]
     pub pcap: bool,
 }
 
+/// A `[[link]]` entry: two different nodes joined in both directions. Its other fields are
+/// those of [`LinkParams`] ([`LinkSpec::params`]), with the same meanings and defaults.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
+    /// The node at one end; the `_ab` direction starts here.
     pub a: String,
+    /// The node at the other end; the `_ba` direction starts here.
     pub b: String,
+    /// Serialization rate, in bits per second (required; see [`LinkParams::rate_bps`]).
     pub rate_bps: f64,
+    /// One-way propagation delay, in milliseconds (default 0).
     #[serde(default)]
     pub delay_ms: f64,
+    /// Largest IP packet the link carries, in bytes (default 1500; see
+    /// [`LinkParams::mtu_bytes`]).
     #[serde(default = "default_mtu")]
     pub mtu_bytes: usize,
+    /// Per-packet bytes on the wire beyond the IP packet (default 0; Ethernet: 38).
     #[serde(default)]
     pub framing_bytes: usize,
+    /// Smallest frame on the wire, framing included, in bytes (default 0; Ethernet: 84).
     #[serde(default)]
     pub min_wire_bytes: usize,
+    /// Queue discipline in both directions (drop-tail of 100 packets when absent).
     #[serde(default)]
     pub queue: Option<QdiscConfig>,
+    /// Queue discipline of the a-to-b direction only, in place of `queue`.
     #[serde(default)]
     pub queue_ab: Option<QdiscConfig>,
+    /// Queue discipline of the b-to-a direction only, in place of `queue`.
     #[serde(default)]
     pub queue_ba: Option<QdiscConfig>,
+    /// Impairments in both directions; none when absent.
     #[serde(default)]
     pub impair: Option<ImpairmentConfig>,
+    /// Impairments of the a-to-b direction only, in place of `impair`.
     #[serde(default)]
     pub impair_ab: Option<ImpairmentConfig>,
+    /// Impairments of the b-to-a direction only, in place of `impair`.
     #[serde(default)]
     pub impair_ba: Option<ImpairmentConfig>,
+    /// Data and ACKs take turns on one wire (default false).
     #[serde(default)]
     pub half_duplex: bool,
+    /// Capture the interfaces at both ends of this link (default false; see
+    /// [`LinkParams::pcap`]).
     #[serde(default)]
     pub pcap: bool,
 }
@@ -261,44 +338,69 @@ impl LinkSpec {
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 #[allow(clippy::large_enum_variant)] // parsed once per run
 pub enum Topology {
+    /// `kind = "dumbbell"`: routers `gw_left` and `gw_right` joined by `bottleneck`, hosts
+    /// `left1..leftN` on access links to `gw_left` and `right1..rightN` on access links
+    /// from `gw_right`.
     Dumbbell {
+        /// Host pairs N (1 to 10,000).
         pairs: usize,
+        /// The link of every host to its router (`left{i}`-`gw_left`, `gw_right`-`right{i}`).
         access: LinkParams,
+        /// The link `gw_left`-`gw_right`, which every pair's traffic crosses.
         bottleneck: LinkParams,
-        /// A flow from each left host to its right partner.
+        /// A flow from each left host to its right partner (`pair{i}` from `left{i}` to
+        /// `right{i}`); none when absent.
         #[serde(default)]
         flows: Option<PairFlows>,
     },
+    /// `kind = "chain"`: routers `r1..rN` in a line, host `src` linked to `r1` and host
+    /// `dst` to `rN`.
     Chain {
+        /// Routers N (1 to 10,000); they are joined by N - 1 hops.
         routers: usize,
+        /// The links `src`-`r1` and `rN`-`dst`.
         access: LinkParams,
-        /// The router-to-router links.
+        /// The router-to-router links: hop i (0-based) joins `r{i+1}` and `r{i+2}`.
         hop: LinkParams,
-        /// Index of a router-to-router hop (0-based) that uses `bottleneck` instead.
+        /// Index of a router-to-router hop (0-based) that uses `bottleneck` instead; given
+        /// with `bottleneck` or not at all.
         #[serde(default)]
         bottleneck_hop: Option<usize>,
+        /// The parameters of hop `bottleneck_hop`; given with it or not at all.
         #[serde(default)]
         bottleneck: Option<LinkParams>,
     },
+    /// `kind = "parking_lot"`: routers `r0..rN` in a line, hosts `long_src` and `long_dst`
+    /// at its ends, and across each hop i hosts `cross{i}_src` (on `r{i}`) and
+    /// `cross{i}_dst` (on `r{i+1}`).
     ParkingLot {
+        /// Router-to-router hops N (1 to 10,000), so N + 1 routers.
         hops: usize,
+        /// Every host's link to its router.
         access: LinkParams,
+        /// The router-to-router links `r{i}`-`r{i+1}`.
         hop: LinkParams,
     },
 }
 
-/// The flows a dumbbell creates for its pairs.
+/// The flows a dumbbell creates for its pairs (`[topology.flows]`): one flow `pair{i}` from
+/// `left{i}` to `right{i}` for every pair, all alike but for their start.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PairFlows {
+    /// The TCP preset of every pair flow (default `newreno`; see [`FlowSpec::tcp`]).
     #[serde(default = "default_tcp")]
     pub tcp: String,
+    /// Changes to the preset, at both ends of every pair flow (default none).
     #[serde(default)]
     pub tcp_overrides: Overrides,
+    /// The application of every pair flow (required).
     pub app: AppSpec,
+    /// When the first pair flow starts, in seconds from the start of the run (default 0).
     #[serde(default)]
     pub start_s: f64,
-    /// Flow i starts at start_s + i * stagger_s.
+    /// Seconds between consecutive pair flows' starts (default 0): flow i (0-based, so
+    /// `pair{i+1}`) starts at start_s + i * stagger_s.
     #[serde(default)]
     pub stagger_s: f64,
 }
@@ -307,49 +409,79 @@ fn default_tcp() -> String {
     "newreno".into()
 }
 
+/// A `[[flow]]` entry: an application between two hosts joined by a path through routers,
+/// over TCP or, for the datagram applications, over UDP.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {
+    /// The flow's name in reports and output files (`flow-<name>.csv`); default `flow<i>`,
+    /// i its index among the `[[flow]]` entries. The same characters as a node's name.
     #[serde(default)]
     pub name: Option<String>,
+    /// The sending host: a bulk transfer's or a datagram stream's sender, the client of a
+    /// request-response, echo, RPC or DNS application.
     pub from: String,
+    /// The receiving host: the sink or server, listening on `port`.
     pub to: String,
-    /// Destination port (5001 + flow index when absent).
+    /// Destination port (5001 + flow index when absent, the index counted over all flows,
+    /// a dumbbell's pair flows first); two flows to one host need different ports.
     #[serde(default)]
     pub port: Option<u16>,
+    /// When the application starts, in seconds from the start of the run (default 0;
+    /// before `duration_s`).
     #[serde(default)]
     pub start_s: f64,
-    /// A preset: vanilla_4_3bsd, tahoe, reno, newreno, sack, cubic, modern.
+    /// A preset: vanilla_4_3bsd, tahoe, reno, newreno, sack, cubic, modern (default
+    /// newreno). Both ends start from it.
     #[serde(default = "default_tcp")]
     pub tcp: String,
-    /// Overrides for both ends.
+    /// Overrides for both ends (default none; docs/SCENARIOS.md, "TCP overrides").
     #[serde(default)]
     pub tcp_overrides: Overrides,
-    /// Overrides for the receiving end only (e.g. its receive buffer or ACK policy).
+    /// Overrides for the receiving end only (e.g. its receive buffer or ACK policy),
+    /// applied after `tcp_overrides` (default none).
     #[serde(default)]
     pub receiver_overrides: Overrides,
+    /// What the application does (required): bulk, request-response, echo, or a datagram
+    /// application (rpc, dns, datagram_stream).
     pub app: AppSpec,
 }
 
 pub use ackclock_apps::spec::{AppSpec, RateControlName, RpcSpec, StreamSpec, TimerName};
 
+/// A `[[cross]]` entry: a raw-IP cross-traffic source. It sends UDP-shaped datagrams to
+/// the discard port (9) that no application reads: load on the links and queues of its
+/// path, counted at the receiving host as non-TCP input.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CrossSpec {
+    /// The sending host.
     pub from: String,
+    /// The receiving host, joined to `from` by a path through routers.
     pub to: String,
     /// "poisson", "cbr" or "on_off".
     pub kind: CrossKindName,
+    /// Sending rate, in bits per second of IP packets (1 to 10^13, and at most one packet
+    /// per nanosecond: `packet_bytes * 8e9`); the mean rate of a Poisson source, the rate
+    /// while on of an on/off source.
     pub rate_bps: f64,
-    /// Mean on and off periods of "on_off" sources (exponentially distributed).
+    /// Mean on period of an "on_off" source, in milliseconds (exponentially distributed);
+    /// required for "on_off", refused for the other kinds.
     #[serde(default)]
     pub mean_on_ms: Option<f64>,
+    /// Mean off period of an "on_off" source, in milliseconds (exponentially distributed);
+    /// required for "on_off", refused for the other kinds.
     #[serde(default)]
     pub mean_off_ms: Option<f64>,
+    /// Size of every packet, in IP bytes, headers included (default 576; 28 to 65535).
     #[serde(default = "default_cross_size")]
     pub packet_bytes: usize,
+    /// When the first packet is sent, in seconds from the start of the run (default 0;
+    /// before `duration_s`).
     #[serde(default)]
     pub start_s: f64,
+    /// When the source stops, in seconds, after `start_s`; absent: it sends until the run
+    /// ends.
     #[serde(default)]
     pub stop_s: Option<f64>,
 }
@@ -358,32 +490,42 @@ fn default_cross_size() -> usize {
     576
 }
 
+/// How a cross-traffic source spaces its packets: its `kind`.
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum CrossKindName {
+    /// `"poisson"`: exponentially distributed gaps whose mean gives `rate_bps`.
     Poisson,
+    /// `"cbr"`: constant bit rate, one packet every `packet_bytes * 8 / rate_bps` seconds.
     Cbr,
+    /// `"on_off"`: exponentially distributed on and off periods (`mean_on_ms`,
+    /// `mean_off_ms`), constant bit rate while on.
     OnOff,
 }
 
+/// What a run records and draws (`[output]`); the table and each of its fields are
+/// optional.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct OutputSpec {
-    /// Queue-length sampling period.
+    /// Queue-length sampling period, in milliseconds (default 10; 0.001 to 10^10). The
+    /// per-link throughput CSVs are cut from the same samples.
     #[serde(default = "default_sample")]
     pub sample_ms: f64,
-    /// Record queue-length samples of every link direction (for the queue plots and CSVs).
-    /// Off, a long run of many links keeps no per-sample memory.
+    /// Record queue-length samples of every link direction (for the queue plots and CSVs;
+    /// default true). Off, a long run of many links keeps no per-sample memory.
     #[serde(default = "yes")]
     pub queues: bool,
     /// Capture every interface of every host (as `ackclock sim --pcap`); routers' interfaces
-    /// are captured when their node or link asks with `pcap = true`.
+    /// are captured when their node or link asks with `pcap = true`. Default false.
     #[serde(default)]
     pub pcap_all: bool,
-    /// Record every sender TCP event (for time-sequence and cwnd plots).
+    /// Record every sender TCP event (for time-sequence and cwnd plots, the per-flow CSVs
+    /// and the RTT figures of the summary; default true).
     #[serde(default = "yes")]
     pub trace: bool,
-    /// Draw SVG plots.
+    /// Draw SVG plots (default true; `ackclock sim` draws them, and its `--no-plots` turns
+    /// them off too).
     #[serde(default = "yes")]
     pub plots: bool,
 }
