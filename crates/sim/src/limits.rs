@@ -12,10 +12,14 @@ use std::fmt;
 /// A closed or half-open interval of accepted values, with its unit.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Range {
+    /// The smallest value accepted (or, with `min_inclusive` false, the bound above which
+    /// values are accepted).
     pub min: f64,
     /// `false`: the minimum itself is refused (a rate must be above 0).
     pub min_inclusive: bool,
+    /// The largest value accepted; the maximum is always included.
     pub max: f64,
+    /// The unit the message shows after the interval (`"ms"`, `"b/s"`); empty for counts.
     pub unit: &'static str,
 }
 
@@ -37,6 +41,7 @@ impl Range {
         }
     }
 
+    /// Whether `v` is in the interval; NaN never is.
     pub fn contains(&self, v: f64) -> bool {
         // NaN fails both comparisons.
         let low = if self.min_inclusive {
@@ -100,49 +105,88 @@ const MAX_RATE: f64 = 1e13;
 const GIB: f64 = (1u64 << 30) as f64;
 
 // Scenario-wide.
+/// `duration_s`: (0, 10^7] s.
 pub const DURATION_S: Range = Range::above(0.0, MAX_SECONDS, "s");
+/// `output.sample_ms`: [0.001, 10^10] ms.
 pub const SAMPLE_MS: Range = Range::closed(0.001, MAX_MS, "ms");
 
 // Links (explicit `[[link]]` entries and the shortcuts' `access`, `hop`, `bottleneck`).
+/// A link's `rate_bps` (and a datagram stream's fixed `rate_bps`): [1, 10^13] b/s.
 pub const RATE_BPS: Range = Range::closed(1.0, MAX_RATE, "b/s");
+/// A link's `delay_ms`: [0, 10^10] ms.
 pub const DELAY_MS: Range = Range::closed(0.0, MAX_MS, "ms");
+/// A link's `mtu_bytes`: [68, 65535] bytes (68 is the least MTU IPv4 allows, RFC 791).
 pub const MTU_BYTES: Range = Range::closed(68.0, 65535.0, "bytes");
+/// A link's `framing_bytes`: [0, 65535] bytes.
 pub const FRAMING_BYTES: Range = Range::closed(0.0, 65535.0, "bytes");
+/// A link's `min_wire_bytes`: [0, 65535] bytes.
 pub const MIN_WIRE_BYTES: Range = Range::closed(0.0, 65535.0, "bytes");
 
 // Generated topologies.
+/// A topology's `pairs` (dumbbell), `routers` (chain) and `hops` (parking lot): [1, 10000].
 pub const GENERATED: Range = Range::closed(1.0, 10_000.0, "");
 
 // Flows and applications.
+/// Start and stop times: a flow's `start_s`, a dumbbell's `flows.start_s` and
+/// `flows.stagger_s` (and the last pair flow's start), a cross source's `start_s` and
+/// `stop_s`: [0, 10^7] s.
 pub const START_S: Range = Range::closed(0.0, MAX_SECONDS, "s");
+/// A flow's `port`: [1, 65535].
 pub const PORT: Range = Range::closed(1.0, 65535.0, "");
+/// A bulk application's `bytes`: [1, 10^15] bytes.
 pub const BULK_BYTES: Range = Range::closed(1.0, 1e15, "bytes");
+/// The `duration_s` of a bulk, RPC, DNS or datagram-stream application: (0, 10^7] s.
 pub const APP_DURATION_S: Range = Range::above(0.0, MAX_SECONDS, "s");
+/// A bulk application's `chunk_bytes` (bytes per write call): [1, 2^30] bytes.
 pub const CHUNK_BYTES: Range = Range::closed(1.0, GIB, "bytes");
+/// A request-response application's `request_bytes`: [1, 2^30] bytes.
 pub const REQUEST_BYTES: Range = Range::closed(1.0, GIB, "bytes");
+/// A request-response application's `response_bytes`: [0, 2^30] bytes (a response may be
+/// empty).
 pub const RESPONSE_BYTES: Range = Range::closed(0.0, GIB, "bytes");
+/// A request-response application's `count` of transactions: [1, 10^9].
 pub const REQUEST_COUNT: Range = Range::closed(1.0, 1e9, "");
+/// A request-response application's `think_ms`: [0, 10^10] ms.
 pub const THINK_MS: Range = Range::closed(0.0, MAX_MS, "ms");
+/// An echo application's `bytes`: [1, 10^12] bytes.
 pub const ECHO_BYTES: Range = Range::closed(1.0, 1e12, "bytes");
 /// A request or response must hold the 20-byte message header and fit an unfragmented
-/// datagram (RFC 791: 65535 - 20 - 8).
+/// datagram (RFC 791: 65535 - 20 - 8). RPC and DNS `request_bytes` and `response_bytes`,
+/// a datagram stream's `packet_bytes`: [20, 65507] bytes.
 pub const DATAGRAM_BYTES: Range = Range::closed(20.0, 65507.0, "bytes");
+/// RPC and DNS `outstanding` requests: [1, 10^6].
 pub const OUTSTANDING: Range = Range::closed(1.0, 1e6, "");
+/// RPC and DNS `requests_per_s` (the Poisson arrival rate): (0, 10^9] per second.
 pub const REQUESTS_PER_S: Range = Range::above(0.0, 1e9, "/s");
+/// RPC and DNS `requests` (how many to issue): [1, 10^12].
 pub const RPC_REQUESTS: Range = Range::closed(1.0, 1e12, "");
+/// RPC and DNS `timeout_ms` (the fixed timer's): (0, 10^10] ms.
 pub const TIMEOUT_MS: Range = Range::above(0.0, MAX_MS, "ms");
+/// RPC and DNS `max_transmissions` of one request: [1, 255].
 pub const MAX_TRANSMISSIONS: Range = Range::closed(1.0, 255.0, "");
+/// RPC and DNS `service_ms` (the server's time per request): [0, 10^10] ms.
 pub const SERVICE_MS: Range = Range::closed(0.0, MAX_MS, "ms");
+/// RPC and DNS `server_queue` (requests the server holds): [1, 10^6] requests.
 pub const SERVER_QUEUE: Range = Range::closed(1.0, 1e6, "requests");
+/// A datagram stream's `bytes`: [1, 10^15] bytes.
 pub const STREAM_BYTES: Range = Range::closed(1.0, 1e15, "bytes");
 
 // Cross traffic.
+/// A cross-traffic source's `rate_bps`: [1, 10^13] b/s (and at most one packet per
+/// nanosecond, which `resolve` checks apart).
 pub const CROSS_RATE_BPS: Range = Range::closed(1.0, MAX_RATE, "b/s");
+/// A cross-traffic source's `packet_bytes`: [28, 65535] bytes (at least the IP and UDP
+/// headers).
 pub const CROSS_PACKET_BYTES: Range = Range::closed(28.0, 65535.0, "bytes");
+/// An on/off source's `mean_on_ms` and `mean_off_ms`: (0, 10^10] ms.
 pub const ON_OFF_MS: Range = Range::above(0.0, MAX_MS, "ms");
 
 // Host CPU costs.
+/// A node's `cpu` fields in microseconds (`rx_packet_us`, `tx_packet_us`,
+/// `write_call_us`): [0, 10^9] us.
 pub const CPU_US: Range = Range::closed(0.0, 1e9, "us");
+/// A node's `cpu` fields in nanoseconds (`rx_byte_ns`, `tx_byte_ns`, `write_byte_ns`):
+/// [0, 10^9] ns.
 pub const CPU_NS: Range = Range::closed(0.0, 1e9, "ns");
 
 /// Every range, by the field names it applies to, for the documentation and its test.
