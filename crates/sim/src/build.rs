@@ -41,12 +41,21 @@ fn cpu_model(c: &CpuSpec) -> CpuModel {
     }
 }
 
-/// A built simulation: the network plus what the results need to know.
+/// A built simulation: the network plus what the results need to know. [`Simulation::run`]
+/// runs it once.
 pub struct Simulation {
+    /// The network, ready to run: nodes, ports, applications, cross traffic and the first
+    /// events.
     pub net: Network,
+    /// A copy of the scenario it was built from (the summary reports its name and seed).
     pub scenario: Scenario,
+    /// Every flow's static facts, in the order of the resolved flows (a dumbbell's pair flows
+    /// first, then the `[[flow]]` entries): the order of the summary's flows.
     pub flows: Vec<FlowInfo>,
+    /// How long the run lasts: the scenario's `duration_s`.
     pub duration: Duration,
+    /// The output directory [`build()`] was given, where the captures are written; `None`
+    /// without one (and then nothing is captured).
     pub out_dir: Option<PathBuf>,
 }
 
@@ -306,7 +315,8 @@ impl Simulation {
     }
 }
 
-/// The default queue: drop-tail of 100 packets (re-exported for scenario docs).
+/// The queue a link direction gets when its scenario names none: drop-tail of 100 packets
+/// ([`DEFAULT_DROP_TAIL`]).
 pub fn default_queue() -> QdiscConfig {
     DEFAULT_DROP_TAIL
 }

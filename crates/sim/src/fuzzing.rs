@@ -18,6 +18,10 @@ pub const FUZZ_BUDGET: Budget = Budget {
     memory_source: std::borrow::Cow::Borrowed("the fuzz budget"),
 };
 
+/// One input of the fuzz target: `data`, decoded as UTF-8 (invalid bytes replaced), is read
+/// as the scenario file `fuzz.toml` within [`FUZZ_BUDGET`]. An error must start with the
+/// file's name; a scenario that reads must build, or fail with a message. Panics when one of
+/// those does not hold (that is the finding).
 pub fn scenario(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let file = Path::new("fuzz.toml");

@@ -8,14 +8,18 @@ use ackclock_wire::Instant;
 /// One packet travelling through the simulated network.
 #[derive(Debug)]
 pub struct SimPacket {
+    /// The IPv4 packet, header included: what links carry, captures record and hosts take
+    /// in.
     pub buf: Vec<u8>,
     /// Flow identity (hash of the 5-tuple), for fair queueing and per-flow accounting.
     pub flow: u64,
     /// Unique id, in creation order.
     pub uid: u64,
-    /// When it left its source.
+    /// When it left its source: when the sending host's stack or the cross-traffic source
+    /// made it (a duplicate made on a link keeps its original's).
     pub born: Instant,
-    /// IP ECN field allows marking (ECT(0) or ECT(1)).
+    /// The IP ECN field was not Not-ECT when the packet was made (ECT(0), ECT(1), or CE
+    /// already): a queue may mark it CE instead of dropping it (RFC 3168).
     pub ecn_capable: bool,
 }
 
@@ -40,7 +44,7 @@ impl PacketLike for SimPacket {
     }
 }
 
-/// Recycles packet buffers.
+/// Recycles packet buffers (up to 4096 of them) and numbers the packets it makes.
 #[derive(Default)]
 pub struct PacketPool {
     free: Vec<Vec<u8>>,
