@@ -31,30 +31,58 @@ pub enum Message {
     /// An RPC request: `id`, which transmission of it this is, when it was sent, and how
     /// many bytes the response should carry.
     Request {
+        /// The request's number: a client numbers its requests 1, 2, ... (wrapping), and
+        /// every transmission of one request carries the same number.
         id: u32,
+        /// Which transmission of the request this is: 1 for the first, 2 for the first
+        /// retransmission, and so on.
         xmit: u8,
+        /// The client's clock when this transmission was sent, in ns since its zero.
         sent_ns: u64,
+        /// UDP payload bytes the response should carry (the server holds it between the
+        /// 20-byte header and its own largest response).
         response_bytes: u32,
     },
     /// The response to transmission `xmit` of request `id`, echoing its timestamp.
-    Response { id: u32, xmit: u8, echo_ns: u64 },
+    Response {
+        /// The number of the request answered.
+        id: u32,
+        /// The transmission answered, copied from the request.
+        xmit: u8,
+        /// The request's `sent_ns`, copied: the client times that transmission's round
+        /// trip from it, unambiguously even after retransmissions.
+        echo_ns: u64,
+    },
     /// A data packet of a rate-controlled stream (RFC 5348 §3.2.1: sequence number,
     /// timestamp and the sender's RTT estimate).
-    Data { seq: u32, sent_ns: u64, rtt_us: u32 },
+    Data {
+        /// The packet's sequence number: 0, 1, ... (wrapping), one per packet.
+        seq: u32,
+        /// The sender's clock when it was sent, in ns since its zero (the receiver echoes
+        /// the latest in its feedback).
+        sent_ns: u64,
+        /// The sender's smoothed RTT, in us; 0 until it has one. The receiver sends its
+        /// feedback once per this RTT (RFC 5348 §6).
+        rtt_us: u32,
+    },
     /// Receiver feedback (RFC 5348 §3.2.2), plus the count of loss events so a rate-based
     /// AIMD sender can see a new one.
     Feedback(Feedback),
 }
 
-/// Receiver feedback of a rate-controlled stream.
+/// Receiver feedback of a rate-controlled stream (RFC 5348 §3.2.2), plus its count of loss
+/// events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Feedback {
+    /// The highest sequence number received so far (in wrapping sequence order).
     pub highest_seq: u32,
-    /// The timestamp of the last data packet received.
+    /// The timestamp (`sent_ns`) of the data packet with the highest sequence number.
     pub echo_ns: u64,
-    /// Time between that packet's arrival and this feedback, us.
+    /// Time between that packet's arrival and this feedback, us (t_delay: the sender
+    /// subtracts it from its RTT sample).
     pub delay_us: u32,
-    /// Rate at which data arrived since the last feedback, bytes/s.
+    /// Rate at which data arrived since the last feedback, IP bytes/s (each packet's UDP
+    /// payload plus 28 bytes of IP and UDP header).
     pub x_recv: u32,
     /// Loss event rate, in units of 1e-9.
     pub p_nano: u32,
@@ -63,6 +91,7 @@ pub struct Feedback {
 }
 
 impl Feedback {
+    /// The loss event rate as a fraction (0 to 1), from [`p_nano`](Self::p_nano).
     pub fn p(&self) -> f64 {
         f64::from(self.p_nano) * 1e-9
     }

@@ -77,6 +77,7 @@ pub struct LossIntervals {
 }
 
 impl LossIntervals {
+    /// An empty history: no loss event yet, p = 0.
     pub fn new() -> Self {
         Self::default()
     }
@@ -208,6 +209,9 @@ pub struct TfrcRate {
 }
 
 impl TfrcRate {
+    /// A sender of `packet_bytes`-byte packets (s: the size the equation and the rates
+    /// count, IP bytes per packet), at one packet per second until the first feedback
+    /// (RFC 5348 §4.2).
     pub fn new(packet_bytes: usize) -> Self {
         TfrcRate {
             c: Common::new(packet_bytes as f64),
@@ -216,7 +220,11 @@ impl TfrcRate {
         }
     }
 
-    /// §4.3: a feedback packet arrived.
+    /// §4.3: a feedback packet arrived. The first sets the RTT and the initial rate
+    /// (§4.2); after it, X follows the throughput equation at `sig.p` once p > 0 (at most
+    /// twice X_recv, at least s / t_mbi), and before that doubles at most once per RTT
+    /// (at most twice X_recv, at least the initial rate). A receiver rate of 0 (nothing
+    /// measured yet) leaves the receive limit where it was.
     pub fn on_feedback(&mut self, now: Instant, sig: &Signal) {
         let first = self.c.r.is_none();
         self.c.update_rtt(sig.rtt_sample);
@@ -281,6 +289,7 @@ impl TfrcRate {
     fn t_rto(&self) -> f64 {
         4.0 * self.c.r.unwrap_or(1.0)
     }
+    /// The loss event rate of the last feedback (0 before a loss event).
     pub fn p(&self) -> f64 {
         self.p
     }
@@ -299,6 +308,8 @@ pub struct AimdRate {
 }
 
 impl AimdRate {
+    /// A sender of `packet_bytes`-byte packets (IP bytes), at one packet per second until
+    /// the first feedback (as TFRC, RFC 5348 §4.2), in slow start, with `beta` 0.5.
     pub fn new(packet_bytes: usize) -> Self {
         AimdRate {
             c: Common::new(packet_bytes as f64),
@@ -309,6 +320,11 @@ impl AimdRate {
         }
     }
 
+    /// A feedback arrived. The first sets the RTT and the initial rate (as TFRC's §4.2).
+    /// After it: a new loss event multiplies X by `beta`, at most once per RTT, and ends
+    /// slow start; otherwise X doubles once per RTT in slow start, or grows by one packet
+    /// per RTT per RTT after it. X is then held to twice the receiver's rate (or twice
+    /// s / R, whichever is larger) when the receiver measured one.
     pub fn on_feedback(&mut self, now: Instant, sig: &Signal) {
         let first = self.c.r.is_none();
         self.c.update_rtt(sig.rtt_sample);
@@ -347,7 +363,8 @@ impl AimdRate {
         self.last_update = Some(now);
     }
 
-    /// No feedback for a while: halve, as TCP collapses its window on a timeout.
+    /// No feedback for a while: multiply X by `beta` (at least one packet per t_mbi) and
+    /// leave slow start, as TCP collapses its window on a timeout.
     pub fn on_no_feedback(&mut self) {
         self.c.x = (self.c.x * self.beta).max(self.c.min_rate());
         self.avoiding = true;
@@ -359,7 +376,9 @@ impl AimdRate {
 pub enum Controller {
     /// A fixed rate (bytes/s): no congestion control.
     Fixed(f64),
+    /// Rate-based AIMD ([`AimdRate`]).
     Aimd(AimdRate),
+    /// TCP-Friendly Rate Control, RFC 5348 ([`TfrcRate`]).
     Tfrc(TfrcRate),
 }
 
@@ -373,6 +392,7 @@ impl Controller {
         }
         .min(MAX_RATE)
     }
+    /// Hands the controller a feedback (a fixed rate ignores it).
     pub fn on_feedback(&mut self, now: Instant, sig: &Signal) {
         match self {
             Controller::Fixed(_) => {}
@@ -380,6 +400,8 @@ impl Controller {
             Controller::Tfrc(t) => t.on_feedback(now, sig),
         }
     }
+    /// The no-feedback timer ([`no_feedback_timeout`](Self::no_feedback_timeout))
+    /// expired (a fixed rate ignores it).
     pub fn on_no_feedback(&mut self) {
         match self {
             Controller::Fixed(_) => {}
@@ -387,7 +409,8 @@ impl Controller {
             Controller::Tfrc(t) => t.on_no_feedback(),
         }
     }
-    /// The smoothed RTT, once known.
+    /// The smoothed RTT (s; RFC 5348 §4.3's filter, q = 0.9), once a feedback gave a
+    /// sample; always `None` for a fixed rate.
     pub fn rtt(&self) -> Option<f64> {
         match self {
             Controller::Fixed(_) => None,
@@ -413,7 +436,7 @@ impl Controller {
             Controller::Tfrc(t) => (t.c.s, t.c.x),
         }
     }
-    /// The gap between packets of `bytes` at the current rate.
+    /// The gap between packets of `bytes` at the current rate, at most t_mbi (64 s).
     pub fn interval(&self, bytes: usize) -> Duration {
         let x = self.rate().max(1e-9);
         Duration::from_secs_f64((bytes as f64 / x).min(T_MBI))

@@ -43,7 +43,13 @@ pub enum Arrivals {
     Closed,
     /// Open loop: requests arrive as a Poisson process at `per_sec`, and wait at the client
     /// (up to `backlog` of them, beyond which they are refused) for a free slot.
-    Poisson { per_sec: f64, backlog: usize },
+    Poisson {
+        /// Mean arrivals per second (exponential gaps drawn from the client's seeded RNG).
+        per_sec: f64,
+        /// Requests that may wait for a slot; an arrival beyond them is refused (counted
+        /// in [`RpcClientStats::refused`]).
+        backlog: usize,
+    },
 }
 
 /// The retransmission timer.
@@ -51,7 +57,9 @@ pub enum Arrivals {
 pub enum Timer {
     /// The same timeout for every transmission.
     Fixed(Duration),
-    /// The TCP's estimator and bounds, with exponential backoff.
+    /// The TCP's estimator ([`RttEstimator`]) with this configuration (its algorithm and
+    /// its RTO bounds), with exponential backoff on each timeout. [`rpc_rtt_config`],
+    /// RFC 6298's with a 200 ms floor, is the one the DNS-like preset uses.
     Adaptive(RttConfig),
 }
 
@@ -65,11 +73,16 @@ impl Timer {
     }
 }
 
-/// Rate control of the client's transmissions.
+/// Rate control of the client's transmissions (first ones and retransmissions alike),
+/// each transmission counted as max(request, response) bytes plus 28 bytes of headers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RateControl {
+    /// No rate limit: only the number of requests outstanding bounds transmissions.
     None,
+    /// Rate-based AIMD ([`AimdRate`](crate::rate::AimdRate)).
     Aimd,
+    /// TFRC, RFC 5348 ([`TfrcRate`](crate::rate::TfrcRate)), with the loss event rate
+    /// measured by the client itself (see [`RpcClientStats::loss_events`]).
     Tfrc,
 }
 
@@ -85,25 +98,35 @@ impl RateControl {
     }
 }
 
+/// What an RPC client sends, to whom, when, and how it retransmits.
+/// [`nfs`](Self::nfs) and [`dns`](Self::dns) are the two presets;
+/// [`RpcClient::new`] raises sizes and counts below their minimums.
 #[derive(Clone, Debug)]
 pub struct RpcClientConfig {
+    /// The server's address and port.
     pub server: SocketAddrV4,
     /// UDP payload bytes of a request (at least the 20-byte message header).
     pub request_bytes: usize,
     /// UDP payload bytes of a response.
     pub response_bytes: usize,
-    /// Requests outstanding at most.
+    /// Requests outstanding at most (at least 1).
     pub outstanding: usize,
+    /// How new requests are generated: closed or open (Poisson) loop.
     pub arrivals: Arrivals,
     /// Stop issuing new requests after this many (None: until `stop`).
     pub requests: Option<u64>,
+    /// When the client starts: a poll before it only asks to be woken then.
     pub start: Instant,
     /// Stop issuing new requests at this time (outstanding ones still complete).
     pub stop: Option<Instant>,
+    /// The retransmission timer.
     pub timer: Timer,
-    /// Transmissions of one request before it is given up (NFS's soft mount "retrans").
+    /// Transmissions of one request before it is given up (NFS's soft mount "retrans";
+    /// 1 to 255).
     pub max_transmissions: u32,
+    /// Rate control of the transmissions.
     pub rate: RateControl,
+    /// Seed of the RNG (ChaCha8) that draws the Poisson arrivals.
     pub seed: u64,
 }
 
@@ -294,22 +317,33 @@ const NDUPACK: u8 = 3;
 pub struct RpcClientStats {
     /// Requests issued (each once, however often transmitted).
     pub issued: u64,
+    /// Requests answered: the first response to any of their transmissions.
     pub completed: u64,
     /// Given up after `max_transmissions`.
     pub failed: u64,
     /// Refused because the open-loop backlog was full.
     pub refused: u64,
+    /// Requests sent, first transmissions and retransmissions.
     pub transmissions: u64,
+    /// Transmissions after a request's first.
     pub retransmissions: u64,
+    /// Expiries of a request's retransmission timer (each is followed by a retransmission
+    /// or, at `max_transmissions`, by giving the request up).
     pub timeouts: u64,
     /// Responses to a request already completed or given up (wasted work).
     pub duplicate_responses: u64,
+    /// Datagrams received that are not a response message.
     pub malformed: u64,
     /// Response payload bytes of completed requests.
     pub goodput_bytes: u64,
-    /// Completion times, from issue to response.
+    /// Completion times, from issue to response, in ns (an open-loop request's issue is
+    /// its arrival, so its wait for a slot counts).
     #[cfg_attr(feature = "serde", serde(skip))]
     pub latency: crate::hist::Histogram,
+    /// Loss events in the client's own loss history (RFC 5348 §5.2: losses of
+    /// transmissions sent within one RTT of the event's first are one event). A loss is
+    /// a timeout or, under rate control, three responses to requests sent after it
+    /// (RFC 5348 §5.1's NDUPACK).
     pub loss_events: u64,
 }
 
@@ -341,6 +375,9 @@ pub struct RpcClient {
 }
 
 impl RpcClient {
+    /// A client with `cfg`, request and response sizes raised to the 20-byte header, at
+    /// least one request outstanding and 1 to 255 transmissions. It sends nothing before
+    /// its first [`poll`](Self::poll).
     pub fn new(cfg: RpcClientConfig) -> Self {
         let cfg = RpcClientConfig {
             request_bytes: cfg.request_bytes.max(msg::HEADER_LEN),
@@ -385,17 +422,20 @@ impl RpcClient {
         }
     }
 
+    /// What it has done so far.
     pub fn stats(&self) -> &RpcClientStats {
         &self.stats
     }
+    /// Its configuration, as [`new`](Self::new) adjusted it.
     pub fn config(&self) -> &RpcClientConfig {
         &self.cfg
     }
-    /// The smoothed RTT of the adaptive estimator (zero before a sample).
+    /// The smoothed RTT of the estimator (zero before a sample). The estimator takes
+    /// samples with either timer; only the adaptive one sets timeouts from it.
     pub fn srtt(&self) -> Duration {
         self.est.srtt()
     }
-    /// The allowed rate (bytes/s) when rate-controlled.
+    /// The allowed rate (IP bytes/s) when rate-controlled; `None` without rate control.
     pub fn rate(&self) -> Option<f64> {
         self.ctl.as_ref().map(Controller::rate)
     }
@@ -415,8 +455,9 @@ impl RpcClient {
         }
     }
 
-    /// Runs the client: takes responses, retransmits what timed out, issues new requests
-    /// within the limits. Returns when it next needs to run.
+    /// Runs the client: takes the responses waiting on `sock`, retransmits what timed
+    /// out, issues new requests within the limits. Returns when it next needs to run
+    /// (`None`: it has nothing scheduled).
     pub fn poll(&mut self, now: Instant, sock: &mut dyn DatagramSocket) -> Option<Instant> {
         if now < self.cfg.start {
             return Some(self.cfg.start);
@@ -754,14 +795,18 @@ impl RpcClient {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct RpcServerStats {
+    /// Requests received, retransmitted ones and those dropped at a full queue included.
     pub requests: u64,
     /// Requests that were retransmissions (transmission number above 1): served again, as
     /// an NFS server without a duplicate request cache does.
     pub retransmitted_requests: u64,
+    /// Responses sent (the socket accepted them).
     pub responses: u64,
+    /// UDP payload bytes of those responses.
     pub response_bytes: u64,
     /// Dropped because the service queue was full.
     pub queue_drops: u64,
+    /// Datagrams received that are not a request message.
     pub malformed: u64,
 }
 
@@ -778,6 +823,10 @@ pub struct RpcServer {
 }
 
 impl RpcServer {
+    /// A server taking `service` per request (zero: it answers every request at the poll
+    /// that reads it), holding at most `queue_limit` requests (at least 1, the one in
+    /// service included), and sending responses of at most `max_response` UDP payload
+    /// bytes (at least the 20-byte header).
     pub fn new(service: Duration, queue_limit: usize, max_response: usize) -> Self {
         RpcServer {
             service,
@@ -789,10 +838,16 @@ impl RpcServer {
             buf: Vec::new(),
         }
     }
+    /// What it has done so far.
     pub fn stats(&self) -> &RpcServerStats {
         &self.stats
     }
 
+    /// Reads the requests waiting on `sock` into the queue (or drops them when it is
+    /// full), and answers, in arrival order, each request whose service time has ended;
+    /// the next request's service starts at the poll that ended the previous one.
+    /// Returns when the request in service is done (`None`: none is, so only an
+    /// arriving request can give it work).
     pub fn poll(&mut self, now: Instant, sock: &mut dyn DatagramSocket) -> Option<Instant> {
         let mut b = [0u8; msg::HEADER_LEN];
         while let Some((n, from, _)) = sock.recv_from(&mut b) {

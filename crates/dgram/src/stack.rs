@@ -29,6 +29,8 @@ pub struct UdpConfig {
 }
 
 impl UdpConfig {
+    /// A host at `addr` with the default limits: receive queues of 256 datagrams, an
+    /// output queue of 1024, and datagrams sent not-ECT.
     pub fn new(addr: Ipv4Addr) -> Self {
         UdpConfig {
             addr,
@@ -66,12 +68,20 @@ impl SocketId {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct UdpStats {
+    /// Datagrams queued on a socket (the ones dropped for any reason below are not
+    /// counted here).
     pub datagrams_in: u64,
+    /// UDP payload bytes of those datagrams (no IP or UDP header).
     pub bytes_in: u64,
+    /// Datagrams [`UdpStack::poll_transmit`] wrote out as IPv4 packets.
     pub datagrams_out: u64,
+    /// UDP payload bytes of those datagrams (no IP or UDP header).
     pub bytes_out: u64,
-    /// Not a well-formed IPv4/UDP packet (truncated, bad lengths, fragments).
+    /// Not a well-formed IPv4/UDP packet (truncated, bad lengths, fragments, another
+    /// protocol).
     pub malformed: u64,
+    /// A UDP checksum that does not verify (RFC 768; a zero checksum means none was
+    /// computed and is accepted).
     pub bad_checksum: u64,
     /// For another address than this host's.
     pub wrong_addr: u64,
@@ -79,7 +89,9 @@ pub struct UdpStats {
     pub no_port: u64,
     /// Dropped because the socket's receive queue was full.
     pub rx_queue_full: u64,
-    /// Sends refused because the output queue was full.
+    /// Sends refused because the output queue was full ([`DgramError::QueueFull`]), and
+    /// also the datagrams [`UdpStack::poll_transmit`] dropped because they did not fit
+    /// the driver's buffer.
     pub tx_queue_full: u64,
 }
 
@@ -95,7 +107,9 @@ struct Outgoing {
     data: Vec<u8>,
 }
 
-/// One host's UDP.
+/// One host's UDP (RFC 768), sans-IO: bound sockets, each with a receive queue, and one
+/// output queue of datagrams waiting to become IPv4 packets. See the module
+/// documentation for what drives it.
 pub struct UdpStack {
     cfg: UdpConfig,
     sockets: Vec<Option<Socket>>,
@@ -113,6 +127,7 @@ pub struct UdpStack {
 const EPHEMERAL_FIRST: u16 = 49152;
 
 impl UdpStack {
+    /// A stack with `cfg`'s address and limits and no socket bound yet.
     pub fn new(cfg: UdpConfig) -> Self {
         UdpStack {
             cfg,
@@ -127,17 +142,25 @@ impl UdpStack {
         }
     }
 
+    /// This host's address ([`UdpConfig::addr`]): the source of everything it sends.
     pub fn addr(&self) -> Ipv4Addr {
         self.cfg.addr
     }
+    /// The counters since the stack was created.
     pub fn stats(&self) -> &UdpStats {
         &self.stats
     }
+    /// The configuration it was created with.
     pub fn config(&self) -> &UdpConfig {
         &self.cfg
     }
 
-    /// Binds a socket to `port`, or to a free ephemeral port when `port` is 0.
+    /// Binds a socket to `port`, or to a free ephemeral port when `port` is 0 (the next
+    /// free one of 49152-65535, RFC 6335 §6, in turn).
+    ///
+    /// # Errors
+    /// [`DgramError::PortInUse`] when another socket holds `port`,
+    /// [`DgramError::NoEphemeralPort`] when port 0 finds the whole range taken.
     pub fn bind(&mut self, port: u16) -> Result<SocketId, DgramError> {
         let port = if port == 0 {
             self.ephemeral_port()?
@@ -216,8 +239,16 @@ impl UdpStack {
         Some(SocketAddrV4::new(self.cfg.addr, sock.port))
     }
 
-    /// Queues one datagram for sending. Fails when the socket is not bound, the payload
-    /// does not fit an unfragmented IPv4 datagram, or the output queue is full.
+    /// Queues one datagram for sending from `s`'s port to `dst`. It becomes a packet at
+    /// the next [`poll_transmit`](Self::poll_transmit) (with IP identification numbers
+    /// counting up and the ECN field of [`UdpConfig::ecn`]).
+    ///
+    /// # Errors
+    /// [`DgramError::NotBound`] when the socket is not bound, [`DgramError::TooLong`]
+    /// when the payload does not fit an unfragmented IPv4 datagram,
+    /// [`DgramError::QueueFull`] when the output queue is full (counted in
+    /// [`UdpStats::tx_queue_full`]). A payload that fits IPv4 but not the driver's MTU is
+    /// accepted here and dropped by `poll_transmit`.
     pub fn send_to(
         &mut self,
         s: SocketId,

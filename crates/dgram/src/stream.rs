@@ -18,27 +18,40 @@ pub const NDUPACK: u32 = 3;
 /// (a restarted or hostile sender) is taken as one loss event, not millions of losses.
 pub const MAX_GAP: u32 = 4096;
 
+/// What a stream sender sends, to whom, and when.
 #[derive(Clone, Debug)]
 pub struct StreamSenderConfig {
+    /// The receiver's address and port.
     pub dst: SocketAddrV4,
-    /// UDP payload bytes per packet (at least the 20-byte header).
+    /// UDP payload bytes per packet (at least the 20-byte header). The controller counts
+    /// a packet as these plus 28 bytes of IP and UDP header.
     pub packet_bytes: usize,
+    /// When the first packet may go: a poll before it only asks to be woken then.
     pub start: Instant,
+    /// Stop sending at this time (`None`: no time limit).
     pub stop: Option<Instant>,
     /// Stop after this many payload bytes.
     pub bytes: Option<u64>,
 }
 
+/// What a stream sender has done.
 #[derive(Clone, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct StreamSenderStats {
+    /// Data packets sent (the socket accepted them).
     pub packets: u64,
+    /// UDP payload bytes of those packets.
     pub bytes: u64,
+    /// Feedback messages received (one whose timestamp echo lies in the future counts
+    /// here and in `malformed`, and is otherwise ignored).
     pub feedbacks: u64,
+    /// Expiries of the no-feedback timer (RFC 5348 §4.4), each of which cut the rate.
     pub no_feedback_timeouts: u64,
+    /// Datagrams received that are not feedback, and feedback echoing a time after now.
     pub malformed: u64,
     /// The last loss event rate the receiver reported.
     pub p: f64,
+    /// Loss events the receiver reported (the growth of its count of them).
     pub loss_events: u64,
 }
 
@@ -59,6 +72,8 @@ pub struct StreamSender {
 }
 
 impl StreamSender {
+    /// A sender with `cfg` (packets raised to the 20-byte header) paced by `ctl`. It sends
+    /// nothing before its first [`poll`](Self::poll).
     pub fn new(cfg: StreamSenderConfig, ctl: Controller) -> Self {
         let cfg = StreamSenderConfig {
             packet_bytes: cfg.packet_bytes.max(msg::HEADER_LEN),
@@ -78,9 +93,11 @@ impl StreamSender {
             cfg,
         }
     }
+    /// What it has done so far.
     pub fn stats(&self) -> &StreamSenderStats {
         &self.stats
     }
+    /// Its rate controller (the allowed rate now: [`Controller::rate`]).
     pub fn controller(&self) -> &Controller {
         &self.ctl
     }
@@ -98,6 +115,11 @@ impl StreamSender {
         self.cfg.packet_bytes + IP_UDP_HEADERS
     }
 
+    /// Runs the sender: reads the feedback waiting on `sock` into the controller, runs
+    /// the no-feedback timer, and sends the packets due at the controller's rate (at most
+    /// 64 per call; a refused send is tried again one packet's time later). Returns when
+    /// it next needs to run: the next packet or the no-feedback timer; `None` once done
+    /// (the stop time reached or `bytes` sent).
     pub fn poll(&mut self, now: Instant, sock: &mut dyn DatagramSocket) -> Option<Instant> {
         if now < self.cfg.start {
             return Some(self.cfg.start);
@@ -188,14 +210,23 @@ impl StreamSender {
     }
 }
 
+/// What a stream receiver has done.
 #[derive(Clone, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct StreamReceiverStats {
+    /// Data packets received, late and duplicate ones included.
     pub packets: u64,
+    /// UDP payload bytes of those packets.
     pub bytes: u64,
+    /// Packets counted lost: a hole once [`NDUPACK`] packets after it have arrived
+    /// (RFC 5348 §5.1), and one for each jump of more than [`MAX_GAP`] sequence numbers.
     pub lost: u64,
+    /// Loss events (RFC 5348 §5.2: losses of packets sent within one RTT of the event's
+    /// first are one event).
     pub loss_events: u64,
+    /// Feedback messages sent (the socket accepted them).
     pub feedbacks: u64,
+    /// Datagrams received that are not data messages.
     pub malformed: u64,
     /// Packets that arrived after they were counted lost, or twice.
     pub late_or_duplicate: u64,
@@ -230,6 +261,8 @@ impl Default for StreamReceiver {
 }
 
 impl StreamReceiver {
+    /// A receiver that has seen nothing: its sequence numbers start at the first packet
+    /// that arrives, and its feedback goes to the source of the latest data packet.
     pub fn new() -> Self {
         StreamReceiver {
             peer: None,
@@ -248,10 +281,11 @@ impl StreamReceiver {
             buf: [0; msg::FEEDBACK_LEN],
         }
     }
+    /// What it has done so far.
     pub fn stats(&self) -> &StreamReceiverStats {
         &self.stats
     }
-    /// The current loss event rate.
+    /// The current loss event rate (RFC 5348 §5.4).
     pub fn p(&self) -> f64 {
         self.losses.p()
     }
@@ -266,6 +300,11 @@ impl StreamReceiver {
         }
     }
 
+    /// Runs the receiver: reads the data waiting on `sock` (detecting losses) and sends
+    /// a feedback when one is due: at the first packet, at once when a new loss event
+    /// began, and otherwise once per RTT while data arrives (RFC 5348 §6.2; the sender's
+    /// RTT from its packets, 100 ms until it reports one). Returns when the next feedback
+    /// is due; `None` when no data came since the last (the next arrival wakes it).
     pub fn poll(&mut self, now: Instant, sock: &mut dyn DatagramSocket) -> Option<Instant> {
         let mut b = [0u8; msg::HEADER_LEN];
         let mut first = false;

@@ -1,6 +1,10 @@
 //! Two UDP stacks joined by a wire of a fixed delay each way, in virtual time: for tests and
 //! examples that run datagram applications against each other with neither a device nor a
 //! clock. Not for a hot path: each packet on the wire is a fresh `Vec`.
+//!
+//! The wire loses nothing, reorders nothing and has no rate limit: each packet arrives
+//! exactly the delay after the [`VirtualWire::transmit`] that put it on. The crate's
+//! documentation has an example.
 
 use crate::{UdpConfig, UdpStack};
 use ackclock_wire::{Duration, Instant};
@@ -11,7 +15,9 @@ use std::net::Ipv4Addr;
 /// time: for tests that run datagram applications against each other with neither a
 /// device nor a clock (the caller advances `now`).
 pub struct VirtualWire {
+    /// The stack at the first address: what it sends arrives at `b`.
     pub a: UdpStack,
+    /// The stack at the second address: what it sends arrives at `a`.
     pub b: UdpStack,
     delay: Duration,
     /// The packets on the wire: arrival, whether to `b`, the IP packet; in arrival order.
@@ -19,6 +25,8 @@ pub struct VirtualWire {
 }
 
 impl VirtualWire {
+    /// Stacks at addresses `a` and `b` ([`UdpConfig::new`]'s limits, no socket bound),
+    /// joined by `delay` each way, with nothing on the wire.
     pub fn new(a: Ipv4Addr, b: Ipv4Addr, delay: Duration) -> VirtualWire {
         VirtualWire {
             a: UdpStack::new(UdpConfig::new(a)),
@@ -45,7 +53,10 @@ impl VirtualWire {
         got
     }
 
-    /// Puts on the wire what both stacks have to send at `now`.
+    /// Puts on the wire what both stacks have to send at `now`, to arrive at `now` plus
+    /// the delay. Packets go through a 2048-byte buffer: a datagram of more than 2020
+    /// payload bytes does not fit, and its stack drops it (counted in its
+    /// [`tx_queue_full`](crate::UdpStats::tx_queue_full)).
     pub fn transmit(&mut self, now: Instant) {
         let mut buf = [0u8; 2048];
         while let Some(n) = self.a.poll_transmit(&mut buf) {
