@@ -14,7 +14,10 @@ use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::io::Write;
 
+/// A node's index in [`Network::nodes`], in the order the nodes were added.
 pub type NodeId = usize;
+/// A port's (one link direction's) index in [`Network::ports`] and [`Network::drops`], in
+/// the order the ports were added.
 pub type PortId = usize;
 
 /// Host processing costs (seed 000, Jul 1988: the per-packet budget of copy, checksum and
@@ -25,9 +28,13 @@ pub type PortId = usize;
 /// (process context) queue behind everything already waiting.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CpuModel {
+    /// Fixed time to take in one packet (interrupt and protocol input).
     pub rx_per_packet: Duration,
+    /// Time per IP byte of a packet taken in, in nanoseconds.
     pub rx_per_byte_ns: f64,
+    /// Fixed time to send one packet.
     pub tx_per_packet: Duration,
+    /// Time per IP byte of a packet sent, in nanoseconds.
     pub tx_per_byte_ns: f64,
     /// Fixed cost of one application write call (system call, sosend, the call into TCP).
     pub write_per_call: Duration,
@@ -45,7 +52,8 @@ impl CpuModel {
     fn write_cost(&self, len: usize) -> Duration {
         self.write_per_call + Duration::from_nanos((self.write_per_byte_ns * len as f64) as u64)
     }
-    /// Whether application writes cost CPU time (then they run as [`CpuJob::AppWrite`]).
+    /// Whether application writes cost CPU time: then each write is a CPU job of its own,
+    /// and TCP sees the data only when the copy is done.
     pub fn charges_writes(&self) -> bool {
         self.write_per_call > Duration::ZERO || self.write_per_byte_ns > 0.0
     }
@@ -61,10 +69,15 @@ enum CpuJob {
     AppWrite { app: usize, bytes: usize },
 }
 
+/// What makes a node a host: its TCP, its UDP, its applications and its CPU.
 pub struct Host {
+    /// The host's TCP: the engine's endpoint, with the node's address ([`crate::build()`]
+    /// derives its ISN key from the run's seed and the host's name).
     pub ep: Endpoint,
     /// The host's UDP, for datagram applications (RPC, DNS-like queries, streams).
     pub udp: ackclock_dgram::UdpStack,
+    /// The applications running here, polled in this order; an index into it is an app id
+    /// ([`Network::add_app`]).
     pub apps: Vec<Box<dyn App>>,
     wake_at: Option<Instant>,
     cpu: Option<CpuModel>,
@@ -76,6 +89,7 @@ pub struct Host {
     /// Packets that reached this host but were not TCP (cross traffic sinks here; UDP
     /// also goes to [`udp`](Self::udp) when an application bound a socket).
     pub non_tcp_in: u64,
+    /// IP bytes of the packets counted in `non_tcp_in`.
     pub non_tcp_bytes_in: u64,
     /// Indices into `Network::traced` of this host's traced connections, so draining
     /// traces after each host event costs the host's flows, not every flow's.
@@ -89,16 +103,23 @@ impl Host {
     }
 }
 
+/// A node of the network: a host or a router.
 pub struct Node {
+    /// The node's name, from the scenario.
     pub name: String,
+    /// Its IPv4 address: the scenario's, or one handed out from 198.18.0.1 upward.
     pub addr: Ipv4Addr,
+    /// The host's stack and applications; `None` for a router.
     pub host: Option<Host>,
     /// Destination address -> output port.
     pub routes: HashMap<Ipv4Addr, PortId>,
     /// A host with one link sends everything through it: no table (a dumbbell of 10,000
     /// pairs would otherwise hold 10^8 entries).
     pub default_port: Option<PortId>,
+    /// Packets this router forwarded (always 0 on a host).
     pub forwarded: u64,
+    /// Packets dropped here: no route to their destination, a TTL that ran out at a router,
+    /// or a packet that reached a host it was not addressed to (hosts do not forward).
     pub no_route: u64,
 }
 
@@ -106,26 +127,40 @@ pub struct Node {
 /// ([`Port::link`]'s [`ackclock_gateway::LinkStats`]: packets, bytes, busy time).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PortStats {
+    /// Packets the impairments lost on the wire (after their transmission time was spent).
     pub lost_on_wire: u64,
+    /// Packets delivered with one bit flipped by the impairments (the receiver's checksum
+    /// rejects them).
     pub corrupted: u64,
+    /// Packets the impairments delivered twice (the copy is not counted by the serializer).
     pub duplicated: u64,
     /// Packets longer than the link's MTU, dropped before the queue (the simulator does not
     /// fragment, and no ICMP "fragmentation needed" goes back: RFC 1191's black hole).
     pub mtu_drops: u64,
 }
 
+/// One direction of a link: packets from `from` wait in `qdisc` for the serializer, go
+/// through `impair`, and arrive at `to` after the propagation delay.
 pub struct Port {
+    /// `<from>-<to>` with the nodes' names: the direction's name in summaries and file names.
     pub name: String,
+    /// The node that sends on this port.
     pub from: NodeId,
+    /// The node at its far end.
     pub to: NodeId,
     /// The serializer and propagation delay: the same model the live emulator and the
     /// gateway tests use, so a link means one thing everywhere.
     pub link: Link,
+    /// The queue discipline packets wait in while the serializer (or the shared medium) is
+    /// busy.
     pub qdisc: Box<dyn Qdisc<SimPacket>>,
+    /// The impairments applied to each packet as its transmission starts; `None` on a
+    /// clean link.
     pub impair: Option<Impairments>,
     busy: bool,
     /// Half-duplex medium shared with the reverse port.
     medium: Option<usize>,
+    /// Losses, corruptions, duplicates and MTU drops on this port.
     pub stats: PortStats,
     /// The capture of the sending node's interface ([`Network::captures`]): written when
     /// the serializer starts, as ns-3's point-to-point device traces transmissions.
@@ -145,6 +180,7 @@ pub struct Port {
 pub struct InterfaceCapture {
     /// The file's name (in the run's output directory).
     pub file: String,
+    /// The open capture file.
     pub writer: PcapWriter<std::io::BufWriter<std::fs::File>>,
 }
 
@@ -152,9 +188,11 @@ pub struct InterfaceCapture {
 /// per-link throughput series is cut from (differences of consecutive samples).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PortSample {
+    /// When the sample was taken.
     pub at: Instant,
-    /// Packets and bytes in the queue (waiting, not counting the one on the wire).
+    /// Packets in the queue (waiting, not counting the one on the wire).
     pub queue_pkts: u32,
+    /// IP bytes of the packets in the queue.
     pub queue_bytes: u32,
     /// IP bytes the serializer started sending since the run began.
     pub sent_bytes: u64,
@@ -169,29 +207,51 @@ struct Medium {
 }
 
 /// A raw-IP cross-traffic source: Poisson, on/off or constant-rate packets.
+/// Its packets are UDP-shaped datagrams to the discard port (9), sent from `from` toward `to`.
 pub struct CrossSource {
+    /// The sending host, where the packets enter the network.
     pub from: NodeId,
+    /// The destination address.
     pub to: Ipv4Addr,
+    /// The source address (the sending host's).
     pub src: Ipv4Addr,
+    /// Size of every packet, in IP bytes (at least 28: IP and UDP headers).
     pub packet_bytes: usize,
+    /// How the packets are spaced.
     pub kind: CrossKind,
+    /// When the first packet is sent.
     pub start: Instant,
+    /// When the source stops; `None`: it sends until the run ends.
     pub stop: Option<Instant>,
+    /// The source's own random draws (gaps, on and off periods), seeded from the run's seed
+    /// and the source's index.
     pub rng: rand_chacha::ChaCha8Rng,
+    /// Packets sent so far.
     pub sent: u64,
+    /// The end of an on/off source's current on period; `None` outside one.
     pub on_until: Option<Instant>,
 }
 
+/// How a [`CrossSource`] spaces its packets; rates are in bits per second of IP packets.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum CrossKind {
     /// Exponential gaps with the mean that gives `rate_bps`.
-    Poisson { rate_bps: f64 },
+    Poisson {
+        /// The mean rate.
+        rate_bps: f64,
+    },
     /// Constant bit rate.
-    Cbr { rate_bps: f64 },
+    Cbr {
+        /// The rate.
+        rate_bps: f64,
+    },
     /// Exponentially distributed on and off periods, CBR while on.
     OnOff {
+        /// The rate while on.
         rate_bps: f64,
+        /// The mean on period.
         mean_on: Duration,
+        /// The mean off period.
         mean_off: Duration,
     },
 }
@@ -242,31 +302,46 @@ impl Ord for Scheduled {
     }
 }
 
-/// Something to call back when a traced connection emits events.
+/// An application whose connection's sender-side TCP trace is recorded
+/// ([`Network::trace_app`]), and the events recorded so far.
 pub struct TracedConn {
+    /// The host the application runs on.
     pub node: NodeId,
+    /// The application's index in that host's [`Host::apps`].
     pub app: usize,
+    /// The trace events drained from the connection so far, in time order.
     pub events: Vec<TraceEvent>,
     /// Set once the app's connection exists and tracing is switched on.
     pub attached: Option<ackclock_tcp::ConnId>,
 }
 
+/// The simulated network and its event queue: built by [`crate::build()`], run by
+/// [`Network::run`].
 pub struct Network {
+    /// The simulated time reached: that of the event being handled, or the end of the last
+    /// [`Network::run`].
     pub now: Instant,
+    /// Every node, indexed by [`NodeId`].
     pub nodes: Vec<Node>,
+    /// Every link direction, indexed by [`PortId`]. [`crate::build()`] adds link i's a-to-b
+    /// direction as port 2i and its b-to-a direction as port 2i + 1.
     pub ports: Vec<Port>,
     /// Per-interface packet captures (see [`Network::capture_interface`]).
     pub captures: Vec<InterfaceCapture>,
     mediums: Vec<Medium>,
+    /// The cross-traffic sources, in the order they were added.
     pub cross: Vec<CrossSource>,
     queue: BinaryHeap<Scheduled>,
     seq: u64,
     pool: PacketPool,
     scratch: Vec<u8>,
+    /// Events handled so far: the summary's `events`.
     pub events_processed: u64,
+    /// The traced connections, indexed by what [`Network::trace_app`] returned.
     pub traced: Vec<TracedConn>,
     sample_every: Option<Duration>,
-    /// Packets dropped by queues, per port and reason, for the queue statistics.
+    /// Packets dropped by queues, per port and reason, for the queue statistics: overflow,
+    /// the random-drop gateway's victims, RED's early and forced drops, CoDel's drops.
     pub drops: Vec<[u64; 4]>,
 }
 
@@ -280,6 +355,7 @@ fn reason_index(r: DropReason) -> usize {
 }
 
 impl Network {
+    /// An empty network at time zero.
     pub fn new() -> Self {
         Network {
             now: Instant::ZERO,
@@ -308,6 +384,7 @@ impl Network {
         });
     }
 
+    /// Adds a router named `name` with the address `addr`; returns its id.
     pub fn add_router(&mut self, name: &str, addr: Ipv4Addr) -> NodeId {
         self.nodes.push(Node {
             name: name.to_string(),
@@ -321,6 +398,9 @@ impl Network {
         self.nodes.len() - 1
     }
 
+    /// Adds a host named `name` running `ep` (whose address becomes the node's), with a
+    /// processing-cost model if `cpu` is given; returns its id. The host is first woken at
+    /// time zero.
     pub fn add_host(&mut self, name: &str, ep: Endpoint, cpu: Option<CpuModel>) -> NodeId {
         let addr = ep.addr();
         self.nodes.push(Node {
@@ -350,7 +430,8 @@ impl Network {
         id
     }
 
-    /// Adds one direction of a link.
+    /// Adds one direction of a link, from `from` to `to`, named `name`; returns its id.
+    /// Fails when `link` is not a valid link configuration.
     pub fn add_port(
         &mut self,
         name: &str,
@@ -405,13 +486,16 @@ impl Network {
         self.ports[b].medium = Some(m);
     }
 
+    /// Runs `app` on host `node`; returns its index in the host's [`Host::apps`]. Panics
+    /// when `node` is a router.
     pub fn add_app(&mut self, node: NodeId, app: Box<dyn App>) -> usize {
         let h = self.nodes[node].host.as_mut().expect("apps run on hosts");
         h.apps.push(app);
         h.apps.len() - 1
     }
 
-    /// Records the sender-side TCP trace of an app's connection.
+    /// Records the sender-side TCP trace of the connection of app `app` on host `node`,
+    /// once it exists; returns the index of its [`TracedConn`] in [`Network::traced`].
     pub fn trace_app(&mut self, node: NodeId, app: usize) -> usize {
         self.traced.push(TracedConn {
             node,
@@ -429,6 +513,7 @@ impl Network {
         idx
     }
 
+    /// Adds a cross-traffic source; its first packet goes out at its `start`.
     pub fn add_cross(&mut self, src: CrossSource) {
         let start = src.start;
         self.cross.push(src);
@@ -496,12 +581,14 @@ impl Network {
         }
     }
 
+    /// Whether events are still queued (a run stopped at its end leaves the later ones).
     pub fn events_pending(&self) -> bool {
         !self.queue.is_empty()
     }
 
-    /// Runs until `until` (or until nothing is left to happen). `on_progress` is called now
-    /// and then with the simulated time reached.
+    /// Runs until `until` (or until nothing is left to happen), then drains the traces and
+    /// flushes the captures. `on_progress` is called with the simulated time reached every
+    /// 65,536 events and once at the end.
     pub fn run(&mut self, until: Instant, mut on_progress: impl FnMut(Instant)) {
         let mut tick = 0u32;
         while let Some(top) = self.queue.peek() {
