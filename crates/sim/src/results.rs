@@ -13,14 +13,24 @@ use std::path::Path;
 /// Static facts about a flow, known when the network is built.
 #[derive(Clone, Debug)]
 pub struct FlowInfo {
+    /// The flow's name: as given, `flow<i>` or `pair<i>`.
     pub name: String,
+    /// The host the flow starts at: its sender or client.
     pub from: NodeId,
+    /// The host it goes to: its receiver or server.
     pub to: NodeId,
+    /// The index of the sender or client in `from`'s [`Host::apps`](crate::net::Host::apps).
     pub send_app: usize,
+    /// The index of the receiver or server in `to`'s [`Host::apps`](crate::net::Host::apps).
     pub recv_app: usize,
+    /// The index of the sender's trace in [`Network::traced`](crate::net::Network::traced);
+    /// `None` when the scenario's `output.trace` is off.
     pub trace: Option<usize>,
+    /// When the flow starts.
     pub start: Instant,
+    /// The sending end's configured MSS, in bytes.
     pub mss: u16,
+    /// Left empty: [`build()`](crate::build()) does not fill it in.
     pub preset: String,
     /// Whether the client counts what the flow delivered (the responses it read: RPC,
     /// request/response, echo) rather than the receiver (a bulk transfer's sink, a
@@ -28,26 +38,53 @@ pub struct FlowInfo {
     pub client_counts: bool,
 }
 
+/// One flow's results: an entry of `summary.json`'s `flows` and a row of the summary table.
+/// The TCP figures are those of the flow's `from` end (the sender, or the client of a
+/// request-response or echo flow), with the receiving end's where a field says so.
 #[derive(Clone, Debug, Serialize)]
 pub struct FlowSummary {
+    /// The flow's name: as given, `flow<i>` or `pair<i>`.
     pub name: String,
+    /// The name of the host the flow starts at (sender or client).
     pub from: String,
+    /// The name of the host it goes to (receiver or server).
     pub to: String,
+    /// When the flow started, in seconds from the start of the run.
     pub start_s: f64,
-    /// When the receiving application saw the end of the stream, if it did.
+    /// When the application that counts the flow's bytes finished (the receiver saw the end
+    /// of the stream; a client read its last response), in seconds from the start of the
+    /// run; `None` if it had not by the end of the run.
     pub completed_s: Option<f64>,
+    /// Application bytes delivered: what the receiver read, or for request-response, echo,
+    /// RPC and DNS flows what the client read (the responses).
     pub bytes_delivered: u64,
-    /// Delivered bytes over the flow's active time (start to completion or end of run).
+    /// Delivered bytes over the flow's active time (start to completion or end of run), in
+    /// bits per second; 0 when that time is zero.
     pub goodput_bps: f64,
+    /// Segments with data sent, retransmissions and zero-window probes included.
     pub segments_sent: u64,
+    /// Segments with data sent again (by timeout, fast retransmit or recovery).
     pub retransmitted_segments: u64,
+    /// Retransmissions found needless afterwards (timestamps showed the original arrived).
     pub spurious_retransmits: u64,
+    /// Retransmission timer expirations, in the handshake too.
     pub timeouts: u64,
+    /// Fast retransmits: times the duplicate-ACK threshold was reached (RFC 5681 §3.2).
     pub fast_retransmits: u64,
+    /// Mean of the RTT samples in the sender's trace, in milliseconds; `None` without a
+    /// sample, and always when `output.trace` is off.
     pub rtt_mean_ms: Option<f64>,
+    /// 99th percentile of the same RTT samples (the sorted sample at index
+    /// round(0.99 (n - 1))), in milliseconds.
     pub rtt_p99_ms: Option<f64>,
+    /// The congestion window at the end of the run, in bytes, without fast-recovery
+    /// inflation (`u32::MAX` without congestion control; 0 without a TCP connection).
     pub final_cwnd_bytes: u32,
+    /// Segments header prediction took on a fast path (pure ACKs for new data, in-order
+    /// data), at both ends.
     pub hp_hits: u64,
+    /// Segments that took the general input path while header prediction was enabled, at
+    /// both ends.
     pub hp_misses: u64,
     /// Both ends agreed on ECN (RFC 3168).
     pub ecn: bool,
@@ -61,23 +98,42 @@ pub struct FlowSummary {
     pub datagram: Option<DatagramSummary>,
 }
 
+/// One link direction's results: an entry of `summary.json`'s `links` and, when it sent a
+/// packet or dropped one as too long, a row of the summary's link table.
 #[derive(Clone, Debug, Serialize)]
 pub struct LinkSummary {
+    /// `<from>-<to>`: the names of the nodes it joins, in its direction.
     pub name: String,
+    /// Its serialization rate, in bits per second.
     pub rate_bps: u64,
+    /// The fraction of the run its serializer was busy (framing included), at most 1.
     pub utilization: f64,
+    /// Packets whose transmission started (those lost on the wire included).
     pub packets: u64,
+    /// IP bytes of those packets.
     pub bytes: u64,
+    /// Packets its queue discipline dropped, for any reason (the sum of the next two).
     pub queue_drops: u64,
+    /// Drops at a full queue: a packet or byte limit reached, and the random-drop gateway's
+    /// victims.
     pub queue_drops_overflow: u64,
+    /// Drops the discipline chose before its limit: RED's early and forced drops, Early
+    /// Random Drop's, CoDel's.
     pub queue_drops_early: u64,
+    /// Packets marked CE instead of dropped (RFC 3168).
     pub queue_marks: u64,
+    /// Packets the impairments lost on the wire.
     pub lost_on_wire: u64,
+    /// Packets delivered with a bit flipped by the impairments.
     pub corrupted: u64,
     /// Packets longer than the link's `mtu_bytes`, dropped (the simulator does not fragment).
     pub mtu_drops: u64,
+    /// Mean time a packet waited in the queue, in milliseconds; `None` when no packet left
+    /// the queue.
     pub queue_delay_mean_ms: Option<f64>,
+    /// 99th percentile of the queueing delay (within about 3 %), in milliseconds.
     pub queue_delay_p99_ms: Option<f64>,
+    /// Most packets ever queued at once.
     pub max_queue_pkts: u64,
 }
 
@@ -85,6 +141,7 @@ pub struct LinkSummary {
 /// service-demand figures.
 #[derive(Clone, Debug, Serialize)]
 pub struct HostSummary {
+    /// The host's name.
     pub name: String,
     /// CPU time spent on packets and application writes.
     pub cpu_busy_s: f64,
@@ -92,15 +149,24 @@ pub struct HostSummary {
     pub cpu_utilization: f64,
 }
 
+/// Everything deterministic about a run: what `summary.json` holds, and the summary table.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunSummary {
+    /// The scenario's `name`, if it has one.
     pub scenario: Option<String>,
+    /// The run's seed.
     pub seed: u64,
+    /// The simulated seconds the run covered: the scenario's `duration_s`.
     pub duration_s: f64,
+    /// Every flow, in the order of the resolved flows (a dumbbell's pair flows first, then
+    /// the `[[flow]]` entries).
     pub flows: Vec<FlowSummary>,
+    /// Every link direction, in port order: each link's a-to-b direction, then its b-to-a.
     pub links: Vec<LinkSummary>,
-    /// Jain's fairness index over the flows' goodputs (1 = equal shares).
+    /// Jain's fairness index over the flows' goodputs (1 = equal shares); `None` without
+    /// flows or when every goodput is 0.
     pub jain_fairness: Option<f64>,
+    /// Events the run handled.
     pub events: u64,
     /// Hosts with a CPU model (none unless the scenario gives a node `cpu`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -125,7 +191,8 @@ pub struct RunResult {
     pub captures: Vec<String>,
 }
 
-/// Jain's index: (sum x)^2 / (n * sum x^2).
+/// Jain's index: (sum x)^2 / (n * sum x^2), from 1/n (one gets all) to 1 (equal shares);
+/// `None` for no values or when every value is 0.
 pub fn jain(xs: &[f64]) -> Option<f64> {
     if xs.is_empty() {
         return None;
@@ -531,12 +598,6 @@ fn ssthresh_text(v: u32) -> String {
     }
 }
 
-/// One row per trace event of a flow's sender. Every row carries the connection's state
-/// variables; the columns that belong to one kind of event (`seq` and `len` of sends,
-/// `ack` of ACKs, `dupacks`, `rtt_ms` of samples, `state` of state changes) are empty on
-/// the others. Sequence numbers come absolute and relative to the ISN (`_rel`: the SYN is
-/// 0 and the first data byte 1, as Wireshark shows them). docs/OUTPUTS.md lists the
-/// columns.
 /// A link direction's throughput over time: the samples' running totals differenced over
 /// bins of `bin_s` (cut at the first sample at or after each boundary, so a bin is exact
 /// when the sampling period divides it and `interval_s` says its true width otherwise).
@@ -571,6 +632,12 @@ pub fn link_csv(series: &[crate::net::PortSample], bin_s: f64) -> String {
     out
 }
 
+/// One row per trace event of a flow's sender. Every row carries the connection's state
+/// variables; the columns that belong to one kind of event (`seq` and `len` of sends,
+/// `ack` of ACKs, `dupacks`, `rtt_ms` of samples, `state` of state changes) are empty on
+/// the others. Sequence numbers come absolute and relative to the ISN (`_rel`: the SYN is
+/// 0 and the first data byte 1, as Wireshark shows them). docs/OUTPUTS.md lists the
+/// columns.
 pub fn flow_csv(events: &[ackclock_tcp::TraceEvent]) -> String {
     let mut out = String::from(
         "time_s,event,seq,seq_rel,len,ack,ack_rel,window_bytes,dupacks,rtt_ms,state,cwnd_bytes,\
