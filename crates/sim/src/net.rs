@@ -1021,7 +1021,7 @@ fn dst_addr(buf: &[u8]) -> Option<Ipv4Addr> {
     Some(Ipv4Addr::new(b[0], b[1], b[2], b[3]))
 }
 
-/// Flushes a pcap writer (used when a run ends early).
+/// Flushes a pcap writer, ignoring a write error (as the captures do throughout the run).
 pub fn flush_pcap<W: Write>(w: &mut PcapWriter<W>) {
     let _ = w.flush();
 }

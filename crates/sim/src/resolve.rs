@@ -136,7 +136,9 @@ fn config_error(prefix: &str, e: ConfigError) -> Invalid {
     Invalid::new(format!("{prefix}{inner}.{}", e.field), e.problem)
 }
 
-/// The closest of `candidates` to a misspelt `word`, if one is close enough to be meant.
+/// The closest of `candidates` to a misspelt `word` (by edit distance), if one is close
+/// enough to be meant (at most 2 edits, or a third of the word's length), as text to append to a message: ` (did you mean "newreno"?)`; empty
+/// when none is, or when `word` is itself a candidate.
 pub fn suggestion<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
     let best = candidates
         .into_iter()

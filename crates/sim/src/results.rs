@@ -572,7 +572,8 @@ impl RunResult {
     }
 }
 
-/// "12.3 Mb/s" style.
+/// A rate in bits per second as the summary table shows it: `1.50 Gb/s`, `12.30 Mb/s`,
+/// `12.5 kb/s`, `800 b/s`.
 pub fn human_bps(v: f64) -> String {
     if v >= 1e9 {
         format!("{:.2} Gb/s", v / 1e9)
