@@ -13,6 +13,9 @@ pub struct Clock {
 }
 
 impl Clock {
+    /// A clock whose zero is now: reads `CLOCK_MONOTONIC` (its epoch) and
+    /// `CLOCK_REALTIME` (the Unix time of that zero, for pcap files) with
+    /// `clock_gettime`.
     pub fn new() -> Clock {
         Clock {
             epoch_mono_ns: sys::monotonic_ns(),
@@ -20,7 +23,8 @@ impl Clock {
         }
     }
 
-    /// Now, as the engine sees it.
+    /// Now, as the engine sees it: `CLOCK_MONOTONIC` less the epoch, in ns (one
+    /// `clock_gettime`, a vDSO call).
     #[inline]
     pub fn now(&self) -> Instant {
         Instant::from_nanos(sys::monotonic_ns().saturating_sub(self.epoch_mono_ns))

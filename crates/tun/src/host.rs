@@ -40,11 +40,15 @@ const TOKEN_TUN: u64 = 1;
 const TOKEN_TIMER: u64 = 2;
 const TOKEN_SIGNAL: u64 = 3;
 
-/// How the device of a live host is created and configured.
+/// How the device of a live host is created and configured. The default: `ack%d`,
+/// MTU 1500, configured by us, the kernel at 198.18.0.1 and ackclock at 198.18.0.2 (in
+/// [`netcfg::LIVE_RANGE`]), no namespace, no extra route, no capture.
 #[derive(Clone, Debug)]
 pub struct DeviceConfig {
     /// Interface name; `%d` lets the kernel number it.
     pub name: String,
+    /// The interface's MTU, bytes (`ip link set dev NAME mtu MTU`): the largest packet
+    /// the kernel sends into the device. The host's buffers are sized from it.
     pub mtu: u32,
     /// Move the interface into this existing network namespace before configuring it.
     pub netns: Option<String>,
@@ -78,14 +82,20 @@ impl Default for DeviceConfig {
 /// Counters of the device side of a host.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DeviceCounters {
+    /// IP packets read from the device (TCP, UDP and anything else the kernel routed in).
     pub packets_in: u64,
+    /// Bytes of those packets (whole IP packets).
     pub bytes_in: u64,
+    /// IP packets written into the device (the kernel took them).
     pub packets_out: u64,
+    /// Bytes of those packets (whole IP packets).
     pub bytes_out: u64,
-    /// Packets the kernel refused (no buffers).
+    /// Packets the kernel refused (no buffers, or a packet it rejects): lost, as on a
+    /// real interface.
     pub dropped_out: u64,
-    /// Turns of the loop and how many of them slept.
+    /// Turns of the loop.
     pub turns: u64,
+    /// Turns that went to sleep in `epoll_wait` (the others found more work waiting).
     pub sleeps: u64,
 }
 
@@ -95,7 +105,7 @@ pub enum RunEnd {
     /// The application finished.
     Done,
     /// A signal asked us to stop and the application wound down (or the grace period ran
-    /// out).
+    /// out, or a second signal came).
     Interrupted,
 }
 
@@ -108,15 +118,24 @@ fn is_udp(pkt: &[u8]) -> bool {
 
 /// A TUN device whose kernel side is configured: the Linux host we talk to.
 pub struct Device {
+    /// The device's descriptor: one IP packet per `read` or `write`.
     pub tun: Tun,
     /// The interface name (after any rename).
     pub name: String,
+    /// The network namespace the interface was moved into (`None`: this process's).
     pub netns: Option<String>,
 }
 
 impl Device {
-    /// Creates the device, moves it into `cfg.netns`, sets MTU, addresses and routes, and
-    /// waits until the kernel will really hand it packets.
+    /// Creates the device ([`Tun::open`]). With `cfg.configure`, moves it into
+    /// `cfg.netns`, sets MTU (and a txqueuelen of 1000), addresses and routes
+    /// ([`netcfg::configure`]), and waits until the kernel will really hand it packets
+    /// ([`netcfg::wait_up`], at most 3 s); without, only moves it into `cfg.netns`
+    /// (`ip link set dev NAME netns NETNS`).
+    ///
+    /// # Errors
+    /// Opening `/dev/net/tun` or `TUNSETIFF` failed (no root or CAP_NET_ADMIN, no tun
+    /// module, a name taken), an `ip` command failed, or the interface did not come up.
     pub fn open(cfg: &DeviceConfig) -> Result<Device, Error> {
         let tun =
             Tun::open(&cfg.name).map_err(|e| Error::Io("opening the TUN device".into(), e))?;
@@ -161,6 +180,12 @@ pub struct Capture {
 }
 
 impl Capture {
+    /// Creates (or truncates) the pcap file at `path`, its timestamps the Unix time of
+    /// `clock`'s readings ([`Clock::epoch_unix_ns`] plus the reading), written through a
+    /// 1 MiB buffer.
+    ///
+    /// # Errors
+    /// The file cannot be created, or its header cannot be written.
     pub fn create(path: &std::path::Path, clock: &Clock) -> Result<Capture, Error> {
         let f = File::create(path)
             .map_err(|e| Error::Io(format!("cannot create pcap file {}", path.display()), e))?;
@@ -175,7 +200,8 @@ impl Capture {
         })
     }
 
-    /// Writes `pkt`, stamped now (one vDSO clock read, paid only while capturing).
+    /// Writes `pkt`, stamped now (one vDSO clock read, paid only while capturing). The
+    /// first failed write prints a warning on stderr and stops the capture.
     #[inline]
     pub fn write(&mut self, pkt: &[u8]) {
         if self.failed {
@@ -191,6 +217,7 @@ impl Capture {
         }
     }
 
+    /// Writes out what the buffer holds (also done on drop); a failure is ignored.
     pub fn flush(&mut self) {
         let _ = self.w.flush();
     }
@@ -204,12 +231,18 @@ impl Drop for Capture {
 
 /// A live host: the device, the endpoint, the UDP stack, the clock and the loop.
 pub struct Host {
+    /// The TUN device and its interface.
     pub device: Device,
+    /// ackclock's TCP: every packet from the device that is not IPv4 UDP goes to it
+    /// (which counts what is not TCP for it).
     pub ep: Endpoint,
     /// UDP beside the TCP: datagrams from the device go to its sockets; what it sends goes
     /// to the device with the endpoint's segments.
     pub udp: UdpStack,
+    /// The wall clock: the loop reads it once per turn and hands that `now` to the
+    /// engine and the application.
     pub clock: Clock,
+    /// The device side's counters.
     pub counters: DeviceCounters,
     capture: Option<Capture>,
     epoll: Epoll,
@@ -231,6 +264,14 @@ impl Host {
         Self::with_device(device, cfg.our_addr, cfg.mtu, cfg.pcap.as_deref(), clock)
     }
 
+    /// A host on a device already open: an endpoint and a UDP stack at `our_addr`, with
+    /// a random ISN key (RFC 6528, from `getrandom`), buffers for packets of `mtu` bytes
+    /// (at least 1500), a capture to `pcap` if given, and `clock`. Creates the epoll set
+    /// (`epoll_create1`), the timerfd, and the SIGINT/SIGTERM handlers, which stay
+    /// installed while the host lives. [`Host::new`] opens the device first.
+    ///
+    /// # Errors
+    /// One of those system calls failed, or the pcap file cannot be created.
     pub fn with_device(
         device: Device,
         our_addr: Ipv4Addr,
@@ -311,7 +352,14 @@ impl Host {
         Ok(true)
     }
 
-    /// Runs the loop until the application is done or a signal stops it.
+    /// Runs the loop until the application is done ([`RunEnd::Done`]) or a signal stops
+    /// it ([`RunEnd::Interrupted`]). The first SIGINT or SIGTERM calls the application's
+    /// `shutdown` (it closes its connections) and leaves [`grace`](Self::grace) for them
+    /// to finish; a second, or the end of the grace period, returns at once. Then
+    /// [`finish`](Self::finish) sends what is left and flushes the capture.
+    ///
+    /// # Errors
+    /// Reading or writing the device, or the timerfd or epoll, failed.
     pub fn run(&mut self, app: &mut dyn App) -> Result<RunEnd, Error> {
         let mut stopping_until: Option<Instant> = None;
         loop {

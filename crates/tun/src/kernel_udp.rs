@@ -34,15 +34,22 @@ pub const RECV_BUDGET: usize = crate::host::RX_BATCH;
 /// Counters of a kernel socket.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct KernelUdpStats {
+    /// Datagrams read from the socket.
     pub datagrams_in: u64,
+    /// UDP payload bytes of those datagrams: each one's full length, even when the
+    /// buffer it was read into was shorter (`MSG_TRUNC`).
     pub bytes_in: u64,
+    /// Datagrams the kernel accepted from `sendto`.
     pub datagrams_out: u64,
+    /// UDP payload bytes of those datagrams.
     pub bytes_out: u64,
     /// Sends the kernel refused for lack of buffer space (EAGAIN, ENOBUFS): the datagram
     /// is lost, as a full interface queue loses it.
     pub send_refused: u64,
     /// Sends that failed otherwise (no route, ICMP errors reported on the socket...).
     pub send_errors: u64,
+    /// Reads that failed with an error other than EAGAIN or EINTR (the errno is kept in
+    /// `last_errno`); each ends that turn's reading on the socket.
     pub recv_errors: u64,
     /// Datagrams the kernel dropped because the socket's receive buffer was full
     /// (`SO_RXQ_OVFL`: the counter of the last datagram read).
@@ -58,11 +65,17 @@ pub struct KernelUdpSocket {
     /// Datagrams read in this turn of the loop.
     turn_reads: usize,
     budget: usize,
+    /// The socket's counters.
     pub stats: KernelUdpStats,
 }
 
 impl KernelUdpSocket {
-    /// Binds `addr` (port 0: an ephemeral one).
+    /// Binds a socket to `addr` (port 0: an ephemeral one the kernel picks), makes it
+    /// non-blocking (`O_NONBLOCK`), and turns on `IP_RECVTOS` and `SO_RXQ_OVFL`
+    /// (`setsockopt`).
+    ///
+    /// # Errors
+    /// `bind` (the port in use, say), `fcntl`, `setsockopt` or `getsockname` failed.
     pub fn bind(addr: SocketAddrV4) -> Result<KernelUdpSocket, Error> {
         let sock = UdpSocket::bind(addr)
             .map_err(|e| Error::Io(format!("binding a UDP socket to {addr}"), e))?;
@@ -108,6 +121,8 @@ impl KernelUdpSocket {
         })
     }
 
+    /// The address the socket is bound to (`getsockname` at bind time: an ephemeral
+    /// port is the one the kernel gave).
     pub fn local(&self) -> SocketAddrV4 {
         self.local
     }
@@ -322,6 +337,11 @@ pub struct KernelHost {
 
 impl KernelHost {
     /// A host whose sockets bind at `addr` (0.0.0.0: all addresses); the clock starts now.
+    /// Creates the epoll set, the timerfd and the SIGINT/SIGTERM handlers, which stay
+    /// installed while the host lives.
+    ///
+    /// # Errors
+    /// One of those system calls failed.
     pub fn new(addr: Ipv4Addr) -> Result<KernelHost, Error> {
         let clock = Clock::new();
         let epoll = Epoll::new().map_err(|e| Error::Io("epoll_create".into(), e))?;
@@ -362,6 +382,9 @@ impl KernelHost {
     /// unless a budget ran out, a sleep until a socket is readable, the application's next
     /// wake, or a signal. The first SIGINT/SIGTERM stops the application (it has no
     /// connection to close), so the loop returns at the next turn.
+    ///
+    /// # Errors
+    /// The timerfd or epoll failed (the sockets' own errors are counted, not returned).
     pub fn run(&mut self, app: &mut dyn App) -> Result<RunEnd, Error> {
         let mut stopping = false;
         loop {

@@ -37,7 +37,8 @@ pub fn ip(netns: Option<&str>, args: &[&str]) -> Result<String, Error> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// Whether the named network namespace exists (`ip netns list`).
+/// Whether the named network namespace exists: whether `/run/netns/NAME`, where
+/// `ip netns add` puts it and what `ip netns list` lists, does.
 pub fn netns_exists(name: &str) -> bool {
     std::path::Path::new("/run/netns").join(name).exists()
 }
@@ -51,7 +52,9 @@ pub struct NetNs {
 }
 
 impl NetNs {
-    /// Creates `name`; fails if it exists (we never take over someone else's namespace).
+    /// Creates `name` (`ip netns add NAME`) and brings its loopback up
+    /// (`ip -n NAME link set lo up`); fails if it exists (we never take over someone
+    /// else's namespace). Dropping it runs `ip netns del NAME`.
     pub fn create(name: &str) -> Result<NetNs, Error> {
         if netns_exists(name) {
             return Err(Error::Config(format!(
@@ -67,6 +70,7 @@ impl NetNs {
         Ok(ns)
     }
 
+    /// The namespace's name (`ip netns add NAME`, `ip -n NAME ...`).
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -90,7 +94,7 @@ impl NetNs {
         Ok(())
     }
 
-    /// Leaves the namespace in place when dropped.
+    /// Leaves the namespace in place when dropped; returns its name.
     pub fn keep(mut self) -> String {
         self.keep = true;
         self.name.clone()
@@ -113,6 +117,7 @@ pub struct IfConfig {
     pub netns: Option<String>,
     /// A new name once moved (the interface keeps its name otherwise).
     pub rename: Option<String>,
+    /// The interface's MTU, bytes (`ip link set dev NAME mtu MTU`).
     pub mtu: u32,
     /// The kernel's own address on the interface.
     pub local: Ipv4Addr,
@@ -120,11 +125,23 @@ pub struct IfConfig {
     pub peer: Ipv4Addr,
     /// More prefixes routed through the interface.
     pub routes: Vec<(Ipv4Addr, u8)>,
-    /// Extra `txqueuelen` (packets the kernel may queue toward us).
+    /// The `txqueuelen` to set (packets the kernel may queue on the interface toward
+    /// us; `None`: leave the kernel's default).
     pub txqueuelen: Option<u32>,
 }
 
-/// Applies `cfg` to the interface `dev`; returns the interface's final name.
+/// Applies `cfg` to the interface `dev`; returns the interface's final name. The
+/// commands, each with `-n NETNS` once the interface is in its namespace:
+///
+/// 1. `ip link set dev DEV netns NETNS`, then `ip link set dev DEV name NEW` (with
+///    `netns` and `rename`);
+/// 2. `ip link set dev NAME addrgenmode none`: no IPv6 link-local address (allowed to
+///    fail);
+/// 3. `ip link set dev NAME mtu MTU [txqueuelen N] up`;
+/// 4. `ip addr add LOCAL peer PEER dev NAME noprefixroute` (again without
+///    `noprefixroute` if that fails);
+/// 5. `ip route replace PEER dev NAME src LOCAL` (allowed to fail);
+/// 6. `ip route replace PREFIX dev NAME src LOCAL` for each of `routes`.
 pub fn configure(dev: &str, cfg: &IfConfig) -> Result<String, Error> {
     let mut name = dev.to_string();
     if let Some(ns) = cfg.netns.as_deref() {
@@ -177,8 +194,9 @@ pub fn configure(dev: &str, cfg: &IfConfig) -> Result<String, Error> {
 }
 
 /// Waits until the interface reports carrier and up (a freshly attached TUN drops what
-/// the kernel routes into it for a moment), then a little longer: the `ip` view turns up
-/// slightly before the device's queue is attached.
+/// the kernel routes into it for a moment), then a little longer (20 ms): the `ip` view
+/// turns up slightly before the device's queue is attached. Polls
+/// `ip [-n NETNS] -o link show dev DEV` every 10 ms; an error after `timeout`.
 pub fn wait_up(netns: Option<&str>, dev: &str, timeout: Duration) -> Result<(), Error> {
     let start = Instant::now();
     loop {

@@ -13,6 +13,11 @@ pub struct Signals {
 }
 
 impl Signals {
+    /// Creates the socket pair and registers signal-hook's pipe handler for SIGINT and
+    /// SIGTERM (it writes one byte per signal); the handlers are removed on drop.
+    ///
+    /// # Errors
+    /// `socketpair` or the registration failed.
     pub fn new() -> io::Result<Signals> {
         let (read, write) = UnixStream::pair()?;
         read.set_nonblocking(true)?;
@@ -40,6 +45,8 @@ impl Signals {
         n
     }
 
+    /// The read end of the pair, for an epoll set: readable once a signal arrived, until
+    /// [`take`](Self::take) reads it empty.
     pub fn fd(&self) -> RawFd {
         self.read.as_raw_fd()
     }

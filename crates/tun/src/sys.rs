@@ -36,7 +36,14 @@ struct IfReq {
 
 impl Tun {
     /// Creates (or attaches to) the TUN device `name`; a name with `%d` lets the kernel pick
-    /// the number. The descriptor is non-blocking and close-on-exec.
+    /// the number. The descriptor is non-blocking and close-on-exec: `open("/dev/net/tun",
+    /// O_RDWR | O_NONBLOCK | O_CLOEXEC)`, then `ioctl(TUNSETIFF)` with
+    /// `IFF_TUN | IFF_NO_PI`.
+    ///
+    /// # Errors
+    /// A name that is empty, of `IFNAMSIZ` characters or more, or with a '/'; no access
+    /// to `/dev/net/tun` (root or CAP_NET_ADMIN, and the tun module, are needed); or
+    /// `TUNSETIFF` refused (the name taken by another kind of interface, say).
     pub fn open(name: &str) -> io::Result<Tun> {
         if name.is_empty() || name.len() >= libc::IFNAMSIZ || name.contains('/') {
             return Err(io::Error::new(
@@ -92,7 +99,8 @@ impl Tun {
         &self.name
     }
 
-    /// Reads one packet; `Ok(None)` when none is waiting.
+    /// Reads one packet (`read`) into `buf` and returns its length; `Ok(None)` when none
+    /// is waiting (EAGAIN) or the read was interrupted (EINTR).
     #[inline]
     pub fn recv(&self, buf: &mut [u8]) -> io::Result<Option<usize>> {
         // SAFETY: reading into a valid, writable buffer of buf.len() bytes.
@@ -108,8 +116,13 @@ impl Tun {
         }
     }
 
-    /// Writes one packet into the kernel. Returns false when the kernel refused it for lack
-    /// of buffers (the packet is lost, as on a real interface).
+    /// Writes one packet into the kernel (`write`, again after EINTR). Returns false when
+    /// the kernel refused it for lack of buffers (EAGAIN, ENOBUFS, ENOMEM) or rejected it
+    /// (EINVAL, EIO: a malformed packet, say): the packet is lost, as on a real
+    /// interface, and the loop goes on.
+    ///
+    /// # Errors
+    /// Any other errno.
     #[inline]
     pub fn send(&self, pkt: &[u8]) -> io::Result<bool> {
         loop {
@@ -161,7 +174,9 @@ pub fn process_cpu_ns() -> u64 {
     clock_ns(libc::CLOCK_PROCESS_CPUTIME_ID)
 }
 
-/// Asks the kernel to wake us within 1 ns of a timer instead of the default 50 us slack.
+/// Sets the calling thread's timer slack to `ns` (`prctl(PR_SET_TIMERSLACK)`): how late
+/// the kernel may wake it after a timer expires, to batch wake-ups (50 us by default). The
+/// emulator asks for 1 ns. A failure leaves the slack as it was.
 pub fn set_timer_slack_ns(ns: u64) {
     // SAFETY: PR_SET_TIMERSLACK takes an unsigned long; failure only means the default stays.
     unsafe {
@@ -195,6 +210,10 @@ pub struct Timer {
 }
 
 impl Timer {
+    /// `timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC)`, disarmed.
+    ///
+    /// # Errors
+    /// The system call failed.
     pub fn new() -> io::Result<Timer> {
         // SAFETY: plain syscall; result checked.
         let fd = cvt(unsafe {
@@ -210,8 +229,9 @@ impl Timer {
         })
     }
 
-    /// Arms the timer for the absolute monotonic time `at_ns`, or disarms it (`None`).
-    /// Re-arming for the same deadline costs nothing.
+    /// Arms the timer for the absolute monotonic time `at_ns`, or disarms it (`None`), by
+    /// `timerfd_settime` with `TFD_TIMER_ABSTIME`. Re-arming for the same deadline costs
+    /// nothing (no system call).
     pub fn set(&mut self, at_ns: Option<u64>) -> io::Result<()> {
         if self.armed_ns == at_ns {
             return Ok(());
@@ -240,7 +260,8 @@ impl Timer {
         Ok(())
     }
 
-    /// Consumes an expiry (so the level-triggered descriptor stops being readable).
+    /// Consumes an expiry by reading the timerfd's 8-byte count (so the level-triggered
+    /// descriptor stops being readable); the timer is then disarmed.
     pub fn clear(&mut self) {
         let mut b = [0u8; 8];
         // SAFETY: reading 8 bytes into an 8-byte buffer; EAGAIN is fine.
@@ -265,6 +286,10 @@ pub struct Epoll {
 }
 
 impl Epoll {
+    /// `epoll_create1(EPOLL_CLOEXEC)`, with room for 16 events per wait.
+    ///
+    /// # Errors
+    /// The system call failed.
     pub fn new() -> io::Result<Epoll> {
         // SAFETY: plain syscall; result checked.
         let fd = cvt(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) })?;
@@ -275,7 +300,8 @@ impl Epoll {
         })
     }
 
-    /// Watches `fd` for readability.
+    /// Watches `fd` for readability (`EPOLL_CTL_ADD` with `EPOLLIN`, level-triggered);
+    /// `token` is what [`wait`](Self::wait) reports for it.
     pub fn add(&self, fd: RawFd, token: u64) -> io::Result<()> {
         let mut ev = libc::epoll_event {
             events: libc::EPOLLIN as u32,
@@ -286,8 +312,9 @@ impl Epoll {
         Ok(())
     }
 
-    /// Waits for readiness (`timeout_ms`: -1 forever, 0 poll). Calls `f` with each ready
-    /// token. An interrupted wait returns without events.
+    /// Waits for readiness in `epoll_wait` (`timeout_ms`: -1 forever, 0 poll). Calls `f`
+    /// with each ready token (at most 16 per call). An interrupted wait (EINTR) returns
+    /// without events.
     pub fn wait(&mut self, timeout_ms: i32, mut f: impl FnMut(u64)) -> io::Result<()> {
         // SAFETY: the buffer holds events.len() entries.
         let n = unsafe {

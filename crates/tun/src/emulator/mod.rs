@@ -40,14 +40,24 @@ use std::path::PathBuf;
 /// impairments = { loss_prob = 0.01 }
 /// ```
 ///
-/// No `link`: no serializer (packets pass at once, after `delay_ms` of `link` if given).
+/// Without `link`, packets are neither serialized nor delayed: they cross as soon as the
+/// impairments let them. With nothing at all, the direction is a plain forwarder (one
+/// read, one write).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PathConfig {
+    /// The link: rate in bits/s, one-way propagation delay, MTU and framing overhead
+    /// (the gateway's [`LinkConfig`]). Packets larger than its MTU are dropped
+    /// ([`DirectionStats::too_big`]).
     #[serde(default)]
     pub link: Option<LinkConfig>,
+    /// The queue discipline in front of the link (the gateway's [`QdiscConfig`]); a link
+    /// without one gets the gateway's default, drop-tail of 100 packets. A queue needs a
+    /// link to drain it.
     #[serde(default)]
     pub queue: Option<QdiscConfig>,
+    /// Loss, bit errors, duplication and reordering on the wire, applied as each packet
+    /// starts across (the gateway's [`ImpairmentsConfig`]; none by default).
     #[serde(default)]
     pub impairments: ImpairmentsConfig,
 }
@@ -56,10 +66,14 @@ pub struct PathConfig {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EmulatorConfig {
+    /// Packets from the left namespace to the right one.
     #[serde(default)]
     pub left_to_right: PathConfig,
+    /// Packets from the right namespace to the left one.
     #[serde(default)]
     pub right_to_left: PathConfig,
+    /// Seed of the random models (queues and impairments): left to right uses it as
+    /// is, right to left `seed + 0x9e37_79b9` (wrapping), so the directions differ.
     #[serde(default)]
     pub seed: u64,
 }
@@ -81,20 +95,27 @@ impl EmulatorConfig {
 /// Where the emulator puts its two ends.
 #[derive(Clone, Debug)]
 pub struct Topology {
+    /// The left network namespace: created by the emulator (it must not exist yet) and
+    /// deleted when the emulator is dropped.
     pub left_ns: String,
+    /// The right network namespace, likewise.
     pub right_ns: String,
     /// The left kernel's address on its emulator interface.
     pub left_addr: Ipv4Addr,
+    /// The right kernel's address on its emulator interface.
     pub right_addr: Ipv4Addr,
-    /// Prefixes each side routes through the emulator (the other side's hosts).
+    /// Prefixes the left side routes through the emulator (the right side's hosts).
     pub left_routes: Vec<(Ipv4Addr, u8)>,
+    /// Prefixes the right side routes through the emulator (the left side's hosts).
     pub right_routes: Vec<(Ipv4Addr, u8)>,
     /// Name of the interface in each namespace.
     pub ifname: String,
+    /// Both interfaces' MTU, bytes.
     pub mtu: u32,
-    /// Capture each side's device (both directions), every packet stamped with the time it
-    /// was read from or written to that device.
+    /// Capture the left side's device (both directions) to this pcap file, every packet
+    /// stamped with the time it was read from or written to that device.
     pub pcap_left: Option<PathBuf>,
+    /// Capture the right side's device, likewise.
     pub pcap_right: Option<PathBuf>,
 }
 
@@ -164,41 +185,57 @@ impl Ord for Due {
     }
 }
 
-/// Counters and measurements of one direction.
+/// Counters and measurements of one direction. A plain forwarder (no link, no
+/// impairment) counts packets, bytes and write failures only: its delays and delivery
+/// times are not measured.
 #[derive(Clone, Debug, Default)]
 pub struct DirectionStats {
+    /// Packets read from the near device.
     pub packets_in: u64,
+    /// Bytes of those packets (whole IP packets).
     pub bytes_in: u64,
+    /// Packets written to the far device (the kernel took them), duplicates included.
     pub delivered_pkts: u64,
+    /// Bytes of those packets (whole IP packets).
     pub delivered_bytes: u64,
     /// Larger than the link's MTU.
     pub too_big: u64,
     /// The far kernel refused the write.
     pub write_failures: u64,
+    /// The queue's counters (drops by reason, ECN marks, sojourn times), as the run left
+    /// them.
     pub queue: QueueStats,
+    /// The impairments' counters (losses by model, corruptions, duplicates, reorders),
+    /// as the run left them.
     pub impair: ackclock_gateway::ImpairmentStats,
     /// Time the serializer was busy.
     pub busy_ns: u64,
     /// One-way delay through the emulator: written to the far device minus read.
     pub delay: DelayHistogram,
+    /// Sum of the delays in `delay`, ns (for an exact mean).
     pub delay_sum_ns: u128,
     /// How late the far-end writes were against their scheduled times.
     pub lateness: DelayHistogram,
+    /// Sum of the latenesses in `lateness`, ns (for an exact mean).
     pub lateness_sum_ns: u128,
-    /// Delivery times of the first and last packet (for the achieved rate).
+    /// Delivery time of the first packet (for the achieved rate).
     pub first_delivery: Option<Instant>,
+    /// Delivery time of the last packet.
     pub last_delivery: Option<Instant>,
     /// Bytes delivered while the link was continuously busy with a non-empty queue
     /// (the achieved rate of a saturated link): bytes and span.
     pub saturated_bytes: u64,
+    /// The span of those stretches, ns.
     pub saturated_ns: u64,
 }
 
 impl DirectionStats {
+    /// The mean one-way delay through the emulator; `None` before a delivery.
     pub fn mean_delay(&self) -> Option<Duration> {
         let n = self.delay.count();
         (n > 0).then(|| Duration::from_nanos((self.delay_sum_ns / n as u128) as u64))
     }
+    /// The mean lateness of the far-end writes; `None` before a delivery.
     pub fn mean_lateness(&self) -> Option<Duration> {
         let n = self.lateness.count();
         (n > 0).then(|| Duration::from_nanos((self.lateness_sum_ns / n as u128) as u64))
@@ -432,9 +469,14 @@ impl Pool {
 /// The result of a run: both directions' statistics and how long it ran.
 #[derive(Clone, Debug)]
 pub struct EmulatorReport {
+    /// Packets from the left namespace to the right one.
     pub left_to_right: DirectionStats,
+    /// Packets from the right namespace to the left one.
     pub right_to_left: DirectionStats,
+    /// Wall time from the start of [`Emulator::run`] to its end.
     pub elapsed: Duration,
+    /// CPU time (user + system) the process used since the emulator was created
+    /// (`CLOCK_PROCESS_CPUTIME_ID`).
     pub cpu: Duration,
 }
 
@@ -451,6 +493,7 @@ pub struct Emulator {
     epoll: Epoll,
     timer: Timer,
     signals: Signals,
+    /// Where its two ends are, as created.
     pub topology: Topology,
     cpu_start: u64,
     _left_ns: Option<NetNs>,
@@ -469,6 +512,16 @@ const RX_BATCH: usize = 64;
 impl Emulator {
     /// Creates both namespaces, both devices, configures them and builds the models.
     /// Everything created is removed again when the emulator is dropped.
+    ///
+    /// In each namespace (`ip netns add`): `sysctl -w net.ipv4.ip_forward=1` and
+    /// `net.ipv4.conf.all.rp_filter=0`, a TUN device (`ackL%d`, `ackR%d`) moved in and
+    /// renamed [`Topology::ifname`], with the side's address, the other side's as its
+    /// peer, and its routes ([`netcfg::configure`]). It then waits for both interfaces to
+    /// come up and sets this process's timer slack to 1 ns (`PR_SET_TIMERSLACK`).
+    ///
+    /// # Errors
+    /// A direction's models do not build (a queue without a link, say), a namespace
+    /// exists already, or a system call or `ip` command failed.
     pub fn new(cfg: &EmulatorConfig, topo: Topology) -> Result<Emulator, Error> {
         let dirs = [
             Direction::new("left_to_right", &cfg.left_to_right, cfg.seed)?,
@@ -653,7 +706,11 @@ impl Emulator {
         Ok(n)
     }
 
-    /// Runs until SIGINT/SIGTERM or `duration`.
+    /// Forwards packets until SIGINT/SIGTERM or `duration`, then returns both
+    /// directions' statistics (packets still in flight are not counted delivered).
+    ///
+    /// # Errors
+    /// Reading a device, the timerfd or epoll failed.
     pub fn run(&mut self, duration: Option<std::time::Duration>) -> Result<EmulatorReport, Error> {
         let start = self.clock.now();
         let end = duration.map(|d| start + Duration::from_nanos(d.as_nanos() as u64));
