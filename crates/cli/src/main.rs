@@ -85,7 +85,7 @@ Sizes are bytes: 512M = 512MiB, 2G = 2GiB (binary); 2GB = 2*10^9 (decimal).")]
     Sim {
         /// Scenario file (TOML); see scenarios/ for examples.
         scenario: PathBuf,
-        /// Output directory (default: out/sim/<scenario name>).
+        /// Output directory (default: `out/sim/<scenario name>`).
         #[arg(long)]
         out: Option<PathBuf>,
         /// Replace the scenario's seed.
@@ -95,7 +95,7 @@ Sizes are bytes: 512M = 512MiB, 2G = 2GiB (binary); 2GB = 2*10^9 (decimal).")]
         #[arg(long)]
         no_plots: bool,
         /// Capture every host interface, both directions, one pcap file each in the output
-        /// directory (<host>-<neighbour>.pcap; `ackclock decode`, tcpdump, Wireshark and
+        /// directory (`<host>-<neighbour>.pcap`; `ackclock decode`, tcpdump, Wireshark and
         /// tcptrace read them). Routers' interfaces: `pcap = true` on the node or link.
         #[arg(long)]
         pcap: bool,

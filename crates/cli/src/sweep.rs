@@ -38,7 +38,7 @@ pub struct SweepArgs {
     /// Runs per combination, with seeds seed, seed+1, ...
     #[arg(long, default_value_t = 1, value_parser = parse_count)]
     pub seeds: u64,
-    /// Output directory (default: out/sweep/<scenario name>).
+    /// Output directory (default: `out/sweep/<scenario name>`).
     #[arg(long)]
     pub out: Option<PathBuf>,
     #[command(flatten)]
@@ -99,7 +99,7 @@ pub struct PlanArgs {
     /// Runs per combination, with seeds seed, seed+1, ...
     #[arg(long, default_value_t = 1, value_parser = parse_count)]
     pub seeds: u64,
-    /// The plan directory (default: out/sweep/<scenario name>).
+    /// The plan directory (default: `out/sweep/<scenario name>`).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Also write the files that run the plan: slurm (slurm.sbatch), parallel (parallel.sh),

@@ -1,6 +1,6 @@
 //! Command-line flags shared by the live commands: every `TcpConfig` knob (through the
 //! engine's `Overrides`, plus the few fields `Overrides` does not cover) and the TUN
-//! device's settings. Times, rates and sizes are read by [`crate::units`].
+//! device's settings. Times, rates and sizes are read by [`ackclock_units`].
 
 use ackclock_tcp::cc::SsthreshBase;
 use ackclock_tcp::config::{CongestionName, EcnEcho, OverrideError, Overrides, RttEstimatorName};

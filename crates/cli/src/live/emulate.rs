@@ -31,7 +31,7 @@ pub struct EmulateArgs {
     /// Bit error rate (each bit flipped with this probability, e.g. 1e-6), both directions.
     #[arg(long, value_name = "PROB", value_parser = units::prob())]
     pub ber: Option<f64>,
-    /// Gilbert-Elliott bursty loss P_GOOD_TO_BAD:R_BAD_TO_GOOD[:LOSS_IN_BAD].
+    /// Gilbert-Elliott bursty loss `P_GOOD_TO_BAD:R_BAD_TO_GOOD[:LOSS_IN_BAD]`.
     #[arg(long, value_name = "P:R[:H]")]
     pub gilbert: Option<String>,
     /// Reordering PROB:DELAY: a packet is held back DELAY with probability PROB (e.g.
@@ -60,7 +60,7 @@ pub struct EmulateArgs {
     /// Right-to-left bit error rate.
     #[arg(long, value_name = "PROB", value_parser = units::prob())]
     pub reverse_ber: Option<f64>,
-    /// A TOML file with [left_to_right] and [right_to_left] sections (link, queue,
+    /// A TOML file with `[left_to_right]` and `[right_to_left]` sections (link, queue,
     /// impairments, as in scenario files) and seed; the flags above override it.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,

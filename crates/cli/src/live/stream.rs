@@ -64,7 +64,7 @@ pub struct StreamArgs {
     /// Give up an active open after this long.
     #[arg(long, value_parser = units::time_hint_s(), default_value = "10s", value_name = "TIME")]
     pub connect_timeout: std::time::Duration,
-    /// Print a report every SECONDS, per stream (with a [SUM] line when -P > 1), as
+    /// Print a report every SECONDS, per stream (with a `[SUM]` line when -P > 1), as
     /// iperf3 -i does. The flag's name carries its unit, so a bare number is seconds (-i 1,
     /// as iperf3 users type it); any time unit works too (-i 500ms). At least 10ms; 0:
     /// none.
