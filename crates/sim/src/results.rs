@@ -386,10 +386,12 @@ impl RunResult {
             }
             let why = if f.datagram.is_some() {
                 String::new()
-            } else if f.timeouts > 0 && f.rtt_mean_ms.is_none() {
+            } else if f.timeouts > 0 && f.segments_sent == 0 {
+                // No data segment ever left: the handshake itself timed out (the RTT figures
+                // come from a trace, which may be off, so they say nothing here).
                 format!(
-                    ": {} retransmission timeouts and no RTT sample (is rto_initial_ms or \
-                     rto_max_ms below the path's round trip?)",
+                    ": {} retransmission timeouts and no data sent, the handshake never \
+                     completed (is rto_initial_ms or rto_max_ms below the path's round trip?)",
                     f.timeouts
                 )
             } else if f.timeouts > 0 {
