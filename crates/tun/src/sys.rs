@@ -339,9 +339,14 @@ impl Epoll {
     }
 }
 
-/// Puts this process in the SCHED_FIFO real-time class at `priority` (1-99), so a busy
-/// machine delays its wake-ups less. The loop sleeps whenever it has nothing due, and the
-/// kernel's real-time throttling (95% by default) bounds what it could take.
+/// Puts the calling thread (the loop's: live mode is single-threaded) in the SCHED_FIFO
+/// real-time class at `priority` (1-99), so a busy machine delays its wake-ups less:
+/// `sched_setscheduler(0, SCHED_FIFO)`. The loop sleeps whenever it has nothing due, and
+/// the kernel's real-time throttling (95% by default) bounds what it could take.
+///
+/// # Errors
+/// The kernel refused: EPERM without CAP_SYS_NICE (or an RLIMIT_RTPRIO that allows it),
+/// EINVAL for a priority outside 1-99.
 pub fn set_realtime(priority: i32) -> io::Result<()> {
     let p = libc::sched_param {
         sched_priority: priority,
