@@ -11,7 +11,13 @@ use std::process::Command;
 fn from_cargo(repo: &Path) -> BTreeMap<String, (String, BTreeSet<String>)> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
-        .args(["metadata", "--no-deps", "--format-version", "1", "--offline"])
+        .args([
+            "metadata",
+            "--no-deps",
+            "--format-version",
+            "1",
+            "--offline",
+        ])
         .current_dir(repo)
         .output()
         .expect("cargo metadata");
