@@ -47,7 +47,7 @@ pub fn run_quiet(s: &Scenario) -> Result<RunResult> {
     Ok(sim.run(|_| {}))
 }
 
-/// Where a sweep of `path` writes by default: out/sweep/<scenario name>.
+/// Where a sweep of `path` writes by default: `out/sweep/<scenario name>`.
 pub fn default_out(path: &Path) -> PathBuf {
     let stem = path
         .file_stem()
@@ -57,7 +57,7 @@ pub fn default_out(path: &Path) -> PathBuf {
 }
 
 /// `ackclock sweep plan`: the runs of `path` over `params` and `seeds` written into a plan
-/// directory (default: out/sweep/<scenario name>), with the schedulers' files of `emit`.
+/// directory (default: `out/sweep/<scenario name>`), with the schedulers' files of `emit`.
 ///
 /// # Errors
 /// A bad scenario or value, a run over `budget`, a directory that holds another plan.

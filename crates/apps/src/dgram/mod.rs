@@ -446,7 +446,7 @@ impl DgramInterval {
     }
 }
 
-/// What [`CommandApp::on_interval`] calls with each interval report of a stream (once per
+/// What [`DatagramApp::on_interval`] calls with each interval report of a stream (once per
 /// interval, never per packet).
 pub type OnDgramInterval = Box<dyn FnMut(&DgramInterval) + Send>;
 
@@ -464,7 +464,7 @@ struct Meter {
     closed: bool,
 }
 
-/// The cumulative counts a stream hands its meter ([`CommandPart::counts`]).
+/// The cumulative counts a stream hands its meter ([`DatagramPart::counts`]).
 #[derive(Clone, Copy, Default)]
 pub struct Counts {
     packets: u64,

@@ -280,7 +280,7 @@ fn line(
 }
 
 /// The lines of one interval report: the header before the first, a line per stream, a
-/// [SUM] line when there are several, a separator between groups (as iperf3 prints them).
+/// `[SUM]` line when there are several, a separator between groups (as iperf3 prints them).
 pub fn interval_text(i: &Interval<'_>, parallel: usize, send: bool) -> String {
     let mut out = String::new();
     if i.index == 0 {
