@@ -196,9 +196,12 @@ impl SackBlocks {
     pub fn clear(&mut self) {
         self.len = 0;
     }
-    /// Keeps only the first `n` blocks.
+    /// Keeps only the first `n` blocks (all of them when `n` is at least their number).
     pub fn truncate(&mut self, n: usize) {
-        self.len = self.len.min(n as u8);
+        // Compared as usize: `n as u8` wrapped, so truncate(256) kept none.
+        if n < usize::from(self.len) {
+            self.len = n as u8;
+        }
     }
     /// Number of blocks held, 0 to [`MAX`](Self::MAX).
     pub fn len(&self) -> usize {
@@ -868,6 +871,20 @@ pub fn fill_checksum(segment: &mut [u8], src: Ipv4Addr, dst: Ipv4Addr) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sack_blocks_truncate_keeps_all_when_asked_for_more_than_there_are() {
+        let mut b = SackBlocks::new();
+        b.push(SackBlock { left: 1, right: 2 });
+        b.push(SackBlock { left: 5, right: 9 });
+        for n in [2, 3, 255, 256, 257, usize::MAX] {
+            let mut c = b;
+            c.truncate(n);
+            assert_eq!(c.len(), 2, "truncate({n})");
+        }
+        b.truncate(1);
+        assert_eq!(b.len(), 1);
+    }
 
     const A: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);
     const B: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 2);
