@@ -430,75 +430,7 @@ impl RunResult {
                 f.rtt_p99_ms.map_or("-".into(), |v| format!("{v:.1}")),
             );
         }
-        // Datagram flows: requests or packets instead of segments.
-        let rpcs: Vec<_> = s
-            .flows
-            .iter()
-            .filter_map(|f| Some((f, f.datagram.as_ref()?.rpc.as_ref()?)))
-            .collect();
-        if !rpcs.is_empty() {
-            let _ = writeln!(
-                t,
-                "\n{:<12} {:>12} {:>9} {:>9} {:>7} {:>8} {:>6} {:>9} {:>9}",
-                "rpc flow",
-                "goodput",
-                "issued",
-                "done",
-                "failed",
-                "sent",
-                "dup",
-                "lat p50",
-                "lat p99"
-            );
-            for (f, r) in rpcs {
-                let ms = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1}"));
-                let _ = writeln!(
-                    t,
-                    "{:<12} {:>12} {:>9} {:>9} {:>7} {:>8} {:>6} {:>9} {:>9}",
-                    f.name,
-                    human_bps(f.goodput_bps),
-                    r.issued,
-                    r.completed,
-                    r.failed,
-                    r.transmissions,
-                    r.duplicate_responses,
-                    ms(r.latency_p50_ms),
-                    ms(r.latency_p99_ms),
-                );
-            }
-        }
-        let streams: Vec<_> = s
-            .flows
-            .iter()
-            .filter_map(|f| {
-                Some((
-                    f,
-                    f.datagram.as_ref()?,
-                    f.datagram.as_ref()?.stream.as_ref()?,
-                ))
-            })
-            .collect();
-        if !streams.is_empty() {
-            let _ = writeln!(
-                t,
-                "\n{:<12} {:>12} {:>6} {:>9} {:>9} {:>7} {:>9} {:>12}",
-                "stream", "goodput", "ctl", "sent", "received", "lost", "p", "final rate"
-            );
-            for (f, d, st) in streams {
-                let _ = writeln!(
-                    t,
-                    "{:<12} {:>12} {:>6} {:>9} {:>9} {:>7} {:>9.5} {:>12}",
-                    f.name,
-                    human_bps(f.goodput_bps),
-                    d.rate_control,
-                    st.packets_sent,
-                    st.packets_received,
-                    st.packets_lost,
-                    st.loss_event_rate,
-                    human_bps(st.final_rate_bps),
-                );
-            }
-        }
+        self.datagram_rows(&mut t);
         let _ = writeln!(
             t,
             "\n{:<20} {:>6} {:>10} {:>8} {:>10} {:>10}",
@@ -530,6 +462,79 @@ impl RunResult {
             let _ = writeln!(t, "\nJain's fairness index over flows: {j:.3}");
         }
         t
+    }
+
+    /// The datagram flows' rows: requests or packets instead of segments.
+    fn datagram_rows(&self, t: &mut String) {
+        let s = &self.summary;
+        let rpcs: Vec<_> = s
+            .flows
+            .iter()
+            .filter_map(|f| Some((f, f.datagram.as_ref()?.rpc.as_ref()?)))
+            .collect();
+        if !rpcs.is_empty() {
+            let _ = writeln!(
+                *t,
+                "\n{:<12} {:>12} {:>9} {:>9} {:>7} {:>8} {:>6} {:>9} {:>9}",
+                "rpc flow",
+                "goodput",
+                "issued",
+                "done",
+                "failed",
+                "sent",
+                "dup",
+                "lat p50",
+                "lat p99"
+            );
+            for (f, r) in rpcs {
+                let ms = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1}"));
+                let _ = writeln!(
+                    *t,
+                    "{:<12} {:>12} {:>9} {:>9} {:>7} {:>8} {:>6} {:>9} {:>9}",
+                    f.name,
+                    human_bps(f.goodput_bps),
+                    r.issued,
+                    r.completed,
+                    r.failed,
+                    r.transmissions,
+                    r.duplicate_responses,
+                    ms(r.latency_p50_ms),
+                    ms(r.latency_p99_ms),
+                );
+            }
+        }
+        let streams: Vec<_> = s
+            .flows
+            .iter()
+            .filter_map(|f| {
+                Some((
+                    f,
+                    f.datagram.as_ref()?,
+                    f.datagram.as_ref()?.stream.as_ref()?,
+                ))
+            })
+            .collect();
+        if !streams.is_empty() {
+            let _ = writeln!(
+                *t,
+                "\n{:<12} {:>12} {:>6} {:>9} {:>9} {:>7} {:>9} {:>12}",
+                "stream", "goodput", "ctl", "sent", "received", "lost", "p", "final rate"
+            );
+            for (f, d, st) in streams {
+                let _ = writeln!(
+                    *t,
+                    "{:<12} {:>12} {:>6} {:>9} {:>9} {:>7} {:>9.5} {:>12}",
+                    f.name,
+                    human_bps(f.goodput_bps),
+                    d.rate_control,
+                    st.packets_sent,
+                    st.packets_received,
+                    st.packets_lost,
+                    st.loss_event_rate,
+                    human_bps(st.final_rate_bps),
+                );
+            }
+        }
     }
 
     /// Writes summary.json, one CSV per flow and two per link direction (its queue and its

@@ -360,13 +360,11 @@ impl Connection {
         self.rcv_adv = self.rcv_nxt;
     }
 
-    pub(super) fn input_synchronized(&mut self, now: Instant, seg: &Segment<'_>) {
+    /// PAWS (RFC 7323 §5.3) and a retransmitted SYN in SYN-RECEIVED: whether the segment
+    /// goes on to the acceptability test (false: it was handled here).
+    #[inline]
+    fn passes_paws_and_syn_checks(&mut self, now: Instant, seg: &Segment<'_>) -> bool {
         let f = seg.flags;
-        // RFC 7323 §3.2: once negotiated, a non-RST segment without timestamps is dropped.
-        if self.ts_ok && seg.options.timestamps.is_none() && !f.contains(TcpFlags::RST) {
-            self.stats.malformed += 1;
-            return;
-        }
         // PAWS (RFC 7323 §5.3): a timestamp older than TS.Recent marks an old duplicate.
         if let (true, Some(ts)) = (self.ts_ok, seg.options.timestamps) {
             if !f.contains(TcpFlags::RST)
@@ -379,7 +377,7 @@ impl Connection {
                     self.note_dsack(seg.seq, seg.payload.len());
                 }
                 self.ack_invalid(now, seg);
-                return;
+                return false;
             }
         }
         // In SYN-RECEIVED a retransmitted SYN means our SYN,ACK was lost: resend it.
@@ -389,10 +387,16 @@ impl Connection {
             && seg.seq == self.irs
         {
             self.syn_pending = true;
-            return;
+            return false;
         }
+        true
+    }
 
-        // First: the acceptability test (RFC 9293 §3.10.7.4), and trimming to the window.
+    /// The acceptability test (RFC 9293 §3.10.7.4, first check): whether the segment is in
+    /// the receive window (false: it was answered or dropped here, as the RFC says).
+    #[inline]
+    fn acceptable(&mut self, now: Instant, seg: &Segment<'_>) -> bool {
+        let f = seg.flags;
         let rcv_wnd = self.rcv_window_now();
         let seg_len = seg.payload.len() as u32
             + u32::from(f.contains(TcpFlags::SYN))
@@ -438,8 +442,27 @@ impl Connection {
                         self.timers.set(Timer::TimeWait, now + self.cfg.time_wait);
                     }
                 }
-                return;
+                return false;
             }
+        }
+        true
+    }
+
+    /// A segment in a synchronized state, through the general path of RFC 9293 §3.10.7.4
+    /// in the RFC's order (header prediction took the common cases before).
+    pub(super) fn input_synchronized(&mut self, now: Instant, seg: &Segment<'_>) {
+        let f = seg.flags;
+        // RFC 7323 §3.2: once negotiated, a non-RST segment without timestamps is dropped.
+        if self.ts_ok && seg.options.timestamps.is_none() && !f.contains(TcpFlags::RST) {
+            self.stats.malformed += 1;
+            return;
+        }
+        if !self.passes_paws_and_syn_checks(now, seg) {
+            return;
+        }
+        // First: the acceptability test (RFC 9293 §3.10.7.4).
+        if !self.acceptable(now, seg) {
+            return;
         }
 
         // Second: RST (RFC 5961 §3.2).

@@ -108,6 +108,79 @@ impl Connection {
         self.snd_mss.saturating_sub(sack_len).max(1)
     }
 
+    /// SACK recovery's part of [`send_data`](Self::send_data) (RFC 6675 §5 step C): while
+    /// cwnd - pipe >= 1 SMSS, send what NextSeg chooses. `Ok`: new data may go, in this
+    /// much room; `Err`: what to return (a retransmission, or nothing may be sent now).
+    #[cold]
+    #[inline(never)]
+    fn send_sack_recovery(
+        &mut self,
+        now: Instant,
+        buf: &mut [u8],
+        mss: u32,
+        data_end: SeqNum,
+    ) -> Result<u32, Option<Transmit>> {
+        let pipe = self.rec.pipe(self.snd_una, self.snd_max, mss);
+        let room = self.cc.cwnd().saturating_sub(pipe);
+        if room < mss {
+            return Err(None);
+        }
+        let rwnd_room = (self.snd_una + self.snd_wnd).since(self.snd_nxt);
+        let new_ok = data_end.since(self.snd_nxt) > 0 && rwnd_room > 0;
+        match self.rec.next_seg(self.snd_una, mss, new_ok) {
+            Some(NextSeg::Retransmit { seq, len }) => {
+                Err(self.retransmit(now, buf, seq, len, false))
+            }
+            // RFC 6675 rule 4: the recovery notes the rescue (RescueRxt) and leaves HighRxt
+            // where it was.
+            Some(NextSeg::Rescue { seq, len }) => Err(self.retransmit(now, buf, seq, len, true)),
+            Some(NextSeg::NewData) => Ok(room.min(rwnd_room)),
+            None => Err(None),
+        }
+    }
+
+    /// What a segment just written from `seq` (`advance` sequence numbers) changes: SND.NXT
+    /// and SND.MAX (a zero-window probe's byte is not counted as sent), the RTT timing of
+    /// one segment per round trip, the retransmission timer, the user timeout's start.
+    #[inline(always)]
+    fn account_sent(
+        &mut self,
+        now: Instant,
+        seq: SeqNum,
+        advance: u32,
+        forced: bool,
+        retransmitting: bool,
+    ) {
+        if self.snd_una == self.snd_max {
+            // Nothing was outstanding: the user timeout counts from now.
+            self.progress_at = now;
+        }
+        if forced {
+            // The probe byte is not counted as sent: SND.NXT stays so that the byte is
+            // sent normally once the window opens (BSD pulls snd_nxt back the same way),
+            // but SND.MAX covers it so the peer may acknowledge it.
+            self.snd_max = self.snd_max.max(seq + advance);
+            self.refresh_prediction();
+        } else {
+            if !retransmitting && self.rtt_timed.is_none() && !self.ts_ok && advance > 0 {
+                // Time this segment (4.3BSD times one segment per round trip).
+                self.rtt_timed = Some((seq + advance, now));
+            }
+            self.snd_nxt = seq + advance;
+            self.snd_max = self.snd_max.max(self.snd_nxt);
+            if retransmitting {
+                // SND.NXT may have caught up with SND.MAX (it always equals it otherwise).
+                self.refresh_prediction();
+            }
+            if !self.timers.is_armed(Timer::Rto) && advance > 0 {
+                self.timers.set(Timer::Rto, now + self.rtt.rto());
+            }
+        }
+    }
+
+    /// The next data segment (or FIN, or zero-window probe) to send, if any: the loss
+    /// recovery's first, then new data as the windows, Nagle and sender SWS avoidance
+    /// (RFC 9293 §3.8.6.2.1) allow.
     pub(super) fn send_data(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
         let mss = self.payload_limit();
         let data_end = self.buf_seq + self.send_buf.len();
@@ -123,28 +196,12 @@ impl Connection {
                 }
             }
         }
-        // 1b. SACK recovery (RFC 6675 §5 step C): while cwnd - pipe >= 1 SMSS, send what
-        // NextSeg chooses.
+        // 1b. SACK recovery (RFC 6675 §5 step C).
         let mut sack_usable = None;
         if self.rec.sack_recovery() {
-            let pipe = self.rec.pipe(self.snd_una, self.snd_max, mss);
-            let room = self.cc.cwnd().saturating_sub(pipe);
-            if room < mss {
-                return None;
-            }
-            let rwnd_room = (self.snd_una + self.snd_wnd).since(self.snd_nxt);
-            let new_ok = data_end.since(self.snd_nxt) > 0 && rwnd_room > 0;
-            match self.rec.next_seg(self.snd_una, mss, new_ok) {
-                Some(NextSeg::Retransmit { seq, len }) => {
-                    return self.retransmit(now, buf, seq, len, false);
-                }
-                Some(NextSeg::Rescue { seq, len }) => {
-                    // RFC 6675 rule 4: the recovery notes the rescue (RescueRxt) and leaves
-                    // HighRxt where it was.
-                    return self.retransmit(now, buf, seq, len, true);
-                }
-                Some(NextSeg::NewData) => sack_usable = Some(room.min(rwnd_room)),
-                None => return None,
+            match self.send_sack_recovery(now, buf, mss, data_end) {
+                Ok(room) => sack_usable = Some(room),
+                Err(t) => return t,
             }
         }
         // 2. New data (or the go-back-N resend after a timeout) from SND.NXT.
@@ -214,31 +271,7 @@ impl Connection {
         }
         let t = self.write_segment(now, buf, seq, len, flags, retransmitting)?;
         let advance = len + u32::from(flags.contains(TcpFlags::FIN));
-        if self.snd_una == self.snd_max {
-            // Nothing was outstanding: the user timeout counts from now.
-            self.progress_at = now;
-        }
-        if forced {
-            // The probe byte is not counted as sent: SND.NXT stays so that the byte is
-            // sent normally once the window opens (BSD pulls snd_nxt back the same way),
-            // but SND.MAX covers it so the peer may acknowledge it.
-            self.snd_max = self.snd_max.max(seq + advance);
-            self.refresh_prediction();
-        } else {
-            if !retransmitting && self.rtt_timed.is_none() && !self.ts_ok && advance > 0 {
-                // Time this segment (4.3BSD times one segment per round trip).
-                self.rtt_timed = Some((seq + advance, now));
-            }
-            self.snd_nxt = seq + advance;
-            self.snd_max = self.snd_max.max(self.snd_nxt);
-            if retransmitting {
-                // SND.NXT may have caught up with SND.MAX (it always equals it otherwise).
-                self.refresh_prediction();
-            }
-            if !self.timers.is_armed(Timer::Rto) && advance > 0 {
-                self.timers.set(Timer::Rto, now + self.rtt.rto());
-            }
-        }
+        self.account_sent(now, seq, advance, forced, retransmitting);
         self.last_send_at = now;
         Some(t)
     }
