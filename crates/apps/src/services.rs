@@ -366,6 +366,57 @@ impl App for ServicesApp {
 mod tests {
     use super::*;
 
+    /// Whether a client's connect to `port` of the server endpoint is answered (the server's
+    /// application is never polled): established, or refused.
+    fn connect_unpolled(server: &mut Endpoint, port: u16) -> ackclock_tcp::State {
+        use ackclock_tcp::EndpointConfig;
+        let mut client = Endpoint::new(EndpointConfig::new([198, 18, 0, 1].into(), [1; 16]));
+        let to = SocketAddrV4::new(server.addr(), port);
+        let id = client
+            .connect(Instant::ZERO, to, TcpConfig::sack())
+            .unwrap();
+        let mut buf = vec![0u8; 2048];
+        for _ in 0..4 {
+            while let Some(t) = client.poll_transmit(Instant::ZERO, &mut buf) {
+                server.handle_packet(Instant::ZERO, &buf[..t.len]);
+            }
+            while let Some(t) = server.poll_transmit(Instant::ZERO, &mut buf) {
+                client.handle_packet(Instant::ZERO, &buf[..t.len]);
+            }
+        }
+        client
+            .conn(id)
+            .map_or(ackclock_tcp::State::Closed, |c| c.state())
+    }
+
+    #[test]
+    fn a_service_listening_now_accepts_before_its_first_poll() {
+        // The live commands say "listening" before their loop's first turn; a client let in
+        // by that line met a closed port (a RST) when the service listened at its first
+        // poll, on a busy machine.
+        use ackclock_tcp::EndpointConfig;
+        let mut ep = Endpoint::new(EndpointConfig::new([198, 18, 0, 2].into(), [2; 16]));
+        let mut app = ServicesApp::new(
+            vec![(19, Service::Chargen)],
+            ServiceOptions::new(TcpConfig::sack()),
+        );
+        assert_eq!(connect_unpolled(&mut ep, 19), ackclock_tcp::State::Closed);
+        app.listen_now(&mut ep).unwrap();
+        assert_eq!(
+            connect_unpolled(&mut ep, 19),
+            ackclock_tcp::State::Established
+        );
+        // A port taken is an error, and nothing is left listening.
+        let mut ep2 = Endpoint::new(EndpointConfig::new([198, 18, 0, 2].into(), [2; 16]));
+        ep2.listen(9, TcpConfig::sack(), 1).unwrap();
+        let mut two = ServicesApp::new(
+            vec![(7, Service::Echo), (9, Service::Discard)],
+            ServiceOptions::new(TcpConfig::sack()),
+        );
+        assert!(two.listen_now(&mut ep2).is_err());
+        assert_eq!(connect_unpolled(&mut ep2, 7), ackclock_tcp::State::Closed);
+    }
+
     #[test]
     fn chargen_lines_follow_rfc_864() {
         let p = chargen_pattern();

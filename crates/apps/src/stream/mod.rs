@@ -509,6 +509,8 @@ pub type OnInterval = Box<dyn FnMut(&Interval<'_>) + Send>;
 pub struct StreamApp {
     sh: Shared,
     started: bool,
+    /// Its port is open (a listening test).
+    listening: bool,
     streams: Vec<Stream>,
     meter: Option<IntervalMeter>,
     /// Scratch for the interval reports (one per stream): no allocation per interval here.
@@ -577,6 +579,7 @@ impl StreamApp {
                 file_error: None,
             },
             started: false,
+            listening: false,
             streams,
             meter: None,
             last_now: Instant::ZERO,
@@ -649,16 +652,35 @@ impl StreamApp {
                     }
                 }
             }
-            StreamRole::Listen(port) => {
-                let backlog = self.streams.len().max(8);
-                if let Err(e) = ep.listen(port, cfg.clone(), backlog) {
+            StreamRole::Listen(_) if self.listening => {}
+            StreamRole::Listen(_) => {
+                if let Err(e) = self.listen_now(ep) {
                     for s in &mut self.streams {
-                        s.report.error = Some(e.into());
+                        s.report.error = Some(e);
                         s.phase = Phase::Finished;
                     }
                 }
             }
         }
+    }
+
+    /// A listening test listens now rather than at its first poll, so that a client the
+    /// caller lets in after this (once it has said "listening") never meets a port that is
+    /// not open yet. Does nothing for a connecting test.
+    ///
+    /// # Errors
+    /// The port is taken.
+    pub fn listen_now(&mut self, ep: &mut Endpoint) -> Result<(), TcpError> {
+        let StreamRole::Listen(port) = self.sh.opts.role else {
+            return Ok(());
+        };
+        if self.listening {
+            return Ok(());
+        }
+        let backlog = self.streams.len().max(8);
+        ep.listen(port, self.sh.opts.tcp.clone(), backlog)?;
+        self.listening = true;
+        Ok(())
     }
 }
 
@@ -878,6 +900,20 @@ mod tests {
         let refused = senders.reports().filter(|r| r.error.is_some()).count();
         assert_eq!(refused, 1, "the fourth connection is reset");
         assert!(check_intervals(&app) >= 3);
+    }
+
+    #[test]
+    fn a_listening_test_listens_now_and_once() {
+        use ackclock_tcp::EndpointConfig;
+        let mut ep = Endpoint::new(EndpointConfig::new(OURS, [1; 16]));
+        let o = StreamOptions::new(StreamRole::Listen(5001), StreamDirection::Recv, tcp());
+        let mut app = StreamApp::new(o).unwrap();
+        app.listen_now(&mut ep).unwrap();
+        // Its first poll does not listen again (which would fail: the port is taken).
+        let mut udp = ackclock_dgram::UdpStack::new(ackclock_dgram::UdpConfig::new(OURS));
+        app.poll(&mut Ctx::new(Instant::ZERO, &mut ep, &mut udp));
+        assert!(app.reports().all(|r| r.error.is_none()));
+        assert!(ep.listen(5001, tcp(), 1).is_err(), "the port is open");
     }
 
     #[test]

@@ -44,6 +44,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
     );
     let tcp = a.tcp.config()?;
     let mut app = DemoApp::new(&ns, steps(dev.our_addr), tcp, a.keep);
+    app.services.listen_now(&mut host.ep)?;
     host.run(&mut app)?;
     host.finish()?;
     println!("\n# what ackclock saw");

@@ -4,7 +4,6 @@
 //! with `--kernel` on a Linux kernel socket (no root), so that Linux's UDP is the peer.
 
 use super::args::DevArgs;
-use super::dur;
 use ackclock_apps::dgram::report::{self, RpcReport, ServerSettings};
 use ackclock_apps::dgram::{
     RpcClientApp, RpcServerApp, Schedule, StreamAppOptions, StreamReceiverApp, StreamSenderApp,
@@ -338,7 +337,7 @@ pub fn run_rpc(a: RpcArgs) -> Result<()> {
     let time = match (a.requests, a.time) {
         (Some(_), _) => None,
         (None, Some(t)) if t.is_zero() => bail!("--time 0: issue requests for longer than that"),
-        (None, Some(t)) => Some(dur(t)),
+        (None, Some(t)) => Some(Duration::from(t)),
         (None, None) => Some(Duration::from_secs(10)),
     };
     let kind = if dns { "dns" } else { "nfs" };
@@ -393,7 +392,7 @@ pub fn run_rpc_server(a: RpcServerArgs) -> Result<()> {
         Some(t) if t.is_zero() => {
             bail!("--time 0: serve for longer than that (or leave --time out: until Ctrl-C)")
         }
-        t => t.map(dur),
+        t => t.map(Duration::from),
     };
     let service = Duration::from_secs_f64(a.service_ms / 1000.0);
     let server = RpcServer::new(service, a.queue, a.max_response);
@@ -422,10 +421,10 @@ pub fn run_dgram_stream(a: DgramStreamArgs) -> Result<()> {
     let interval = super::interval_flag(a.interval)?;
     let time = match a.time {
         Some(t) if t.is_zero() => bail!("--time 0: run for longer than that"),
-        t => t.map(dur),
+        t => t.map(Duration::from),
     };
     let opts = StreamAppOptions {
-        idle_timeout: a.idle_timeout.map(dur),
+        idle_timeout: a.idle_timeout.map(Duration::from),
         interval,
         keep_intervals: a.common.json,
     };

@@ -13,11 +13,6 @@ pub use ackclock_tun::netcfg::{check_address, check_connect, check_listen, check
 use ackclock_wire::Duration;
 use anyhow::{bail, Result};
 
-/// A time from the command line in the stack's nanoseconds (saturating).
-pub fn dur(d: std::time::Duration) -> Duration {
-    Duration::from_nanos(d.as_nanos().min(u128::from(u64::MAX)) as u64)
-}
-
 /// The shortest interval of `-i`: each report is a line (a line per stream with
 /// `stream -P`), and below this the printing rather than the transfer would be measured.
 const MIN_INTERVAL: std::time::Duration = std::time::Duration::from_millis(10);
@@ -31,7 +26,7 @@ pub fn interval_flag(i: Option<std::time::Duration>) -> Result<Option<Duration>>
             "--interval-secs {}: at least 10ms (or 0 for no interval reports)",
             ackclock_units::format_time(i)
         ),
-        i => Ok(i.map(dur)),
+        i => Ok(i.map(Duration::from)),
     }
 }
 

@@ -58,6 +58,10 @@ pub fn run(service: Service, a: ServiceArgs) -> Result<()> {
         },
     );
     let mut host = Host::new(&dev)?;
+    // Open before saying so: a client let in by the banner must not find the port closed.
+    if let Err(e) = app.listen_now(&mut host.ep) {
+        bail!("cannot listen on port {port}: {e}");
+    }
     println!(
         "ackclock {}: listening on {}:{port} on {} (kernel side {}); Ctrl-C to stop",
         service.name(),
@@ -68,9 +72,6 @@ pub fn run(service: Service, a: ServiceArgs) -> Result<()> {
     let _ = std::io::stdout().flush();
     host.run(&mut app)?;
     host.finish()?;
-    if let Some(e) = app.error {
-        bail!("cannot listen on port {port}: {e}");
-    }
     let (bin, bout) = app
         .finished
         .iter()

@@ -3,7 +3,6 @@
 //! iperf3-style interval reports (`-i`) and a JSON document in iperf3 -J's shape (`--json`).
 
 use super::args::{DevArgs, TcpArgs};
-use super::dur;
 use ackclock_apps::stream::interval::Interval;
 use ackclock_apps::stream::report::{self, StreamTest};
 use ackclock_apps::stream::{
@@ -138,7 +137,7 @@ fn options(a: &StreamArgs) -> Result<(StreamOptions, Option<std::net::Ipv4Addr>)
     let interval = super::interval_flag(a.interval)?;
     let limit = match (a.bytes, a.time) {
         (Some(b), _) => Limit::Bytes(b),
-        (None, Some(t)) => Limit::Time(dur(t)),
+        (None, Some(t)) => Limit::Time(Duration::from(t)),
         (None, None) if direction == StreamDirection::Send && a.file.is_none() => {
             Limit::Time(Duration::from_secs(10))
         }
@@ -148,8 +147,8 @@ fn options(a: &StreamArgs) -> Result<(StreamOptions, Option<std::net::Ipv4Addr>)
     opts.limit = limit;
     opts.source_file = a.file.clone();
     opts.sink_file = a.out.clone();
-    opts.recv_stall = a.recv_stall.map(dur).unwrap_or(Duration::ZERO);
-    opts.connect_timeout = dur(a.connect_timeout);
+    opts.recv_stall = a.recv_stall.map(Duration::from).unwrap_or(Duration::ZERO);
+    opts.connect_timeout = Duration::from(a.connect_timeout);
     opts.parallel = a.parallel;
     opts.interval = interval;
     opts.keep_intervals = a.json;
@@ -171,6 +170,10 @@ pub fn run(a: StreamArgs) -> Result<()> {
         }));
     }
     let mut host = Host::new(&dev)?;
+    // Open before saying so: a client let in by the banner must not find the port closed.
+    if let (StreamRole::Listen(p), Err(e)) = (role, app.listen_now(&mut host.ep)) {
+        bail!("cannot listen on port {p}: {e}");
+    }
     let streams = if a.parallel > 1 {
         format!(", {} parallel streams", a.parallel)
     } else {
