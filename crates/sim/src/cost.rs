@@ -500,8 +500,8 @@ impl FlowBound {
 fn flow_bound(r: &Resolved, graph: &Graph, f: &FlowDef, t_run: f64) -> FlowBound {
     let active = (t_run - f.start_s).max(0.0);
     match &f.app {
-        AppSpec::Rpc(spec) => rpc_bound(r, graph, f, spec, &RPC_DEFAULTS, active),
-        AppSpec::Dns(spec) => rpc_bound(r, graph, f, spec, &DNS_DEFAULTS, active),
+        AppSpec::Rpc(spec) => rpc_bound(r, graph, f, spec, &RpcDefaults::of(false), active),
+        AppSpec::Dns(spec) => rpc_bound(r, graph, f, spec, &RpcDefaults::of(true), active),
         AppSpec::DatagramStream(st) => stream_bound(r, graph, f, st, active),
         AppSpec::Bulk { .. } | AppSpec::RequestResponse { .. } | AppSpec::Echo { .. } => {
             tcp_bound(r, graph, f, active)
@@ -563,23 +563,28 @@ struct RpcDefaults {
     max_transmissions: f64,
 }
 
-/// `kind = "rpc"`: NFS-like, four requests outstanding, a fixed timer.
-const RPC_DEFAULTS: RpcDefaults = RpcDefaults {
-    request_bytes: 128.0,
-    response_bytes: 1024.0,
-    outstanding: 4.0,
-    fixed_timer: true,
-    max_transmissions: 5.0,
-};
-
-/// `kind = "dns"`: one query outstanding, an adaptive timer.
-const DNS_DEFAULTS: RpcDefaults = RpcDefaults {
-    request_bytes: 40.0,
-    response_bytes: 200.0,
-    outstanding: 1.0,
-    fixed_timer: false,
-    max_transmissions: 4.0,
-};
+impl RpcDefaults {
+    /// The defaults of `kind = "rpc"` (NFS-like: four requests outstanding, a fixed timer)
+    /// or `"dns"` (one query outstanding, an adaptive timer): read from the client's own
+    /// configuration presets, which the scenario's application is built from, so that the
+    /// prediction and the run never disagree on them.
+    fn of(dns: bool) -> RpcDefaults {
+        use ackclock_dgram::rpc::{RpcClientConfig, Timer};
+        let nowhere = std::net::SocketAddrV4::new(std::net::Ipv4Addr::UNSPECIFIED, 0);
+        let c = if dns {
+            RpcClientConfig::dns(nowhere)
+        } else {
+            RpcClientConfig::nfs(nowhere)
+        };
+        RpcDefaults {
+            request_bytes: c.request_bytes as f64,
+            response_bytes: c.response_bytes as f64,
+            outstanding: c.outstanding as f64,
+            fixed_timer: matches!(c.timer, Timer::Fixed(_)),
+            max_transmissions: f64::from(c.max_transmissions),
+        }
+    }
+}
 
 /// An RPC or DNS client, `active` seconds of the run; its bound is on its responses, which
 /// come back from `to`. A slot transmits at most once per round trip or per timeout,
