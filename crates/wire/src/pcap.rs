@@ -74,6 +74,20 @@ impl LinkType {
     }
 }
 
+/// The pcapng block type of a Section Header Block, read as the first four bytes in either
+/// byte order: a pcapng file starts with it (the pcapng draft, §4.1).
+const PCAPNG_SHB: u32 = 0x0a0d_0d0a;
+
+/// What to say after "not a pcap file": how to convert, for a pcapng file only (any other
+/// file is simply not a capture).
+fn pcapng_hint(magic: u32) -> &'static str {
+    if magic == PCAPNG_SHB {
+        ": it is pcapng, which is not supported; convert it with `editcap -F pcap`"
+    } else {
+        ""
+    }
+}
+
 /// Why a pcap file cannot be read. Once [`PcapReader::next_record`] has returned one, it
 /// returns `None`.
 #[derive(Debug, Error)]
@@ -83,7 +97,7 @@ pub enum PcapError {
     Io(io::Error),
     /// The first four bytes are not a classic pcap magic number (microsecond or nanosecond,
     /// either byte order); it holds the number read.
-    #[error("not a pcap file (magic number {0:#010x}); pcapng is not supported, convert with `editcap -F pcap`")]
+    #[error("not a pcap file (magic number {magic:#010x}){hint}", magic = .0, hint = pcapng_hint(*.0))]
     BadMagic(u32),
     /// The file ends inside a header or a packet; it names which.
     #[error("file ends inside {0}")]
