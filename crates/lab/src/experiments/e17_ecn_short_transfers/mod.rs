@@ -680,7 +680,7 @@ fn cdf_plot(m: &Measured, text: &Text, out: &Path) -> Result<Figure> {
 }
 
 /// RED blue, CoDel orange, drop-tail grey; drops dashed, ECN solid.
-fn style(c: usize) -> (plotters::style::RGBColor, Mark) {
+fn style(c: usize) -> (crate::plots::RGBColor, Mark) {
     match c {
         RED_DROP => (plots::palette(0), Mark::Dashed),
         RED_ECN => (plots::palette(0), Mark::Line),
