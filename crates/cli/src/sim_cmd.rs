@@ -82,7 +82,7 @@ pub fn parse_count(s: &str) -> std::result::Result<u64, String> {
         .trim()
         .parse()
         .map_err(|_| format!("{s:?}: expected a count such as 20000000 or 2e7"))?;
-    if !(v >= 1.0) {
+    if v.is_nan() || v < 1.0 {
         return Err(format!("{s:?}: expected a count of at least 1"));
     }
     if v > u64::MAX as f64 {

@@ -478,7 +478,7 @@ while time.time() < end:
     println!("both servers ended {took:?} after SIGTERM under the flood");
     assert!(took < Duration::from_secs(3), "{took:?}");
     for (o, what) in [(&o1, "tun"), (&o2, "kernel")] {
-        let j = last_json(o);
+        let j = stdout_json(o);
         println!(
             "{what}: {} requests, {} responses, {} dropped before the server read them, {} sends refused",
             j["requests"], j["responses"], j["udp"]["receive_drops"], j["udp"]["send_refused"]

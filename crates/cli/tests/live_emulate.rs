@@ -368,7 +368,7 @@ fn ecn_with_linux_both_ways_through_a_marking_emulator() {
         + j["right_to_left"]["queue_marks"].as_u64().unwrap();
     println!("emulator: {j}");
     assert!(marks > 0, "the emulator marked nothing: {j}");
-    let (js, jr) = (last_json(&o1), last_json(&o2));
+    let (js, jr) = (stdout_json(&o1), stdout_json(&o2));
     // Our sender: Linux echoed the marks, we reduced and said CWR.
     assert_eq!(js["ecn"], true, "{o1}");
     assert!(js["ece_in"].as_u64().unwrap() > 0, "{o1}");

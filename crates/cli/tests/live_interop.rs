@@ -53,10 +53,14 @@ fn ackclock_client_sends_to_linux_byte_exact() {
     let (scode, _, serr) = srv.finish(Duration::from_secs(10));
     assert_eq!(scode, Some(0), "socat: {serr}");
     same_file(&src, &dst).unwrap();
-    assert!(out.contains("sack on, timestamps on"), "{out}");
+    // Under --json, stdout is the JSON document alone (`| jq .` reads it, as iperf3 -J's);
+    // the report's text goes to stderr.
+    let j = stdout_json(&out);
+    assert!(j["bytes"].as_u64().unwrap() > 0, "{j}");
+    assert!(err.contains("sack on, timestamps on"), "{err}");
     println!(
         "{}",
-        out.lines().find(|l| l.starts_with("goodput")).unwrap()
+        err.lines().find(|l| l.starts_with("goodput")).unwrap()
     );
 }
 
@@ -435,16 +439,16 @@ fn zero_window_from_a_slow_ackclock_reader() {
         ours[z..].iter().any(|s| s.window > 0),
         "and a window update"
     );
-    let json: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    let json: serde_json::Value = stdout_json(&out);
     assert!(json["window_updates_out"].as_u64().unwrap() >= 1, "{json}");
 }
 
 /// The `--json` document of a `stream -i ... -P N` run, checked for what iperf3's would
 /// promise: N streams in every interval and at the end, each stream's interval bytes adding
 /// up to its final bytes, every [SUM] the sum of its streams, the top level the final sum.
-/// Returns the document.
-fn check_parallel_json(out: &str, n: usize, min_intervals: usize) -> serde_json::Value {
-    let j: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+/// Returns the document. `out` is stdout (the document alone), `text` stderr (the report).
+fn check_parallel_json(out: &str, text: &str, n: usize, min_intervals: usize) -> serde_json::Value {
+    let j: serde_json::Value = stdout_json(out);
     assert_eq!(j["start"]["parallel"], n as u64, "{j}");
     let ends = j["end"]["streams"].as_array().unwrap();
     let intervals = j["intervals"].as_array().unwrap();
@@ -489,8 +493,8 @@ fn check_parallel_json(out: &str, n: usize, min_intervals: usize) -> serde_json:
     assert_eq!(j["bytes"], total, "the top level is the final sum");
     assert!((j["end"]["sum"]["elapsed_s"].as_f64().unwrap() - t).abs() < 1e-9);
     // The text says the same: a [SUM] line per interval and one at the end.
-    let sums = out.lines().filter(|l| l.starts_with("[SUM]")).count();
-    assert_eq!(sums, intervals.len() + 1, "{out}");
+    let sums = text.lines().filter(|l| l.starts_with("[SUM]")).count();
+    assert_eq!(sums, intervals.len() + 1, "{text}");
     j
 }
 
@@ -527,7 +531,7 @@ fn four_parallel_streams_with_interval_reports_to_linux() {
     ]);
     let (code, out, err) = ack.finish(SECS);
     ok(code, &out, &err);
-    let j = check_parallel_json(&out, 4, 3);
+    let j = check_parallel_json(&out, &err, 4, 3);
     // Whole 1 s intervals first, then the data acknowledged after the 3 s.
     for i in &j["intervals"].as_array().unwrap()[..3] {
         let s = i["sum"]["seconds"].as_f64().unwrap();
@@ -566,7 +570,7 @@ fn four_parallel_streams_with_interval_reports_to_linux() {
     theirs.sort_unstable();
     assert_eq!(theirs, ours, "bytes Linux received per connection");
     drop(srv);
-    println!("{}", out.lines().rfind(|l| l.starts_with("[SUM]")).unwrap());
+    println!("{}", err.lines().rfind(|l| l.starts_with("[SUM]")).unwrap());
 }
 
 /// `stream --listen -P 4 -i 0.5` receiving from four Linux senders of different sizes:
@@ -610,7 +614,7 @@ fn parallel_listener_receives_from_four_linux_senders() {
     }
     let (code, out, err) = ack.finish(Duration::from_secs(20));
     ok(code, &out, &err);
-    let j = check_parallel_json(&out, 4, 1);
+    let j = check_parallel_json(&out, &err, 4, 1);
     assert_eq!(j["start"]["test"], "TCP_MAERTS");
     let mut got: Vec<u64> = j["end"]["streams"]
         .as_array()

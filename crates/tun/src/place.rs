@@ -65,9 +65,13 @@ impl<A> Ran<A> {
     /// The end of a command's output: the counters' lines, then the JSON document when
     /// there is one (the last line of stdout).
     pub fn print_tail(&self, json: Option<serde_json::Value>) {
-        print!("{}", self.counters);
-        if let Some(j) = json {
-            println!("{j}");
+        match json {
+            // stdout holds the JSON document alone; the counters go with the text, to stderr.
+            Some(j) => {
+                eprint!("{}", self.counters);
+                println!("{j}");
+            }
+            None => print!("{}", self.counters),
         }
     }
 }

@@ -568,14 +568,18 @@ pub fn interval_header(send: bool) -> &'static str {
 }
 
 /// Prints each interval report as a line, under a header before the first: a sender's
-/// (`send`) with its allowed rate and RTT, a receiver's with its losses.
-pub fn print_intervals(send: bool) -> super::OnDgramInterval {
+/// (`send`) with its allowed rate and RTT, a receiver's with its losses; on stdout, or on
+/// stderr when stdout is kept for a JSON document (`to_stderr`).
+pub fn print_intervals(send: bool, to_stderr: bool) -> super::OnDgramInterval {
     let mut header = Some(interval_header(send));
     Box::new(move |i: &DgramInterval| {
-        if let Some(h) = header.take() {
-            println!("{h}");
+        let mut text = header.take().map(|h| format!("{h}\n")).unwrap_or_default();
+        text += &interval_line(i, send);
+        if to_stderr {
+            eprint!("{text}");
+        } else {
+            print!("{text}");
         }
-        print!("{}", interval_line(i, send));
     })
 }
 

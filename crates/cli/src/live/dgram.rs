@@ -4,6 +4,7 @@
 //! with `--kernel` on a Linux kernel socket (no root), so that Linux's UDP is the peer.
 
 use super::args::DevArgs;
+use super::say;
 use ackclock_apps::dgram::report::{self, RpcReport, ServerSettings};
 use ackclock_apps::dgram::{
     RpcClientApp, RpcServerApp, Schedule, StreamAppOptions, StreamReceiverApp, StreamSenderApp,
@@ -347,14 +348,15 @@ pub fn run_rpc(a: RpcArgs) -> Result<()> {
     };
     let app = RpcClientApp::new(cfg, kind, Schedule::live(time));
     let ran = run_datagram(app, &place, |w| {
-        println!(
-            "ackclock rpc: {kind} client ({timer_text}, rate control {}), {w} -> {}",
+        say!(
+            a.common.json,
+            "ackclock rpc: {kind} client ({timer_text}, rate control {}), {w} -> {}\n",
             a.rate_control.name(),
             a.connect
         );
     })?;
     let r = RpcReport::new(&ran.app, &ran.facts, kind, time);
-    print!("{}", r.text());
+    say!(a.common.json, "{}", r.text());
     ran.print_tail(a.common.json.then(|| r.json(&ran.facts.udp)));
     if ran.end == RunEnd::Interrupted {
         bail!("interrupted");
@@ -399,9 +401,16 @@ pub fn run_rpc_server(a: RpcServerArgs) -> Result<()> {
     let app = RpcServerApp::new(server, l.port(), Schedule::live(time));
     let ran = run_datagram(app, &place, |w| {
         let at = place.listening_at(l.port(), w);
-        println!("ackclock rpc-server: answering on {at}; Ctrl-C to stop");
+        say!(
+            a.common.json,
+            "ackclock rpc-server: answering on {at}; Ctrl-C to stop\n"
+        );
     })?;
-    print!("{}", report::server_text(&ran.app, &ran.facts));
+    say!(
+        a.common.json,
+        "{}",
+        report::server_text(&ran.app, &ran.facts)
+    );
     let set = ServerSettings {
         service_ms: a.service_ms,
         queue: a.queue,
@@ -486,15 +495,20 @@ fn stream_sender(
         opts,
     );
     if opts.interval.is_some() {
-        app.on_interval(report::print_intervals(true));
+        app.on_interval(report::print_intervals(true, a.common.json));
     }
     let ran = run_datagram(app, &place, |w| {
-        println!(
-            "ackclock dgram-stream: {} sender, {packet_bytes}-byte packets, {w} -> {c}",
+        say!(
+            a.common.json,
+            "ackclock dgram-stream: {} sender, {packet_bytes}-byte packets, {w} -> {c}\n",
             rc.name()
         );
     })?;
-    print!("{}", report::sender_text(&ran.app, &ran.facts, rc.name()));
+    say!(
+        a.common.json,
+        "{}",
+        report::sender_text(&ran.app, &ran.facts, rc.name())
+    );
     ran.print_tail(
         a.common
             .json
@@ -547,13 +561,16 @@ fn stream_receiver(
     let place = place("dgram-stream", &a.common, Some(*l.ip()), l)?;
     let mut app = StreamReceiverApp::new(l.port(), Schedule::live(time), opts);
     if opts.interval.is_some() {
-        app.on_interval(report::print_intervals(false));
+        app.on_interval(report::print_intervals(false, a.common.json));
     }
     let ran = run_datagram(app, &place, |w| {
         let at = place.listening_at(l.port(), w);
-        println!("ackclock dgram-stream: receiver on {at}; Ctrl-C to stop");
+        say!(
+            a.common.json,
+            "ackclock dgram-stream: receiver on {at}; Ctrl-C to stop\n"
+        );
     })?;
-    print!("{}", report::receiver_text(&ran.app));
+    say!(a.common.json, "{}", report::receiver_text(&ran.app));
     ran.print_tail(
         a.common
             .json

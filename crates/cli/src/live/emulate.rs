@@ -1,5 +1,6 @@
 //! `ackclock emulate`: two namespaces joined through the gateway models in real time.
 
+use super::say;
 use ackclock_tun::emulator::flags::PathFlags;
 use ackclock_tun::emulator::report;
 use ackclock_tun::{Emulator, EmulatorConfig, Topology};
@@ -195,22 +196,20 @@ pub fn run(a: EmulateArgs) -> Result<()> {
             );
         }
     }
-    println!(
-        "ackclock emulate: left netns {} ({}) <-> right netns {} ({}), interface emu0 in each",
-        a.left, a.left_addr, a.right, a.right_addr
-    );
     let describe = |p| report::describe(p, units::format_time, units::format_rate);
-    println!("  left -> right: {}", describe(&cfg.left_to_right));
-    println!("  right -> left: {}", describe(&cfg.right_to_left));
-    println!(
-        "  e.g.: ip netns exec {} iperf3 -s -D; ip netns exec {} iperf3 -c {}",
+    say!(
+        a.json,
+        "ackclock emulate: left netns {} ({}) <-> right netns {} ({}), interface emu0 in each\n  left -> right: {}\n  right -> left: {}\n  e.g.: ip netns exec {} iperf3 -s -D; ip netns exec {} iperf3 -c {}\nready (Ctrl-C to stop)\n",
+        a.left, a.left_addr, a.right, a.right_addr,
+        describe(&cfg.left_to_right),
+        describe(&cfg.right_to_left),
         a.right, a.left, a.right_addr
     );
-    println!("ready (Ctrl-C to stop)");
     let _ = std::io::stdout().flush();
     let r = emu.run(a.duration)?;
-    println!(
-        "\nran {:.3} s, cpu {:.3} s",
+    say!(
+        a.json,
+        "\nran {:.3} s, cpu {:.3} s\n",
         r.elapsed.as_secs_f64(),
         r.cpu.as_secs_f64()
     );
@@ -218,7 +217,7 @@ pub fn run(a: EmulateArgs) -> Result<()> {
         ("left -> right", &r.left_to_right, &cfg.left_to_right),
         ("right -> left", &r.right_to_left, &cfg.right_to_left),
     ] {
-        print!("{}", report::direction_text(name, s, p, r.elapsed));
+        say!(a.json, "{}", report::direction_text(name, s, p, r.elapsed));
     }
     if a.json {
         println!("{}", report::json(&r, &cfg));

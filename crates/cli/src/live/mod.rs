@@ -9,6 +9,15 @@ pub mod emulate;
 pub mod services;
 pub mod stream;
 
+/// Prints a live command's human text: to stdout, or to stderr under `--json`, whose
+/// stdout then holds the JSON document alone (as `iperf3 -J`), so `| jq .` reads it.
+macro_rules! say {
+    ($json:expr, $($t:tt)*) => {
+        if $json { eprint!($($t)*) } else { print!($($t)*) }
+    };
+}
+pub(crate) use say;
+
 pub use ackclock_tun::netcfg::{check_address, check_connect, check_listen, check_prefix};
 use ackclock_wire::Duration;
 use anyhow::{bail, Result};

@@ -3,6 +3,7 @@
 //! iperf3-style interval reports (`-i`) and a JSON document in iperf3 -J's shape (`--json`).
 
 use super::args::{DevArgs, TcpArgs};
+use super::say;
 use ackclock_apps::stream::interval::Interval;
 use ackclock_apps::stream::report::{self, StreamTest};
 use ackclock_apps::stream::{
@@ -165,8 +166,9 @@ pub fn run(a: StreamArgs) -> Result<()> {
     let mut app = StreamApp::new(opts).context("opening --file/--out")?;
     if interval.is_some() {
         let (parallel, send) = (a.parallel, test.direction == StreamDirection::Send);
+        let json = a.json;
         app.on_interval = Some(Box::new(move |i: &Interval<'_>| {
-            print!("{}", report::interval_text(i, parallel, send));
+            say!(json, "{}", report::interval_text(i, parallel, send));
         }));
     }
     let mut host = Host::new(&dev)?;
@@ -180,13 +182,21 @@ pub fn run(a: StreamArgs) -> Result<()> {
         String::new()
     };
     match role {
-        StreamRole::Listen(p) => println!(
-            "ackclock stream: {}: listening on {}:{p} on {} (kernel side {}){streams}",
-            test.name, dev.our_addr, host.device.name, dev.kernel_addr
+        StreamRole::Listen(p) => say!(
+            a.json,
+            "ackclock stream: {}: listening on {}:{p} on {} (kernel side {}){streams}\n",
+            test.name,
+            dev.our_addr,
+            host.device.name,
+            dev.kernel_addr
         ),
-        StreamRole::Connect(c) => println!(
-            "ackclock stream: {}: {} -> {c} on {} (kernel side {}){streams}",
-            test.name, dev.our_addr, host.device.name, dev.kernel_addr
+        StreamRole::Connect(c) => say!(
+            a.json,
+            "ackclock stream: {}: {} -> {c} on {} (kernel side {}){streams}\n",
+            test.name,
+            dev.our_addr,
+            host.device.name,
+            dev.kernel_addr
         ),
     }
     let _ = std::io::stdout().flush();
@@ -197,21 +207,27 @@ pub fn run(a: StreamArgs) -> Result<()> {
     let reports: Vec<&StreamReport> = app.reports().collect();
     let interrupted = end == RunEnd::Interrupted;
     if interval.is_some() || a.parallel > 1 {
-        print!("{}", report::summary_text(&test, &reports, app.total()));
+        say!(
+            a.json,
+            "{}",
+            report::summary_text(&test, &reports, app.total())
+        );
     }
     if a.parallel == 1 {
-        print!(
+        say!(
+            a.json,
             "{}",
             report::single_report(&test, reports[0], cpu, interrupted)
         );
     } else {
         let total = app.total();
-        print!(
+        say!(
+            a.json,
             "{}",
             report::parallel_report(&test, &reports, total, cpu, interrupted)
         );
     }
-    print!("{}", host.counters_text());
+    say!(a.json, "{}", host.counters_text());
     if a.json {
         let doc = report::json_document(&test, &reports, app.total(), &app.intervals, cpu);
         println!("{doc}");

@@ -99,13 +99,15 @@ impl Drop for Ns {
     }
 }
 
-/// A background process: ended (SIGKILL, by PID) and reaped on drop. Its stdout is read
-/// line by line on a thread so the pipe never fills.
+/// A background process: ended (SIGKILL, by PID) and reaped on drop. Its stdout and
+/// stderr are read line by line on threads so that no pipe fills.
 pub struct Proc {
     pub child: Child,
-    lines: mpsc::Receiver<String>,
+    lines: mpsc::Receiver<(bool, String)>,
+    /// The stdout lines read so far.
     pub out: Vec<String>,
-    err: Option<std::thread::JoinHandle<String>>,
+    /// The stderr lines read so far.
+    pub err: Vec<String>,
 }
 
 impl Proc {
@@ -115,26 +117,16 @@ impl Proc {
             .stderr(Stdio::piped());
         let mut child = c.spawn().expect("spawn");
         let (tx, rx) = mpsc::channel();
+        let tx2 = tx.clone();
         let so = child.stdout.take().unwrap();
-        std::thread::spawn(move || {
-            for l in BufReader::new(so).lines() {
-                let Ok(l) = l else { break };
-                if tx.send(l).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut se = child.stderr.take().unwrap();
-        let err = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = se.read_to_string(&mut s);
-            s
-        });
+        let se = child.stderr.take().unwrap();
+        std::thread::spawn(move || forward_lines(so, false, tx));
+        std::thread::spawn(move || forward_lines(se, true, tx2));
         Proc {
             child,
             lines: rx,
             out: Vec::new(),
-            err: Some(err),
+            err: Vec::new(),
         }
     }
 
@@ -142,18 +134,28 @@ impl Proc {
         self.child.id() as i32
     }
 
-    /// Waits (bounded) for a stdout line containing `pat`.
+    fn keep(&mut self, (is_err, l): (bool, String)) {
+        if is_err {
+            self.err.push(l);
+        } else {
+            self.out.push(l);
+        }
+    }
+
+    /// Waits (bounded) for a line containing `pat` on stdout or stderr (under `--json` the
+    /// banners are on stderr: stdout holds the JSON document alone).
     pub fn wait_line(&mut self, pat: &str, within: Duration) -> Option<String> {
         let end = Instant::now() + within;
-        if let Some(l) = self.out.iter().find(|l| l.contains(pat)) {
+        if let Some(l) = self.out.iter().chain(&self.err).find(|l| l.contains(pat)) {
             return Some(l.clone());
         }
         while let Some(left) = end.checked_duration_since(Instant::now()) {
             match self.lines.recv_timeout(left) {
                 Ok(l) => {
-                    self.out.push(l.clone());
-                    if l.contains(pat) {
-                        return Some(l);
+                    let hit = l.1.contains(pat).then(|| l.1.clone());
+                    self.keep(l);
+                    if hit.is_some() {
+                        return hit;
                     }
                 }
                 Err(_) => return None,
@@ -195,15 +197,11 @@ impl Proc {
                 }
             }
         };
+        // Both pipes close at the exit; what is still queued is read to the end.
         while let Ok(l) = self.lines.recv_timeout(Duration::from_millis(200)) {
-            self.out.push(l);
+            self.keep(l);
         }
-        let err = self
-            .err
-            .take()
-            .map(|h| h.join().unwrap_or_default())
-            .unwrap_or_default();
-        (code, self.out.join("\n"), err)
+        (code, self.out.join("\n"), self.err.join("\n"))
     }
 }
 
@@ -257,10 +255,21 @@ pub fn emulate(prefix: &str, args: &[&str]) -> (Proc, NsNames, String, String) {
     (p, names, left, right)
 }
 
-/// The last line of a command's stdout, as JSON (`--json` prints its document last).
-pub fn last_json(out: &str) -> serde_json::Value {
-    let line = out.lines().last().unwrap_or("");
-    serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: not JSON: {line}\n{out}"))
+/// A command's whole stdout as JSON: under `--json` stdout holds the JSON document and
+/// nothing else (as `iperf3 -J`), so that `| jq .` reads it.
+pub fn stdout_json(out: &str) -> serde_json::Value {
+    serde_json::from_str(out)
+        .unwrap_or_else(|e| panic!("{e}: stdout is not one JSON document:\n{out}"))
+}
+
+/// Sends each line read from `r` on `tx`, tagged with `is_err`, until the pipe closes.
+fn forward_lines(r: impl Read, is_err: bool, tx: mpsc::Sender<(bool, String)>) {
+    for l in BufReader::new(r).lines() {
+        let Ok(l) = l else { break };
+        if tx.send((is_err, l)).is_err() {
+            break;
+        }
+    }
 }
 
 /// Stops a process that runs until a signal (SIGTERM), and returns its JSON document.
@@ -269,7 +278,7 @@ pub fn stop_json(p: Proc, what: &str) -> serde_json::Value {
     let (code, out, err) = p.finish(Duration::from_secs(15));
     assert_eq!(code, Some(0), "{what}: exit {code:?}\n{out}\n{err}");
     println!("{what}:\n{out}");
-    last_json(&out)
+    stdout_json(&out)
 }
 
 /// Runs a process to its end (bounded) and returns its JSON document.
@@ -277,7 +286,7 @@ pub fn finish_json(p: Proc, what: &str, within: Duration) -> serde_json::Value {
     let (code, out, err) = p.finish(within);
     assert_eq!(code, Some(0), "{what}: exit {code:?}\n{out}\n{err}");
     println!("{what}:\n{out}");
-    last_json(&out)
+    stdout_json(&out)
 }
 
 /// `sh -c script` in an existing namespace (by name), waited for (at most 60 s).
