@@ -4,6 +4,7 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
+mod analyze_cmd;
 mod live;
 mod packetdrill_cmd;
 mod repro;
@@ -46,6 +47,10 @@ Examples:
         #[arg(long)]
         limit: Option<u64>,
     },
+    /// Analyze each TCP connection of a pcap file, as tcptrace does: bytes, goodput, RTT
+    /// percentiles, retransmissions (spurious), reordering, duplicate ACKs, window limits;
+    /// text, JSON or CSV, and time-sequence, outstanding-data, RTT and throughput figures.
+    Analyze(analyze_cmd::AnalyzeArgs),
     /// Re-run the experiments of the seed messages in the simulator: print claim, published
     /// number, our number, tolerance and verdict, and write an HTML report with the plots.
     #[command(after_help = "\
@@ -281,6 +286,7 @@ fn run() -> Result<std::process::ExitCode> {
             budget,
         } => sim_cmd::sim(&scenario, out, seed, !no_plots, pcap, &budget.budget()),
         Command::Sweep(a) => sweep::run(a),
+        Command::Analyze(a) => analyze_cmd::run(a),
         Command::Stream(a) => live::stream::run(a),
         Command::Discard(a) => live::services::run(ackclock_apps::services::Service::Discard, a),
         Command::Chargen(a) => live::services::run(ackclock_apps::services::Service::Chargen, a),
