@@ -79,6 +79,7 @@
 pub mod clock;
 pub mod demo;
 pub mod emulator;
+pub mod flags;
 pub mod host;
 pub mod kernel_udp;
 pub mod netcfg;

@@ -3,7 +3,7 @@
 //! fixed-rate stream and its receiver) in live mode, on the UDP stack of a TUN host, or
 //! with `--kernel` on a Linux kernel socket (no root), so that Linux's UDP is the peer.
 
-use super::args::DevArgs;
+use ackclock_tun::flags::DevArgs;
 use super::say;
 use ackclock_apps::dgram::report::{self, RpcReport, ServerSettings};
 use ackclock_apps::dgram::{

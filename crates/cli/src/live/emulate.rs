@@ -81,10 +81,10 @@ pub struct EmulateArgs {
     #[arg(long, default_value = "198.18.2.1")]
     pub right_addr: Ipv4Addr,
     /// Prefixes the left side routes through the emulator (default 198.18.2.0/23).
-    #[arg(long, value_parser = super::args::parse_prefix)]
+    #[arg(long, value_parser = ackclock_tun::flags::parse_prefix)]
     pub left_route: Vec<(Ipv4Addr, u8)>,
     /// Prefixes the right side routes through the emulator (default 198.18.0.0/23).
-    #[arg(long, value_parser = super::args::parse_prefix)]
+    #[arg(long, value_parser = ackclock_tun::flags::parse_prefix)]
     pub right_route: Vec<(Ipv4Addr, u8)>,
     /// Accept addresses and prefixes outside 198.18.0.0/15, the benchmarking range (RFC
     /// 2544) that live mode otherwise keeps to.

@@ -2,7 +2,6 @@
 //! the datagram ones, `rpc`, `rpc-server` and `dgram-stream` (ackclock on a Linux TUN
 //! device, or the datagram applications on a kernel socket; see the `ackclock-tun` crate).
 
-pub mod args;
 pub mod demo;
 pub mod dgram;
 pub mod emulate;

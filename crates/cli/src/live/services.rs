@@ -1,7 +1,7 @@
 //! `ackclock discard`, `chargen` and `echo`: the classic services, for nc, socat or a
 //! browser on the Linux side.
 
-use super::args::{DevArgs, TcpArgs};
+use ackclock_tun::flags::{DevArgs, TcpArgs};
 use ackclock_apps::services::{Service, ServiceOptions, ServicesApp};
 use ackclock_tun::Host;
 use ackclock_units as units;

@@ -2,7 +2,7 @@
 //! other side of the TUN device, over one connection or several at once (`-P`), with
 //! iperf3-style interval reports (`-i`) and a JSON document in iperf3 -J's shape (`--json`).
 
-use super::args::{DevArgs, TcpArgs};
+use ackclock_tun::flags::{DevArgs, TcpArgs};
 use super::say;
 use ackclock_apps::stream::interval::Interval;
 use ackclock_apps::stream::report::{self, StreamTest};

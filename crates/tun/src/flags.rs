@@ -1,11 +1,12 @@
-//! Command-line flags shared by the live commands: every `TcpConfig` knob (through the
-//! engine's `Overrides`, plus the few fields `Overrides` does not cover) and the TUN
-//! device's settings. Times, rates and sizes are read by [`ackclock_units`].
+//! The command-line flags of a live host, as clap arguments a live command flattens into its
+//! own: every `TcpConfig` knob (through the engine's `Overrides`, plus the few fields
+//! `Overrides` does not cover) and the TUN device's settings. Times, rates and sizes are
+//! read by [`ackclock_units`].
 
 use ackclock_tcp::cc::SsthreshBase;
 use ackclock_tcp::config::{CongestionName, EcnEcho, OverrideError, Overrides, RttEstimatorName};
 use ackclock_tcp::{RecoveryAlgorithm, TcpConfig};
-use ackclock_tun::DeviceConfig;
+use crate::DeviceConfig;
 use ackclock_units as units;
 use ackclock_wire::Duration;
 use anyhow::{bail, Result};
@@ -339,13 +340,13 @@ impl DevArgs {
     pub fn check_addresses(&self) -> Result<()> {
         let any = self.allow_any_address;
         if let Some(a) = self.addr {
-            super::check_address("--addr", &a, a, any)?;
+            crate::netcfg::check_address("--addr", &a, a, any)?;
         }
         if let Some(a) = self.tun_addr {
-            super::check_address("--tun-addr", &a, a, any)?;
+            crate::netcfg::check_address("--tun-addr", &a, a, any)?;
         }
         for &r in &self.routes {
-            super::check_prefix("--route", r, any)?;
+            crate::netcfg::check_prefix("--route", r, any)?;
         }
         Ok(())
     }
@@ -385,8 +386,12 @@ impl DevArgs {
     }
 }
 
+/// `--route PREFIX`: an IPv4 prefix such as 198.18.4.0/24.
+///
+/// # Errors
+/// The text is not an address, a `/` and a length of 0 to 32.
 pub fn parse_prefix(s: &str) -> Result<(Ipv4Addr, u8), String> {
-    ackclock_tun::netcfg::parse_prefix(s)
+    crate::netcfg::parse_prefix(s)
 }
 
 /// The flag of each `Overrides` field, where it is not the field name in kebab case.
