@@ -7,6 +7,9 @@
 
 #![warn(missing_docs)]
 
+mod html;
+pub use html::{figure_of_page, viewer, HTML_POINTS, HTML_ZOOM, VIEWER_CSS, VIEWER_JS};
+
 use anyhow::Result;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::coord::Shift;
@@ -67,11 +70,16 @@ const COLUMNS: usize = W as usize;
 /// its envelope and every step; a long run's millions of trace events stay a few thousand
 /// SVG path points instead of tens of megabytes of report.
 fn thin_line(v: Vec<(f64, f64)>, x0: f64, x1: f64) -> Vec<(f64, f64)> {
-    if v.len() <= 4 * COLUMNS || x1 <= x0 {
+    thin_line_at(v, x0, x1, COLUMNS)
+}
+
+/// [`thin_line`] to `columns` columns.
+fn thin_line_at(v: Vec<(f64, f64)>, x0: f64, x1: f64, columns: usize) -> Vec<(f64, f64)> {
+    if v.len() <= 4 * columns || x1 <= x0 {
         return v;
     }
-    let scale = COLUMNS as f64 / (x1 - x0);
-    let mut out = Vec::with_capacity(4 * COLUMNS);
+    let scale = columns as f64 / (x1 - x0);
+    let mut out = Vec::with_capacity(4 * columns);
     let mut i = 0;
     while i < v.len() {
         let col = ((v[i].0 - x0) * scale) as i64;
@@ -102,10 +110,21 @@ fn thin_line(v: Vec<(f64, f64)>, x0: f64, x1: f64) -> Vec<(f64, f64)> {
 /// Thins scattered markers to one per pixel of the plot area (`x0..x1` by `0..ymax`): a
 /// marker drawn twice on the same pixel is the same picture.
 fn thin_dots(v: Vec<(f64, f64)>, x0: f64, x1: f64, ymax: f64) -> Vec<(f64, f64)> {
+    thin_dots_at(v, x0, x1, ymax, (W as usize, H as usize))
+}
+
+/// [`thin_dots`] on a plot of `px` (columns, rows) pixels.
+fn thin_dots_at(
+    v: Vec<(f64, f64)>,
+    x0: f64,
+    x1: f64,
+    ymax: f64,
+    px: (usize, usize),
+) -> Vec<(f64, f64)> {
     if x1 <= x0 || ymax <= 0.0 {
         return v;
     }
-    let (sx, sy) = (f64::from(W) / (x1 - x0), f64::from(H) / ymax);
+    let (sx, sy) = (px.0 as f64 / (x1 - x0), px.1 as f64 / ymax);
     let mut seen = std::collections::HashSet::with_capacity(v.len().min(1 << 20));
     v.into_iter()
         .filter(|p| seen.insert((((p.0 - x0) * sx) as i64, (p.1 * sy) as i64)))
@@ -131,6 +150,9 @@ pub enum Mark {
     /// A vertical bar per pair of points, from the first to the second (a segment from its
     /// first sequence number to its last, as tcptrace draws it).
     Bars,
+    /// An error bar per pair of points: a thin vertical line from the first to the second,
+    /// capped at both ends (a mean's spread over seeds; see [`Series::error_bars`]).
+    ErrorBars,
 }
 
 /// One named series of points.
@@ -161,6 +183,20 @@ impl Series {
             mark,
             points,
         }
+    }
+
+    /// Error bars in `color`: for each `(x, low, high)` a capped vertical line from `low` to
+    /// `high` at `x` (drawn over the series of the means, in its colour). The legend names
+    /// it `label` (empty: not in the legend; say in the caption what the bars are).
+    pub fn error_bars(label: impl Into<String>, color: RGBColor, bars: &[(f64, f64, f64)]) -> Self {
+        Series::new(
+            label,
+            color,
+            Mark::ErrorBars,
+            bars.iter()
+                .flat_map(|&(x, lo, hi)| [(x, lo), (x, hi)])
+                .collect(),
+        )
     }
 }
 
@@ -507,8 +543,15 @@ impl Chart {
     }
 
     /// Writes the figure as an SVG file at `path` and, beside it, as a PNG of twice its size
-    /// (the same drawing; for papers and for viewers without SVG).
+    /// (the same drawing; for papers and for viewers without SVG) and as an interactive HTML
+    /// page ([`Chart::write_html`], the same stem with `.html`).
     pub fn write(&self, path: &Path) -> Result<()> {
+        self.write_static(path)?;
+        self.write_html(&path.with_extension("html"))
+    }
+
+    /// [`Chart::write`] without the HTML page: the SVG at `path` and the PNG beside it.
+    pub fn write_static(&self, path: &Path) -> Result<()> {
         register_font();
         let (w, h) = self.size();
         {
@@ -758,6 +801,17 @@ where
             vec![(mid.0, y - px(6.0)), (mid.0, y + px(6.0))],
             e.color.stroke_width(px(2.0) as u32),
         ))?,
+        Mark::ErrorBars => {
+            let st = e.color.stroke_width(px(1.5) as u32);
+            let (t, b) = (y - px(6.0), y + px(6.0));
+            root.draw(&PathElement::new(vec![(mid.0, t), (mid.0, b)], st))?;
+            for yy in [t, b] {
+                root.draw(&PathElement::new(
+                    vec![(mid.0 - px(4.0), yy), (mid.0 + px(4.0), yy)],
+                    st,
+                ))?;
+            }
+        }
     }
     Ok(())
 }
@@ -794,6 +848,10 @@ where
     let (x0, x1) = c.x;
     let (_, y1) = c.y;
     for ser in &panel.series {
+        if ser.mark == Mark::ErrorBars {
+            draw_error_bars(&mut chart, ser, c)?;
+            continue;
+        }
         if ser.mark == Mark::Bars {
             // One bar per pair; at most one bar starting on each pixel.
             let mut seen = std::collections::HashSet::new();
@@ -871,7 +929,7 @@ where
                         .map(|p| Circle::new(*p, px(3.5), col.stroke_width(w(1.2)))),
                 )?;
             }
-            Mark::Bars => {}
+            Mark::Bars | Mark::ErrorBars => {}
             Mark::Crosses => {
                 let pts = marks(pts);
                 chart.draw_series(
@@ -879,6 +937,33 @@ where
                         .map(|p| Cross::new(*p, px(5.0), col.stroke_width(w(2.0)))),
                 )?;
             }
+        }
+    }
+    Ok(())
+}
+
+/// Error bars: a capped vertical line per pair of points (none on a log axis at x <= 0).
+fn draw_error_bars<DB>(
+    chart: &mut ChartContext<DB, Cartesian2d<Axis, Axis>>,
+    ser: &Series,
+    c: &PanelCtx,
+) -> Result<()>
+where
+    DB: DrawingBackend,
+    DB::ErrorType: 'static,
+{
+    let w = ((1.5 * c.s).round() as u32).max(1);
+    let cap = (4.0 * c.s).round() as i32;
+    let st = ser.color.stroke_width(w);
+    for b in ser.points.chunks_exact(2) {
+        if !b.iter().all(|p| p.0.is_finite() && p.1.is_finite()) || (c.log_x && b[0].0 <= 0.0) {
+            continue;
+        }
+        chart.draw_series([PathElement::new(vec![b[0], b[1]], st)])?;
+        for &(x, y) in b {
+            chart.draw_series([
+                EmptyElement::at((x, y)) + PathElement::new(vec![(-cap, 0), (cap, 0)], st)
+            ])?;
         }
     }
     Ok(())
@@ -1045,6 +1130,9 @@ mod tests {
         // The PNG beside it, twice the size.
         let png = std::fs::read(d.with_extension("png")).unwrap();
         let _ = std::fs::remove_file(d.with_extension("png"));
+        let html = std::fs::read_to_string(d.with_extension("html")).unwrap();
+        let _ = std::fs::remove_file(d.with_extension("html"));
+        assert!(figure_of_page(&html).is_some_and(|f| f.contains("a ssthresh")));
         assert_eq!(&png[1..4], b"PNG");
         let dim = |i: usize| u32::from_be_bytes(png[i..i + 4].try_into().unwrap());
         assert_eq!((dim(16), dim(20)), (c.size().0 * 2, c.size().1 * 2));
