@@ -3,10 +3,10 @@
 //! `Overrides` does not cover) and the TUN device's settings. Times, rates and sizes are
 //! read by [`ackclock_units`].
 
+use crate::DeviceConfig;
 use ackclock_tcp::cc::SsthreshBase;
 use ackclock_tcp::config::{CongestionName, EcnEcho, OverrideError, Overrides, RttEstimatorName};
 use ackclock_tcp::{RecoveryAlgorithm, TcpConfig};
-use crate::DeviceConfig;
 use ackclock_units as units;
 use ackclock_wire::Duration;
 use anyhow::{bail, Result};

@@ -97,9 +97,10 @@ pub use place::{Place, Ran};
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// An operating-system operation failed (a system call, a file): what was being done
-    /// (it starts the message), and the OS error.
+    /// (it starts the message), and the OS error. The OS error is in the message and not
+    /// also a `source`: a reporter that prints the chain (anyhow's `{:#}`) said it twice.
     #[error("{0}: {1}")]
-    Io(String, #[source] std::io::Error),
+    Io(String, std::io::Error),
     /// A command we ran (`ip`, or `sysctl` through `ip netns exec`) failed or could not
     /// start.
     #[error("`{cmd}` failed: {msg}")]

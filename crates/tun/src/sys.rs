@@ -80,9 +80,16 @@ impl Tun {
         // SAFETY: TUNSETIFF reads and writes a `struct ifreq`, which IfReq lays out (40 bytes).
         cvt(unsafe { libc::ioctl(fd.as_raw_fd(), libc::TUNSETIFF, &mut req as *mut IfReq) })
             .map_err(|e| {
+                // EPERM is the missing privilege; other errors (EBUSY, EINVAL) are a name that
+                // an interface of another kind holds.
+                let hint = if e.raw_os_error() == Some(libc::EPERM) {
+                    "run ackclock as root (sudo) or give it CAP_NET_ADMIN"
+                } else {
+                    "is the name taken by a non-TUN interface?"
+                };
                 io::Error::new(
                     e.kind(),
-                    format!("cannot create TUN device {name:?}: {e} (is the name taken by a non-TUN interface?)"),
+                    format!("cannot create TUN device {name:?}: {e}: {hint}"),
                 )
             })?;
         let len = req

@@ -7,6 +7,7 @@
 //! | rate | `9600bit`, `64kbit`, `10mbit`, `1.5gbit`, `1tbit` (bits per second, as tc writes them; `/s` may follow: `10mbit/s`) | error |
 //! | size | `1500` or `1500b` (bytes), `64k` = `64KiB` = 65536, `1m` = `1MiB`, `1g` = `1GiB`, `1t` = `1TiB` (binary), `64KB` = 64000, `1MB`, `1GB`, `1TB` (decimal) | bytes |
 //! | probability | `1%`, `0.01` | a fraction |
+//! | address | `198.18.0.1:5001` (IPv4 and port) | an address without a port is refused with a hint to add `:PORT` |
 //!
 //! Numbers are decimal, with an optional fraction and exponent (`1.5`, `2e3`, `.5`), and are
 //! read exactly: `0.1s` is 100,000,000 ns. A result is rounded to the nearest unit of its
@@ -36,6 +37,7 @@
 #![warn(missing_docs)]
 
 use clap::builder::TypedValueParser;
+use std::net::{Ipv4Addr, SocketAddrV4};
 use std::time::Duration;
 
 /// Help text about units, for the `after_help` of commands whose flags take them (a macro,
@@ -403,6 +405,20 @@ pub fn parse_prob(s: &str) -> Result<f64, String> {
         return Err("a probability must be between 0 and 1 (0% to 100%)".into());
     }
     Ok(v)
+}
+
+/// An IPv4 address and port, `198.18.0.1:5001`. An address alone is refused with the hint
+/// to add `:PORT` (the standard parser's "invalid IPv4 socket address syntax" does not say
+/// what is missing).
+pub fn parse_socket_addr(s: &str) -> Result<SocketAddrV4, String> {
+    let t = s.trim();
+    if let Ok(a) = t.parse::<SocketAddrV4>() {
+        return Ok(a);
+    }
+    if t.parse::<Ipv4Addr>().is_ok() {
+        return Err(format!("no port: add one, as in {t}:5001"));
+    }
+    Err("expected an IPv4 address and port, such as 198.18.0.1:5001".into())
 }
 
 /// A time as the grammar writes it, exactly: `25ms`, `1.5s`, `2min`.

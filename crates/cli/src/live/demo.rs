@@ -2,8 +2,8 @@
 //! on a TUN device in it, and the Linux side talking to it with `nc`
 //! ([`ackclock_tun::demo`]).
 
-use ackclock_tun::flags::TcpArgs;
 use ackclock_tun::demo::{steps, DemoApp};
+use ackclock_tun::flags::TcpArgs;
 use ackclock_tun::netcfg::NetNs;
 use ackclock_tun::{DeviceConfig, Host};
 use anyhow::{bail, Result};

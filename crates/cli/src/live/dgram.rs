@@ -3,7 +3,6 @@
 //! fixed-rate stream and its receiver) in live mode, on the UDP stack of a TUN host, or
 //! with `--kernel` on a Linux kernel socket (no root), so that Linux's UDP is the peer.
 
-use ackclock_tun::flags::DevArgs;
 use super::say;
 use ackclock_apps::dgram::report::{self, RpcReport, ServerSettings};
 use ackclock_apps::dgram::{
@@ -12,6 +11,7 @@ use ackclock_apps::dgram::{
 use ackclock_apps::spec::{RateControlName, RpcSpec, StreamSpec};
 use ackclock_dgram::msg;
 use ackclock_dgram::rpc::{RpcServer, Timer};
+use ackclock_tun::flags::DevArgs;
 use ackclock_tun::place::run_datagram;
 use ackclock_tun::{Place, RunEnd};
 use ackclock_units as units;
@@ -81,7 +81,7 @@ pub struct CommonArgs {
 #[derive(clap::Args, Debug, Clone)]
 pub struct RpcArgs {
     /// The server's address and port (an `ackclock rpc-server`, on TUN or --kernel).
-    #[arg(long, value_name = "ADDR:PORT")]
+    #[arg(long, value_name = "ADDR:PORT", value_parser = units::parse_socket_addr)]
     pub connect: SocketAddrV4,
     /// The client: nfs (RPC, several outstanding, closed loop) or dns (queries, Poisson
     /// arrivals). The flags below override its defaults.
@@ -133,7 +133,7 @@ pub struct RpcArgs {
 pub struct RpcServerArgs {
     /// Answer on ADDR:PORT: ackclock's address on the TUN device, or with --kernel the
     /// address the kernel socket binds (0.0.0.0 for all).
-    #[arg(long, value_name = "ADDR:PORT")]
+    #[arg(long, value_name = "ADDR:PORT", value_parser = units::parse_socket_addr)]
     pub listen: SocketAddrV4,
     /// Time to serve one request (ms; 0: at once). Requests wait in a queue meanwhile.
     #[arg(long, value_name = "MS", default_value = "0", value_parser = units::millis())]
@@ -157,13 +157,13 @@ pub struct DgramStreamArgs {
     /// Send to a receiver at ADDR:PORT (an `ackclock dgram-stream --listen`).
     #[arg(
         long,
-        value_name = "ADDR:PORT",
+        value_name = "ADDR:PORT", value_parser = units::parse_socket_addr,
         conflicts_with = "listen",
         required_unless_present = "listen"
     )]
     pub connect: Option<SocketAddrV4>,
     /// Receive on ADDR:PORT and send feedback (RFC 5348 §6) to whoever sends there.
-    #[arg(long, value_name = "ADDR:PORT")]
+    #[arg(long, value_name = "ADDR:PORT", value_parser = units::parse_socket_addr)]
     pub listen: Option<SocketAddrV4>,
     /// Sender: tfrc (RFC 5348), aimd (the window algorithm as a rate) or none (a fixed
     /// --rate, no congestion control). Default tfrc.

@@ -1,8 +1,8 @@
 //! `ackclock discard`, `chargen` and `echo`: the classic services, for nc, socat or a
 //! browser on the Linux side.
 
-use ackclock_tun::flags::{DevArgs, TcpArgs};
 use ackclock_apps::services::{Service, ServiceOptions, ServicesApp};
+use ackclock_tun::flags::{DevArgs, TcpArgs};
 use ackclock_tun::Host;
 use ackclock_units as units;
 use anyhow::{bail, Result};
@@ -13,7 +13,7 @@ use std::net::SocketAddrV4;
 pub struct ServiceArgs {
     /// ackclock's address and port (default 198.18.0.2 and the service's well-known port:
     /// discard 9, chargen 19, echo 7).
-    #[arg(long, value_name = "ADDR:PORT")]
+    #[arg(long, value_name = "ADDR:PORT", value_parser = units::parse_socket_addr)]
     pub listen: Option<SocketAddrV4>,
     /// Exit after this many connections have finished (default: run until SIGINT/SIGTERM).
     #[arg(long)]

@@ -2,13 +2,13 @@
 //! other side of the TUN device, over one connection or several at once (`-P`), with
 //! iperf3-style interval reports (`-i`) and a JSON document in iperf3 -J's shape (`--json`).
 
-use ackclock_tun::flags::{DevArgs, TcpArgs};
 use super::say;
 use ackclock_apps::stream::interval::Interval;
 use ackclock_apps::stream::report::{self, StreamTest};
 use ackclock_apps::stream::{
     Limit, StreamApp, StreamDirection, StreamOptions, StreamReport, StreamRole, MAX_PARALLEL,
 };
+use ackclock_tun::flags::{DevArgs, TcpArgs};
 use ackclock_tun::{DeviceConfig, Host, RunEnd};
 use ackclock_units as units;
 use ackclock_wire::Duration;
@@ -32,13 +32,13 @@ pub struct StreamArgs {
     /// Wait for the Linux side to connect to ADDR:PORT (ADDR is ackclock's address).
     #[arg(
         long,
-        value_name = "ADDR:PORT",
+        value_name = "ADDR:PORT", value_parser = units::parse_socket_addr,
         conflicts_with = "connect",
         required_unless_present = "connect"
     )]
     pub listen: Option<SocketAddrV4>,
     /// Connect to a Linux server at ADDR:PORT (e.g. nc -l, socat, a discard server).
-    #[arg(long, value_name = "ADDR:PORT")]
+    #[arg(long, value_name = "ADDR:PORT", value_parser = units::parse_socket_addr)]
     pub connect: Option<SocketAddrV4>,
     /// send (TCP_STREAM) or recv (TCP_MAERTS). Default: send when connecting, recv when
     /// listening.
