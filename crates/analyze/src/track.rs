@@ -89,6 +89,7 @@ struct Dir {
     /// RTT sample needs its segment sent after every covered segment.
     acked_max_t: u64,
     highest_ack: Option<i64>,
+    fin_sent: bool,
     dup_run: u32,
     /// What the other end has reported by SACK above the cumulative ACK.
     sacked: RangeSet,
@@ -176,6 +177,37 @@ impl Dir {
             (t_rel, s as f64, e as f64, rexmit),
             tr,
         );
+    }
+
+    /// A FIN at sequence number `f`. It occupies one sequence number (RFC 9293 §3.4), so
+    /// the ACK that names `f + 1` times it as it would a data byte (tcptrace counts the
+    /// FIN in its segment the same way); a second FIN makes that sample ambiguous (Karn).
+    fn fin(&mut self, t: u64, f: i64) {
+        self.out.fins += 1;
+        self.snd_max = self.snd_max.max(f + 1);
+        let before = self.recs.range_mut(..=f).next_back();
+        if self.fin_sent {
+            if let Some((_, r)) = before.filter(|(_, r)| r.end > f) {
+                r.ambiguous = true;
+                r.t = t;
+            }
+            return;
+        }
+        self.fin_sent = true;
+        match before {
+            // The FIN came with this record's data.
+            Some((_, r)) if r.end == f && r.t == t => r.end = f + 1,
+            _ => {
+                self.recs.insert(
+                    f,
+                    Rec {
+                        end: f + 1,
+                        t,
+                        ambiguous: false,
+                    },
+                );
+            }
+        }
     }
 
     fn retransmission(&mut self, t: u64, s: i64, e: i64, overlap: u64) {
@@ -500,8 +532,7 @@ impl Conn {
             me.data(t, s, payload, peer_zero, t_rel);
         }
         if fin {
-            me.out.fins += 1;
-            me.snd_max = me.snd_max.max(s + i64::from(payload) + 1);
+            me.fin(t, s + i64::from(payload));
         }
         if let Some(ts) = opts.timestamps {
             me.tsval(t, ts.tsval);
