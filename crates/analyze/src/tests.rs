@@ -403,3 +403,22 @@ fn timestamps_give_their_own_rtt_samples() {
     let t = d.ts_rtt_ms.as_ref().unwrap();
     assert_eq!((t.count, t.p50), (1, 60.0));
 }
+
+#[test]
+fn rfc9293_a_fin_occupies_a_sequence_number_and_its_ack_is_a_sample() {
+    let fin = |mut s: Seg| {
+        s.flags = TcpFlags::ACK | TcpFlags::FIN;
+        s
+    };
+    let mut c = Cap::new();
+    c.handshake((None, None))
+        .at(100, fin(Seg::data(1, 1000)))
+        .at(150, Seg::ack(1002)) // data and FIN: a 50 ms sample
+        .at(160, fin(Seg::ack(1002)));
+    let a = c.done();
+    let d = &a.connections[0].directions[0];
+    assert_eq!(d.rtt_ms.as_ref().map(|s| (s.count, s.p50)), Some((1, 50.0)));
+    assert_eq!((d.fins, d.rexmt_pkts, d.dup_acks), (1, 0, 0));
+    // b's bare FIN, never acknowledged here: no sample.
+    assert!(a.connections[0].directions[1].rtt_ms.is_none());
+}
