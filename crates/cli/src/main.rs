@@ -1,5 +1,6 @@
 //! The `ackclock` command.
 
+use ackclock_apps::services::Service;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -139,7 +140,7 @@ Examples:
   nc -d 198.18.0.2 19 | head -n 3
 
 ", ackclock_units::units_help!()))]
-    Chargen(live::services::ServiceArgs),
+    Chargen(live::services::ChargenArgs),
     /// Live (root): the RFC 862 echo service on a TUN device.
     #[command(after_help = concat!("\
 Examples:
@@ -288,9 +289,9 @@ fn run() -> Result<std::process::ExitCode> {
         Command::Sweep(a) => sweep::run(a),
         Command::Analyze(a) => analyze_cmd::run(a),
         Command::Stream(a) => live::stream::run(a),
-        Command::Discard(a) => live::services::run(ackclock_apps::services::Service::Discard, a),
-        Command::Chargen(a) => live::services::run(ackclock_apps::services::Service::Chargen, a),
-        Command::Echo(a) => live::services::run(ackclock_apps::services::Service::Echo, a),
+        Command::Discard(a) => live::services::run(Service::Discard, a, None),
+        Command::Chargen(a) => live::services::run(Service::Chargen, a.service, a.bytes),
+        Command::Echo(a) => live::services::run(Service::Echo, a, None),
         Command::Emulate(a) => live::emulate::run(a),
         Command::LiveDemo(a) => live::demo::run(a),
         Command::Rpc(a) => live::dgram::run_rpc(a),

@@ -18,14 +18,21 @@ pub struct ServiceArgs {
     /// Exit after this many connections have finished (default: run until SIGINT/SIGTERM).
     #[arg(long)]
     pub count: Option<u64>,
-    /// chargen: close after sending this many bytes (a size: 7400, 64K, 1MB; default:
-    /// until the client closes).
-    #[arg(long, value_name = "SIZE", value_parser = units::size())]
-    pub bytes: Option<u64>,
     #[command(flatten)]
     pub tcp: TcpArgs,
     #[command(flatten)]
     pub dev: DevArgs,
+}
+
+/// chargen's flags: the services' and its own `--bytes` (only its help lists it).
+#[derive(clap::Args, Debug, Clone)]
+pub struct ChargenArgs {
+    /// Close after sending this many bytes (a size: 7400, 64K, 1MB; default: until the
+    /// client closes).
+    #[arg(long, value_name = "SIZE", value_parser = units::size())]
+    pub bytes: Option<u64>,
+    #[command(flatten)]
+    pub service: ServiceArgs,
 }
 
 impl ServiceArgs {
@@ -39,20 +46,18 @@ impl ServiceArgs {
     }
 }
 
-pub fn run(service: Service, a: ServiceArgs) -> Result<()> {
+/// Runs `service`; `chargen_bytes` is chargen's `--bytes`.
+pub fn run(service: Service, a: ServiceArgs, chargen_bytes: Option<u64>) -> Result<()> {
     a.check_addresses()?;
     let tcp = a.tcp.config()?;
     let port = a.listen.map_or(service.port(), |l| l.port());
     let dev = a.dev.device(a.listen.map(|l| *l.ip()))?;
-    if a.bytes.is_some() && service != Service::Chargen {
-        bail!("--bytes applies to chargen only");
-    }
     let mut app = ServicesApp::new(
         vec![(port, service)],
         ServiceOptions {
             tcp,
             max_conns: a.count,
-            chargen_bytes: a.bytes,
+            chargen_bytes,
             print: true,
             backlog: 64,
         },
