@@ -288,8 +288,9 @@ figcaption .files{margin-left:.6em;font-size:13px}
 .note{color:#555;font-size:13px}
 table.run th{background:none;white-space:nowrap}
 code{font-size:13px}
-</style></head><body>
-<h1>ackclock repro</h1>
+dl.verdicts{font-size:14px;display:grid;grid-template-columns:max-content 1fr;gap:2px 10px}
+dl.verdicts dt{font-weight:bold;padding:0 6px}dl.verdicts dd{margin:0}
+</style>
 "#;
 
 /// The report: the claims table at the top, then one section per experiment with the
@@ -298,6 +299,10 @@ code{font-size:13px}
 pub fn html(sections: &[Section], run: &RunInfo) -> String {
     let mut h = String::new();
     h.push_str(HEAD);
+    // The figures' viewer, once for the page (each figure holds only its data).
+    h.push_str(&ackclock_plot::viewer());
+    h.push_str("</head><body>\n<h1>ackclock repro</h1>\n");
+    verdicts_defined(&mut h);
     h.push_str(&run_section(run));
     claims_overview(&mut h, sections);
     let mut figures = 0;
@@ -306,6 +311,21 @@ pub fn html(sections: &[Section], run: &RunInfo) -> String {
     }
     h.push_str("</body></html>\n");
     h
+}
+
+/// What each verdict means, before anything counts them.
+fn verdicts_defined(h: &mut String) {
+    h.push_str("<p>Each claim gets one verdict:</p><dl class=\"verdicts\">");
+    for v in Verdict::ALL {
+        let _ = write!(
+            h,
+            "<dt class=\"{}\">{}</dt><dd>{}</dd>",
+            verdict_class(v),
+            v.word(),
+            esc(v.meaning())
+        );
+    }
+    h.push_str("</dl>\n<p class=\"note\">Figures: drag across a plot to zoom to that range of x (every panel of the figure follows, y fits what is in view), shift-drag to pan, double-click to see it all again; hover for values; click a legend entry to hide or show its series. Each figure is also a static SVG and PNG (links under it), for papers.</p>\n");
 }
 
 /// The section "Claims": how many claims got each verdict, and every claim in one table,
@@ -412,31 +432,43 @@ fn table_html(h: &mut String, t: &Table) {
     h.push_str("</table>\n");
 }
 
-/// A figure of experiment `exp`: its SVG inlined, numbered after the `figures` before it,
-/// with its caption and links to its SVG and PNG files. A figure whose SVG cannot be read
+/// A figure of experiment `exp`, numbered after the `figures` before it, with its caption
+/// and links to its SVG, PNG and HTML files: interactive (its data, from the HTML page
+/// beside the SVG, drawn by the page's viewer) with the SVG as the fallback without
+/// scripts; the SVG inlined when there is no HTML page. A figure whose SVG cannot be read
 /// is left out (and not counted).
 fn figure_html(h: &mut String, exp: &str, f: &Figure, figures: &mut usize) {
-    if let Ok(svg) = std::fs::read_to_string(&f.file) {
-        *figures += 1;
-        let svg = svg
-            .trim_start_matches(|c| c != '<')
-            .trim_start_matches("<?xml version=\"1.0\" encoding=\"UTF-8\"?>");
-        let name = f
-            .file
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let stem = name.trim_end_matches(".svg");
-        let _ = writeln!(
-            h,
-            "<figure class=\"plot\" id=\"{exp}-{stem}\">{svg}<figcaption><b>Figure {figures}.</b> {}{}<span class=\"files\"><a href=\"{exp}/{name}\">SVG</a> &middot; <a href=\"{exp}/{stem}.png\">PNG</a></span></figcaption></figure>",
-            esc(&f.caption),
-            if f.caption.is_empty() { "" } else { " " },
-            exp = esc(exp),
-            stem = esc(stem),
-            name = esc(&name),
-        );
-    }
+    let Ok(svg) = std::fs::read_to_string(&f.file) else {
+        return;
+    };
+    *figures += 1;
+    let page = std::fs::read_to_string(f.file.with_extension("html")).ok();
+    let svg = svg
+        .trim_start_matches(|c| c != '<')
+        .trim_start_matches("<?xml version=\"1.0\" encoding=\"UTF-8\"?>");
+    let name = f
+        .file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = name.trim_end_matches(".svg");
+    let (exp, stem, name) = (esc(exp), esc(stem), esc(&name));
+    let (body, html_link) = match page.as_deref().and_then(ackclock_plot::figure_of_page) {
+        Some(fig) => (
+            format!(
+                "{fig}<noscript><img src=\"{exp}/{name}\" alt=\"{}\"></noscript>",
+                esc(&f.title)
+            ),
+            format!(" &middot; <a href=\"{exp}/{stem}.html\">HTML</a>"),
+        ),
+        None => (svg.to_string(), String::new()),
+    };
+    let _ = writeln!(
+        h,
+        "<figure class=\"plot\" id=\"{exp}-{stem}\">{body}<figcaption><b>Figure {figures}.</b> {}{}<span class=\"files\"><a href=\"{exp}/{name}\">SVG</a> &middot; <a href=\"{exp}/{stem}.png\">PNG</a>{html_link}</span></figcaption></figure>",
+        esc(&f.caption),
+        if f.caption.is_empty() { "" } else { " " },
+    );
 }
 
 #[cfg(test)]

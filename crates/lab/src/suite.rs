@@ -44,6 +44,17 @@ impl Verdict {
             Verdict::Skip => "skip",
         }
     }
+    /// What the verdict means, in a sentence (the report defines each verdict with it, as
+    /// the README's "Run" section does).
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Verdict::Pass => "ours is within the stated tolerance of the published number or range",
+            Verdict::Fail => "ours is outside the tolerance, and nothing explains it: a bug, in ackclock or in the claim's measurement",
+            Verdict::Disagree => "we measured something else, and the claim's note and the experiment's discussion say why (a model detail we lack, or a claim that cannot hold as stated); not a failure",
+            Verdict::Info => "a number with no published target to hold it to, reported without a judgement",
+            Verdict::Skip => "not judged in this run (its runs are made in a full run only)",
+        }
+    }
     /// Every verdict, in the order the summary counts them.
     pub const ALL: [Verdict; 5] = [
         Verdict::Pass,

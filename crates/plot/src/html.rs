@@ -25,7 +25,7 @@ use std::path::Path;
 pub const HTML_ZOOM: usize = 16;
 
 /// The most points an interactive figure carries (beyond it, it is thinned coarser).
-pub const HTML_POINTS: usize = 60_000;
+pub const HTML_POINTS: usize = 40_000;
 
 /// The viewer's script (drawing, zoom, hover, legend), included once per page by [`viewer`].
 pub const VIEWER_JS: &str = include_str!("viewer.js");
@@ -87,9 +87,9 @@ fn num(o: &mut String, v: f64, dec: Option<usize>) {
     o.push_str(if s == "-0" { "0" } else { &s });
 }
 
-/// Digits after the point that resolve a tenth of one pixel of `span` over `px` pixels.
+/// Digits after the point that resolve half a pixel of `span` over `px` pixels.
 fn decimals(span: f64, px: f64) -> usize {
-    let r = span / px / 10.0;
+    let r = span / px / 2.0;
     if r.is_finite() && r > 0.0 {
         (-r.log10()).ceil().clamp(0.0, 12.0) as usize
     } else {
@@ -262,7 +262,7 @@ impl Chart {
         let page = format!(
             "<!doctype html><html><head><meta charset=\"utf-8\"><title>{title}</title>\n{}</head><body style=\"margin:1em\">\n{BEGIN}\n{}\n{END}\n</body></html>\n",
             viewer(),
-            self.html_figure("figure"),
+            self.html_figure(""),
         );
         std::fs::write(path, page)
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
@@ -335,10 +335,7 @@ mod tests {
         let _ = std::fs::remove_file(&p);
         assert!(page.contains("window.ackclockPlot"));
         let fig = figure_of_page(&page).unwrap();
-        assert!(
-            fig.starts_with("<div class=\"ackfig\" id=\"figure\">"),
-            "{fig}"
-        );
+        assert!(fig.starts_with("<div class=\"ackfig\"><script"), "{fig}");
         assert!(fig.contains(&c.to_json()));
         assert_eq!(figure_of_page("<html></html>"), None);
     }
@@ -355,5 +352,6 @@ mod tests {
         num(&mut o, 0.00123, None);
         assert_eq!(o, "12.5 3 0 1.23000e-3");
         assert_eq!(decimals(10.0, 1000.0), 3);
+        assert_eq!(decimals(10.0, 100.0), 2);
     }
 }
