@@ -244,6 +244,13 @@ fn place(
     Ok(Place::Tun(dev.device(our_hint)?))
 }
 
+/// Whether `at` may lie outside the live range: with --allow-any-address, or on a kernel
+/// socket at a loopback address (nothing is routed through a TUN device then, so the
+/// range's reason, never to send into a real network, does not apply).
+fn allow_any(common: &CommonArgs, at: &SocketAddrV4) -> bool {
+    common.dev.allow_any_address || (common.kernel && at.ip().is_loopback())
+}
+
 fn unspecified(port: u16) -> SocketAddrV4 {
     SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, port)
 }
@@ -329,7 +336,7 @@ fn rpc_spec(a: &RpcArgs) -> Result<RpcSpec> {
 
 /// `ackclock rpc`.
 pub fn run_rpc(a: RpcArgs) -> Result<()> {
-    super::check_connect(&a.connect, a.common.dev.allow_any_address)?;
+    super::check_connect(&a.connect, allow_any(&a.common, &a.connect))?;
     let place = place("rpc", &a.common, None, unspecified(0))?;
     let dns = a.kind == RpcKind::Dns;
     let cfg = rpc_spec(&a)?.client_config(dns, a.connect, Instant::ZERO, a.seed);
@@ -378,7 +385,7 @@ pub fn run_rpc(a: RpcArgs) -> Result<()> {
 /// `ackclock rpc-server`.
 pub fn run_rpc_server(a: RpcServerArgs) -> Result<()> {
     let l = a.listen;
-    super::check_listen(&l, a.common.dev.allow_any_address)?;
+    super::check_listen(&l, allow_any(&a.common, &l))?;
     if l.port() == 0 && !a.common.kernel {
         bail!(
             "--listen {l}: give the port the clients send to (e.g. {}:2049)",
@@ -453,7 +460,7 @@ fn stream_sender(
     time: Option<Duration>,
     opts: &StreamAppOptions,
 ) -> Result<()> {
-    super::check_connect(&c, a.common.dev.allow_any_address)?;
+    super::check_connect(&c, allow_any(&a.common, &c))?;
     if a.idle_timeout.is_some() {
         bail!(
             "--idle-timeout is the receiver's (with --listen); a sender stops at --time or --bytes"
@@ -539,7 +546,7 @@ fn stream_receiver(
     time: Option<Duration>,
     opts: &StreamAppOptions,
 ) -> Result<()> {
-    super::check_listen(&l, a.common.dev.allow_any_address)?;
+    super::check_listen(&l, allow_any(&a.common, &l))?;
     for (flag, given) in [
         ("rate-control", a.rate_control.is_some()),
         ("rate", a.rate.is_some()),
