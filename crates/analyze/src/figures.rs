@@ -1,4 +1,5 @@
-//! Each connection's figures, drawn with `ackclock-plot` (SVG and PNG): per direction that
+//! Each connection's figures, drawn with `ackclock-plot` (SVG, PNG and an interactive HTML
+//! page: zoom a time range, hover for values, toggle series): per direction that
 //! carried data, a time-sequence diagram as tcptrace draws it, outstanding data against the
 //! receive window, RTT samples over time, and throughput.
 
@@ -12,7 +13,7 @@ use std::path::{Path, PathBuf};
 const THROUGHPUT_BINS: usize = 100;
 
 /// Writes every connection's figures into `dir` (created if needed); returns the SVG files
-/// written (each has a PNG beside it). Files are named
+/// written (each has a PNG and an interactive HTML page beside it). Files are named
 /// `conn<N>-<a2b|b2a>-<tseq|outstanding|rtt|throughput>.svg`, as tcptrace names its
 /// graphs by direction.
 ///

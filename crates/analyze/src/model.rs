@@ -173,7 +173,10 @@ pub struct Direction {
     pub rtt_ms: Option<Summary>,
     /// RTT samples from timestamps (RFC 7323 §4): an ACK that acknowledges new data and
     /// echoes, for the first time, a TSval this direction sent, against the time the
-    /// first segment with that TSval was sent. `None`: no timestamps, or no sample.
+    /// first segment with that TSval was sent. It includes the receiver's delayed-ACK wait:
+    /// the receiver echoes the earliest unacknowledged segment's TSval on purpose (RFC 7323
+    /// §4.3), so these samples run above [`rtt_ms`](Self::rtt_ms), whose segment is the
+    /// one the ACK ends. `None`: no timestamps, or no sample.
     pub ts_rtt_ms: Option<Summary>,
     /// The handshake's RTT, ms: from this side's SYN (sent once) to the segment that
     /// acknowledged it (tcptrace's "RTT from 3WHS", which tcptrace also counts among its

@@ -52,7 +52,10 @@ pub fn run(a: AnalyzeArgs) -> Result<()> {
             .out
             .unwrap_or_else(|| PathBuf::from("out/analyze").join(stem));
         let n = ackclock_analyze::figures::write_all(&an, &dir)?.len();
-        eprintln!("{n} figures (SVG and PNG) in {}", dir.display());
+        eprintln!(
+            "{n} figures (SVG, PNG, interactive HTML) in {}",
+            dir.display()
+        );
     }
     Ok(())
 }

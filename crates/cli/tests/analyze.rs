@@ -307,7 +307,7 @@ fn analyze_writes_text_csv_and_figures() {
         "{text}"
     );
     for kind in ["tseq", "outstanding", "rtt", "throughput"] {
-        for ext in ["svg", "png"] {
+        for ext in ["svg", "png", "html"] {
             let f = figs.join(format!("conn1-a2b-{kind}.{ext}"));
             assert!(f.exists(), "{} missing", f.display());
         }
