@@ -131,9 +131,10 @@ pub struct Direction {
     /// out of order rather than as a retransmission). tcptrace's "outoforder pkts".
     pub out_of_order_pkts: u64,
     /// ACKs of this direction's data (sent by the other end) whose acknowledgment number
-    /// equals the highest one before it, once some data has been acknowledged and while it
-    /// does not pass the data sent (tcptrace's "duplicate acks": with or without data or a
-    /// window change, wider than RFC 5681's definition).
+    /// equals the highest one before it and whose window equals the one its sender
+    /// advertised last, once some data has been acknowledged and while it does not pass the
+    /// data sent (tcptrace's "duplicate acks"; wider than RFC 5681's, which also asks for
+    /// no data and outstanding data).
     pub dup_acks: u64,
     /// Third duplicate ACKs in a row that carry no data ("triple dupacks").
     pub triple_dup_acks: u64,

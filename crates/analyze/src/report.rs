@@ -82,12 +82,12 @@ fn connection(o: &mut String, c: &Connection) {
             (true, false) => ", no window scaling",
         }
     );
-    for d in &c.directions {
-        direction(o, d);
-    }
+    direction(o, &c.directions[0], &c.directions[1]);
+    direction(o, &c.directions[1], &c.directions[0]);
 }
 
-fn direction(o: &mut String, d: &Direction) {
+/// One direction `d`; `back` is the other, whose ACKs carried the SACK blocks about `d`.
+fn direction(o: &mut String, d: &Direction, back: &Direction) {
     if d.data_pkts == 0 {
         let _ = writeln!(o, "  {} > {}: no data, {} packets", d.from, d.to, d.packets);
         return;
@@ -121,8 +121,8 @@ fn direction(o: &mut String, d: &Direction) {
     );
     let _ = writeln!(
         o,
-        "    duplicate ACKs {} (triple {}), SACK blocks: in {} of its packets; zero windows advertised {}",
-        d.dup_acks, d.triple_dup_acks, d.sack_pkts, d.zero_window_adv
+        "    duplicate ACKs {} (triple {}); SACK options in {} ACKs (D-SACK {}); zero windows advertised to it {}",
+        d.dup_acks, d.triple_dup_acks, back.sack_pkts, back.dsack_pkts, back.zero_window_adv
     );
     let l = &d.limits;
     let _ = writeln!(

@@ -422,3 +422,18 @@ fn rfc9293_a_fin_occupies_a_sequence_number_and_its_ack_is_a_sample() {
     // b's bare FIN, never acknowledged here: no sample.
     assert!(a.connections[0].directions[1].rtt_ms.is_none());
 }
+
+#[test]
+fn a_window_update_is_no_duplicate_ack() {
+    let mut grown = Seg::ack(1001);
+    grown.window = 60000;
+    let mut c = Cap::new();
+    c.handshake((None, None))
+        .at(100, Seg::data(1, 1000))
+        .at(101, Seg::data(1001, 1000))
+        .at(150, Seg::ack(1001))
+        .at(151, grown) // the same ACK, a new window: an update
+        .at(152, grown); // and again: a duplicate
+    let d = &c.done().connections[0].directions[0];
+    assert_eq!(d.dup_acks, 1);
+}

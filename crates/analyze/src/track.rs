@@ -67,6 +67,22 @@ fn push<T>(v: &mut Vec<T>, x: T, truncated: &mut bool) {
     }
 }
 
+/// What an ACK says about the data it acknowledges.
+struct Ack {
+    /// When captured, ns.
+    t: u64,
+    /// The acknowledgment number, relative to the data's ISN.
+    a: i64,
+    /// The ACK carries data of its own.
+    has_data: bool,
+    /// Its window is the one its sender advertised last.
+    same_window: bool,
+    /// Its TSecr.
+    tsecr: Option<u32>,
+    /// When captured, s since the connection's first packet.
+    t_rel: f64,
+}
+
 /// One direction's state.
 #[derive(Default)]
 struct Dir {
@@ -263,7 +279,8 @@ impl Dir {
 
     /// An ACK of this direction's data, sent by the other end: RTT samples, duplicate
     /// ACKs. Returns whether it acknowledged new data.
-    fn ack(&mut self, t: u64, a: i64, has_data: bool, tsecr: Option<u32>, t_rel: f64) -> bool {
+    fn ack(&mut self, k: &Ack) -> bool {
+        let (t, a, t_rel) = (k.t, k.a, k.t_rel);
         if let Some(syn_t) = self.syn_t.take() {
             if a >= 1 {
                 self.out.handshake_rtt_ms = Some((t - syn_t) as f64 / 1e6);
@@ -275,10 +292,13 @@ impl Dir {
             Some(h) if a < h => return false,
             Some(h) if a == h => {
                 let some_acked = self.first_data.is_some_and(|f| h > f);
-                if some_acked && a <= self.data_end {
+                // tcptrace's duplicate: the same acknowledgment number and the same window
+                // (a window update is no duplicate, as RFC 5681 §2 (d) says too), with or
+                // without data.
+                if some_acked && a <= self.data_end && k.same_window {
                     self.out.dup_acks += 1;
                     self.dup_run += 1;
-                    if self.dup_run == 3 && !has_data {
+                    if self.dup_run == 3 && !k.has_data {
                         self.out.triple_dup_acks += 1;
                     }
                     let tr = &mut self.series.truncated;
@@ -295,7 +315,7 @@ impl Dir {
         self.dup_run = 0;
         self.sacked.remove_below(a);
         self.cover(t, a, t_rel);
-        if let Some(ecr) = tsecr {
+        if let Some(ecr) = k.tsecr {
             self.ts_sample(t, ecr, t_rel);
         }
         true
@@ -546,6 +566,7 @@ impl Conn {
         // This side's window: scaled except on a SYN (RFC 7323 §2.2).
         let in_effect = self.scaling_in_effect();
         let (me, peer) = split(&mut self.dirs, d);
+        let prev_window = me.window;
         if has_ack && !rst {
             let shift = if syn || !in_effect {
                 0
@@ -571,7 +592,14 @@ impl Conn {
         if has_ack && peer.base.is_some() {
             let a = peer.rel(seg.ack());
             let tsecr = opts.timestamps.map(|t| t.tsecr);
-            peer.ack(t, a, payload > 0, tsecr, t_rel);
+            peer.ack(&Ack {
+                t,
+                a,
+                has_data: payload > 0,
+                same_window: prev_window == me.window,
+                tsecr,
+                t_rel,
+            });
             if !opts.sack.is_empty() && peer.sack(opts.sack.as_slice(), a, t_rel) {
                 me.out.dsack_pkts += 1;
             }
