@@ -47,6 +47,10 @@ Examples:
         /// Print at most this many packets (the summary still counts all).
         #[arg(long)]
         limit: Option<u64>,
+        /// Print sequence and ACK numbers as on the wire (tcpdump's -S); by default they
+        /// are relative to each side's initial sequence number, as tcpdump prints them.
+        #[arg(short = 'S', long)]
+        absolute: bool,
     },
     /// Analyze each TCP connection of a pcap file, as tcptrace does: bytes, goodput, RTT
     /// percentiles, retransmissions (spurious), reordering, duplicate ACKs, window limits;
@@ -238,7 +242,11 @@ fn run() -> Result<std::process::ExitCode> {
     };
     match command {
         Command::Packetdrill(_) => unreachable!("handled above"),
-        Command::Decode { file, limit } => {
+        Command::Decode {
+            file,
+            limit,
+            absolute,
+        } => {
             let f = std::fs::File::open(&file).map_err(|e| {
                 anyhow::anyhow!(
                     "{}: cannot read: {}",
@@ -250,7 +258,12 @@ fn run() -> Result<std::process::ExitCode> {
                 anyhow::bail!("{}: cannot read: Is a directory", file.display());
             }
             let stdout = std::io::stdout();
-            ackclock_wire::listing::list(std::io::BufReader::new(f), &mut stdout.lock(), limit)
+            let seq = if absolute {
+                ackclock_wire::listing::SeqNumbers::Absolute
+            } else {
+                ackclock_wire::listing::SeqNumbers::Relative
+            };
+            ackclock_wire::listing::list(std::io::BufReader::new(f), &mut stdout.lock(), limit, seq)
                 .with_context(|| file.display().to_string())
         }
         Command::Repro {

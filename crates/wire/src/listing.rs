@@ -3,9 +3,10 @@
 
 use crate::pcap::{LinkType, PcapError, PcapReader};
 use crate::{parse_ipv4_tcp, Ipv4Packet, TcpOption, TcpSegment, WireError, IPPROTO_TCP};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::io::{Read, Write};
+use std::net::Ipv4Addr;
 
 /// Why a listing stopped.
 #[derive(Debug, thiserror::Error)]
@@ -27,16 +28,86 @@ pub enum ListError {
     },
 }
 
+/// How sequence and acknowledgment numbers are printed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SeqNumbers {
+    /// Relative, as tcpdump prints them by default: per connection, from the SYN-ACK (or,
+    /// when the handshake was not captured, the first packet that carries an ACK), each
+    /// side's numbers count from its initial sequence number: the sender's from that
+    /// packet's sequence number, the receiver's from its acknowledgment number minus one.
+    /// So the handshake's last ACK reads `ack 1`. Packets with SYN, and those before the
+    /// bases are known, are printed absolute. SACK blocks are relative too.
+    #[default]
+    Relative,
+    /// As on the wire (tcpdump's `-S`).
+    Absolute,
+}
+
+/// One end of a connection: address and port.
+type End = (Ipv4Addr, u16);
+
+/// The sequence-number bases of the connections seen: keyed by the ends of the packet that
+/// set them (sender, receiver), the sender's base and the receiver's.
+#[derive(Default)]
+struct Bases(HashMap<(End, End), (u32, u32)>);
+
+impl Bases {
+    /// The bases of `seg` from `a` to `b`, (its sequence numbers', its ACK's); `None`
+    /// when the packet is printed absolute (no ACK before, or this one sets them).
+    fn of(
+        &mut self,
+        a: End,
+        b: End,
+        seg: &TcpSegment<'_>,
+    ) -> Option<(u32, u32)> {
+        let flags = seg.flags();
+        if flags.contains(crate::TcpFlags::SYN) {
+            // A SYN is printed absolute and (re)starts the connection's numbering: a SYN
+            // clears it, a SYN-ACK sets it from its own numbers (a retransmitted SYN-ACK
+            // sets the same bases again).
+            self.0.remove(&(b, a));
+            if flags.contains(crate::TcpFlags::ACK) {
+                self.0
+                    .insert((a, b), (seg.seq(), seg.ack().wrapping_sub(1)));
+            } else {
+                self.0.remove(&(a, b));
+            }
+            return None;
+        }
+        if !flags.contains(crate::TcpFlags::ACK) {
+            return None;
+        }
+        if let Some(&(s, r)) = self.0.get(&(a, b)) {
+            return Some((s, r));
+        }
+        if let Some(&(s, r)) = self.0.get(&(b, a)) {
+            return Some((r, s));
+        }
+        // The handshake was not captured: this packet sets the bases and is printed
+        // absolute. Bounded by the capture: one entry per connection seen.
+        self.0
+            .insert((a, b), (seg.seq(), seg.ack().wrapping_sub(1)));
+        None
+    }
+}
+
 /// Lists the TCP/IPv4 packets of the pcap `input` on `out`, one line each as tcpdump
-/// writes them (`limit`: at most this many), then a summary: the packets, how many were
-/// TCP/IPv4, malformed (by reason, as [`crate::WireError`] names it) or not IPv4. A record
-/// cut by the snap length is listed from its headers, not counted malformed.
+/// writes them (`limit`: at most this many; `seq`: relative or absolute numbers), then a
+/// summary: the packets, how many were TCP/IPv4, malformed (by reason, as
+/// [`crate::WireError`] names it) or not IPv4. A record cut by the snap length is listed
+/// from its headers, not counted malformed.
 ///
 /// # Errors
 /// The file is not a pcap, `out` fails, or a record is broken: what came before it is
 /// listed and summarised first.
-pub fn list<R: Read, W: Write>(input: R, out: &mut W, limit: Option<u64>) -> Result<(), ListError> {
+pub fn list<R: Read, W: Write>(
+    input: R,
+    out: &mut W,
+    limit: Option<u64>,
+    seq: SeqNumbers,
+) -> Result<(), ListError> {
     let mut reader = PcapReader::new(input)?;
+    let mut bases = Bases::default();
     let link = reader.link_type();
     let mut total = 0u64;
     let mut tcp = 0u64;
@@ -78,8 +149,21 @@ pub fn list<R: Read, W: Write>(input: R, out: &mut W, limit: Option<u64>) -> Res
                     continue;
                 }
                 line.clear();
-                listing(&mut line, rec.ts.as_nanos(), &ip, seg.as_ref(), payload_len)
-                    .expect("formatting into a String");
+                let base = match (seq, seg.as_ref()) {
+                    (SeqNumbers::Relative, Some(s)) => {
+                        bases.of((ip.src(), s.src_port()), (ip.dst(), s.dst_port()), s)
+                    }
+                    _ => None,
+                };
+                listing(
+                    &mut line,
+                    rec.ts.as_nanos(),
+                    &ip,
+                    seg.as_ref(),
+                    payload_len,
+                    base,
+                )
+                .expect("formatting into a String");
                 writeln!(out, "{line}")?;
             }
             Err(e) => {
@@ -131,14 +215,17 @@ fn captured(
 }
 
 /// One packet's line: time, addresses, flags, sequence range, ACK, window, options and the
-/// data length, as tcpdump writes them.
+/// data length, as tcpdump writes them; `base`: the numbers are printed relative to these
+/// (the sender's sequence numbers', the ACK's and SACK blocks').
 fn listing(
     line: &mut String,
     t: u64,
     ip: &Ipv4Packet<'_>,
     seg: Option<&TcpSegment<'_>>,
     payload_len: usize,
+    base: Option<(u32, u32)>,
 ) -> std::fmt::Result {
+    let (sb, ab) = base.unwrap_or((0, 0));
     write!(line, "{}.{:09} ", t / 1_000_000_000, t % 1_000_000_000)?;
     let Some(s) = seg else {
         // The snap length cut the TCP header: the addresses, and the ports if captured.
@@ -156,19 +243,28 @@ fn listing(
     };
     write!(
         line,
-        "{}:{} > {}:{} Flags [{}], seq {}",
+        "{}:{} > {}:{} Flags [{}]",
         ip.src(),
         s.src_port(),
         ip.dst(),
         s.dst_port(),
         s.flags(),
-        s.seq()
     )?;
+    // As tcpdump: a segment without data, SYN, FIN or RST (a pure ACK) has no sequence
+    // number worth a column.
+    let numbered = crate::TcpFlags::SYN | crate::TcpFlags::FIN | crate::TcpFlags::RST;
+    if payload_len > 0 || s.flags().intersects(numbered) {
+        write!(line, ", seq {}", s.seq().wrapping_sub(sb))?;
+    }
     if payload_len > 0 {
-        write!(line, ":{}", s.seq().wrapping_add(payload_len as u32))?;
+        write!(
+            line,
+            ":{}",
+            s.seq().wrapping_add(payload_len as u32).wrapping_sub(sb)
+        )?;
     }
     if s.flags().contains(crate::TcpFlags::ACK) {
-        write!(line, ", ack {}", s.ack())?;
+        write!(line, ", ack {}", s.ack().wrapping_sub(ab))?;
     }
     write!(line, ", win {}", s.window())?;
     let opts: Vec<String> = s
@@ -180,11 +276,18 @@ fn listing(
             Ok(TcpOption::WindowScale(w)) => format!("wscale {w}"),
             Ok(TcpOption::SackPermitted) => "sackOK".into(),
             Ok(TcpOption::Sack(b)) => {
+                // tcpdump's form: the number of blocks, then each block in braces.
                 let v: Vec<String> = b
                     .iter()
-                    .map(|b| format!("{}:{}", b.left, b.right))
+                    .map(|b| {
+                        format!(
+                            "{{{}:{}}}",
+                            b.left.wrapping_sub(ab),
+                            b.right.wrapping_sub(ab)
+                        )
+                    })
                     .collect();
-                format!("sack {}", v.join(" "))
+                format!("sack {} {}", v.len(), v.concat())
             }
             Ok(TcpOption::Timestamps(t)) => {
                 format!("TS val {} ecr {}", t.tsval, t.tsecr)
