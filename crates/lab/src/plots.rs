@@ -219,63 +219,97 @@ pub fn time_sequence_titled(
     chart.write(path)
 }
 
-/// cwnd (solid) and ssthresh (dashed, same colour) of every flow, in KB.
+/// cwnd (solid) and ssthresh (dashed, same colour) of every flow, in KB; one panel per
+/// flow when there are more than [`SMALL_MULTIPLES`] flows.
 pub fn cwnd(r: &RunResult, path: &Path) -> Result<()> {
     cwnd_titled(r, path, "congestion window (solid) and ssthresh (dashed)")
 }
 
+/// Above this many flows, [`cwnd`] draws small multiples (a panel per flow, all on the same
+/// axes) instead of every flow's two lines on one plot.
+pub const SMALL_MULTIPLES: usize = 4;
+
+/// One flow's cwnd (a solid step line labelled `labels.0`) and ssthresh (dashed, in pieces
+/// where it is set, the first labelled `labels.1`), in KB, in `col`.
+fn window_series(
+    ev: &[ackclock_tcp::TraceEvent],
+    col: RGBColor,
+    labels: (String, String),
+) -> Vec<Series> {
+    let c = step_path(
+        ev.iter()
+            .map(|e| (secs(e.time), f64::from(e.cwnd.min(1 << 30)) / 1024.0)),
+    );
+    let mut series = vec![Series::new(labels.0, col, Mark::Line, c)];
+    // ssthresh, in pieces where it is set (it starts "infinite").
+    let mut piece: Vec<(f64, f64)> = Vec::new();
+    let mut label = Some(labels.1);
+    let mut flush = |piece: &mut Vec<(f64, f64)>, series: &mut Vec<Series>| {
+        if !piece.is_empty() {
+            series.push(Series::new(
+                label.take().unwrap_or_default(),
+                col,
+                Mark::Dashed,
+                step_path(piece.drain(..)),
+            ));
+        }
+    };
+    for e in ev {
+        if e.ssthresh < (1 << 30) {
+            piece.push((secs(e.time), f64::from(e.ssthresh) / 1024.0));
+        } else {
+            flush(&mut piece, &mut series);
+        }
+    }
+    flush(&mut piece, &mut series);
+    series
+}
+
 /// [`cwnd`] with a title.
 pub fn cwnd_titled(r: &RunResult, path: &Path, title: &str) -> Result<()> {
-    let mut series = Vec::new();
-    let mut end: f64 = 1e-3;
-    for (i, ev) in r.traces.iter().enumerate() {
-        let col = palette(i);
-        let name = &r.summary.flows[i].name;
-        if let Some(e) = ev.last() {
-            end = end.max(secs(e.time));
-        }
-        let c = step_path(
-            ev.iter()
-                .map(|e| (secs(e.time), f64::from(e.cwnd.min(1 << 30)) / 1024.0)),
-        );
-        series.push(Series::new(format!("{name} cwnd"), col, Mark::Line, c));
-        // ssthresh, in pieces where it is set (it starts "infinite").
-        let mut piece: Vec<(f64, f64)> = Vec::new();
-        let mut first = true;
-        let flush = |piece: &mut Vec<(f64, f64)>, first: &mut bool, series: &mut Vec<Series>| {
-            if !piece.is_empty() {
-                let label = if *first {
-                    format!("{name} ssthresh")
-                } else {
-                    String::new()
-                };
-                series.push(Series::new(
-                    label,
-                    col,
-                    Mark::Dashed,
-                    step_path(piece.drain(..)),
-                ));
-                *first = false;
-            }
-        };
-        for e in ev {
-            if e.ssthresh < (1 << 30) {
-                piece.push((secs(e.time), f64::from(e.ssthresh) / 1024.0));
-            } else {
-                flush(&mut piece, &mut first, &mut series);
-            }
-        }
-        flush(&mut piece, &mut first, &mut series);
-    }
+    let end = r
+        .traces
+        .iter()
+        .filter_map(|ev| ev.last().map(|e| secs(e.time)))
+        .fold(1e-3, f64::max);
+    let many = r.traces.len() > SMALL_MULTIPLES;
+    let panels = if many {
+        r.traces
+            .iter()
+            .enumerate()
+            .map(|(i, ev)| Panel {
+                name: r.summary.flows[i].name.clone(),
+                series: window_series(ev, palette(0), ("cwnd".into(), "ssthresh".into())),
+            })
+            .collect()
+    } else {
+        vec![Panel {
+            name: String::new(),
+            series: r
+                .traces
+                .iter()
+                .enumerate()
+                .flat_map(|(i, ev)| {
+                    let name = &r.summary.flows[i].name;
+                    window_series(
+                        ev,
+                        palette(i),
+                        (format!("{name} cwnd"), format!("{name} ssthresh")),
+                    )
+                })
+                .collect(),
+        }]
+    };
     Chart {
-        title: title.to_string(),
+        title: if many {
+            format!("{title}, one panel per flow")
+        } else {
+            title.to_string()
+        },
         x_desc: "time (s)".into(),
         y_desc: "window (KB)".into(),
         x_range: Some((0.0, end)),
-        panels: vec![Panel {
-            name: String::new(),
-            series,
-        }],
+        panels,
         ..Chart::default()
     }
     .write(path)

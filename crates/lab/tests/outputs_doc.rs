@@ -200,12 +200,17 @@ fn the_outputs_are_as_docs_outputs_md_says() {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .filter(|n| n != "scenario.toml")
             .collect();
-        // Each SVG has its PNG beside it.
+        // Each SVG has its PNG and its interactive HTML page beside it.
         for svg in written.iter().filter(|n| n.ends_with(".svg")) {
-            let png = svg.replace(".svg", ".png");
-            assert!(written.contains(&png), "{dir}: {png} missing beside {svg}");
+            for ext in [".png", ".html"] {
+                let other = svg.replace(".svg", ext);
+                assert!(
+                    written.contains(&other),
+                    "{dir}: {other} missing beside {svg}"
+                );
+            }
         }
-        written.retain(|n| !n.ends_with(".png"));
+        written.retain(|n| !n.ends_with(".png") && !n.ends_with(".html"));
         written.sort();
         let mut named_sorted: Vec<String> = named.iter().map(|s| s.to_string()).collect();
         named_sorted.sort();
