@@ -82,6 +82,11 @@ Examples:
         /// List the experiments and exit.
         #[arg(long)]
         list: bool,
+        /// Refuse to start a suite of more simulator runs than this (counted before any is
+        /// planned, so an absurd --seeds is refused at once; the message gives the default
+        /// suite's count).
+        #[arg(long, value_name = "N", default_value = "100000", value_parser = sim_cmd::parse_count)]
+        max_runs: u64,
     },
     /// Run a scenario file in the simulator: print a summary table and write summary.json,
     /// CSV time series, pcap files and SVG plots into the output directory.
@@ -273,6 +278,7 @@ fn run() -> Result<std::process::ExitCode> {
             check,
             seeds,
             list,
+            max_runs,
         } => {
             if list {
                 for e in ackclock_lab::experiments::experiments() {
@@ -289,6 +295,7 @@ fn run() -> Result<std::process::ExitCode> {
                     render: true,
                 },
                 check,
+                max_runs,
             )
         }
         Command::Sim {
