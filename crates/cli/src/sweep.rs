@@ -41,6 +41,9 @@ pub struct SweepArgs {
     /// Output directory (default: `out/sweep/<scenario name>`).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Refuse a sweep of more runs than this, counted before any is made.
+    #[arg(long, value_name = "N", default_value = "1000000", value_parser = parse_count)]
+    pub max_runs: u64,
     #[command(flatten)]
     pub budget: BudgetArgs,
 }
@@ -117,6 +120,9 @@ pub struct PlanArgs {
     /// Container image of the Kubernetes job (built by the repository's Dockerfile).
     #[arg(long, default_value = concat!("ackclock:", env!("CARGO_PKG_VERSION")))]
     pub image: String,
+    /// Refuse a sweep of more runs than this, counted before any is made.
+    #[arg(long, value_name = "N", default_value = "1000000", value_parser = parse_count)]
+    pub max_runs: u64,
     #[command(flatten)]
     pub budget: BudgetArgs,
 }
@@ -165,6 +171,7 @@ pub fn run(args: SweepArgs) -> Result<()> {
                 args.seeds,
                 args.out,
                 &args.budget.budget(),
+                args.max_runs,
             )
         }
         Some(SweepCommand::Plan(a)) => ackclock_sweep::plan_dir(
@@ -179,6 +186,7 @@ pub fn run(args: SweepArgs) -> Result<()> {
                 image: a.image,
             },
             &a.budget.budget(),
+            a.max_runs,
         ),
         Some(SweepCommand::Run(a)) => {
             let (selection, source) =

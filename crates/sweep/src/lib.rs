@@ -35,8 +35,10 @@ use anyhow::{anyhow, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use plan::Param;
 use rayon::prelude::*;
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 /// Runs one scenario quietly: no files, no progress bar.
 ///
@@ -60,7 +62,8 @@ pub fn default_out(path: &Path) -> PathBuf {
 /// directory (default: `out/sweep/<scenario name>`), with the schedulers' files of `emit`.
 ///
 /// # Errors
-/// A bad scenario or value, a run over `budget`, a directory that holds another plan.
+/// More than `max_runs` runs (refused before any is made), a bad scenario or value, a run
+/// over `budget`, a directory that holds another plan.
 #[allow(clippy::too_many_arguments)]
 pub fn plan_dir(
     path: &Path,
@@ -70,7 +73,9 @@ pub fn plan_dir(
     backends: &[emit::Backend],
     options: &emit::Options,
     budget: &Budget,
+    max_runs: u64,
 ) -> Result<()> {
+    plan::check_runs(params, seeds, max_runs)?;
     let (text, runs) = plan::expand(path, params, seeds, budget)?;
     let dir = out.unwrap_or_else(|| default_out(path));
     let p = plan::Plan::write(&dir, path, &text, params, seeds, &runs)?;
@@ -119,15 +124,23 @@ fn same_for_every_seed(rows: &[Row]) -> Option<String> {
     })
 }
 
-/// `ackclock sweep SCENARIO --param P=V,... [--seeds N] [--out DIR]`: the cross product in
-/// parallel on this machine, one CSV row per run.
+/// `ackclock sweep`: every run of `path` over `params` and `seeds`, in parallel on this
+/// machine's cores; prints the table (and writes it to `<out>/sweep.csv`). Before the
+/// first run it says on stderr how many runs there are and what they are predicted to cost;
+/// then a progress bar on a terminal, or a line at every tenth of the runs elsewhere.
+///
+/// # Errors
+/// More than `max_runs` runs (refused before any is made), a bad scenario or value, a run
+/// over `budget`, or a run that fails.
 pub fn local(
     path: &Path,
     params: &[Param],
     seeds: u64,
     out: Option<PathBuf>,
     budget: &Budget,
+    max_runs: u64,
 ) -> Result<()> {
+    plan::check_runs(params, seeds, max_runs)?;
     // Runs go in parallel, one per core: each gets its share of the memory budget.
     let threads = rayon::current_num_threads().max(1);
     let budget = &Budget {
@@ -139,26 +152,21 @@ pub fn local(
         .into(),
         ..budget.clone()
     };
-    let (_, runs) = plan::expand(path, params, seeds, budget)?;
-    let n = runs.len() as u64;
-    let done = AtomicU64::new(0);
-    let bar = ProgressBar::new(n);
-    bar.set_style(
-        ProgressStyle::with_template("sweep [{bar:40}] {pos}/{len} runs ({elapsed}, ~{eta} left)")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    let rows: Vec<Result<Row>> = runs
+    let sweep = plan::configurations(path, params, seeds, budget)?;
+    let n = sweep.len();
+    eprintln!("{}", prediction(&sweep, threads));
+    let progress = Progress::new(n);
+    let rows: Vec<Result<Row>> = (0..n)
         .into_par_iter()
-        .map(|r| {
+        .map(|i| {
+            let r = sweep.run(i);
             let result = run_quiet(&r.scenario)?;
-            let k = done.fetch_add(1, Ordering::Relaxed);
-            bar.set_position(k + 1);
+            progress.one_done();
             let values: Vec<String> = r.overrides.iter().map(|o| o.value.clone()).collect();
             Ok((values, r.seed, collect::metric_cells(&result.summary)))
         })
         .collect();
-    bar.finish_and_clear();
+    progress.finish();
     let rows = rows.into_iter().collect::<Result<Vec<_>>>()?;
     let paths: Vec<String> = params.iter().map(|p| p.path.clone()).collect();
     let mut csv = collect::header(&paths);
@@ -177,4 +185,110 @@ pub fn local(
         }
     }
     Ok(())
+}
+
+/// The events per second per core a prediction of time assumes: the rate the Slurm files'
+/// `--time` also assumes (`sweep plan --help`); a dumbbell runs at several times it here.
+const EVENTS_PER_SECOND: f64 = 1e6;
+
+/// What a sweep is about to do: its runs, the predicted events and peak memory of one run
+/// (the largest configuration's), and the time all of them would take at
+/// [`EVENTS_PER_SECOND`] on `threads` cores.
+fn prediction(sweep: &plan::Sweep, threads: usize) -> String {
+    let runs = sweep.len();
+    let events: f64 = sweep
+        .configs
+        .iter()
+        .map(|c| c.predicted_events as f64 * sweep.seeds as f64)
+        .sum();
+    let max_events = sweep
+        .configs
+        .iter()
+        .map(|c| c.predicted_events)
+        .max()
+        .unwrap_or(0);
+    let max_mem = sweep
+        .configs
+        .iter()
+        .map(|c| c.predicted_memory_bytes)
+        .max()
+        .unwrap_or(0);
+    let secs = events / EVENTS_PER_SECOND / threads as f64;
+    format!(
+        "sweep: {runs} runs ({} configuration(s) x {} seed(s)); predicted up to {max_events:.1e} events and {:.0} MiB per run, {events:.1e} events in all: about {} on {threads} core(s) at 1e6 events/s each",
+        sweep.configs.len(),
+        sweep.seeds,
+        max_mem as f64 / (1u64 << 20) as f64,
+        human_time(secs)
+    )
+}
+
+/// A duration for people: seconds, minutes or hours.
+fn human_time(secs: f64) -> String {
+    if secs < 90.0 {
+        format!("{secs:.0} s")
+    } else if secs < 5400.0 {
+        format!("{:.0} min", secs / 60.0)
+    } else {
+        format!("{:.1} h", secs / 3600.0)
+    }
+}
+
+/// A local sweep's progress: a bar with the time left on a terminal; elsewhere (a log, a
+/// file) a line at every tenth of the runs with the time taken and left, so a long sweep
+/// is not silent.
+struct Progress {
+    bar: Option<ProgressBar>,
+    total: u64,
+    done: AtomicU64,
+    start: Instant,
+}
+
+impl Progress {
+    fn new(total: u64) -> Progress {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = ProgressBar::new(total);
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "sweep [{bar:40}] {pos}/{len} runs ({elapsed}, ~{eta} left)",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+            );
+            bar
+        });
+        Progress {
+            bar,
+            total,
+            done: AtomicU64::new(0),
+            start: Instant::now(),
+        }
+    }
+
+    fn one_done(&self) {
+        let k = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Some(bar) = &self.bar {
+            bar.set_position(k);
+            return;
+        }
+        // The runs that cross a tenth of the total: nine lines at most, whatever the size
+        // (none for a sweep of fewer than ten runs, which the prediction line covers).
+        let tenth = |x: u64| x * 10 / self.total.max(1);
+        if self.total >= 10 && tenth(k) != tenth(k - 1) && k < self.total {
+            let t = self.start.elapsed().as_secs_f64();
+            let left = t / k as f64 * (self.total - k) as f64;
+            eprintln!(
+                "sweep: {k}/{} runs in {}, about {} left",
+                self.total,
+                human_time(t),
+                human_time(left)
+            );
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
 }

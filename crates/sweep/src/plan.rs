@@ -213,15 +213,101 @@ pub struct PlannedRun {
     pub predicted_memory_bytes: u64,
 }
 
-/// The scenario at `path` over the cross product of `params`, `seeds` seeds each: runs in
-/// the order of the local sweep's rows (the first `--param` varies slowest, the seed
-/// fastest). Every combination is checked (and its cost held to `budget`) before any runs.
-pub fn expand(
-    path: &Path,
-    params: &[Param],
-    seeds: u64,
-    budget: &Budget,
-) -> Result<(String, Vec<PlannedRun>)> {
+/// One configuration of a sweep: a combination of the swept values, checked, with its
+/// predicted cost; its runs differ only in their RNG seed.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The settings that make this configuration's scenario.
+    pub overrides: Vec<Override>,
+    /// The scenario file with the settings applied (a run's id hashes it with the seed).
+    pub resolved: String,
+    /// The scenario, with the file's seed.
+    pub scenario: Scenario,
+    /// Predicted events of one run ([`ackclock_sim::cost`]).
+    pub predicted_events: u64,
+    /// Predicted peak memory of one run, bytes.
+    pub predicted_memory_bytes: u64,
+}
+
+impl Config {
+    /// The run of this configuration with RNG seed `seed`.
+    pub fn run(&self, seed: u64) -> PlannedRun {
+        let mut scenario = self.scenario.clone();
+        scenario.seed = seed;
+        PlannedRun {
+            id: run_id(&self.resolved, seed),
+            overrides: self.overrides.clone(),
+            seed,
+            scenario,
+            predicted_events: self.predicted_events,
+            predicted_memory_bytes: self.predicted_memory_bytes,
+        }
+    }
+}
+
+/// The configurations of a sweep and how many seeds each runs: run `i` is configuration
+/// `i / seeds` with seed `base_seed + i % seeds` (the first `--param` varies slowest, the
+/// seed fastest), made when it is needed, so that a sweep of many seeds holds one scenario
+/// per configuration, not one per run.
+#[derive(Clone, Debug)]
+pub struct Sweep {
+    /// The scenario file as written.
+    pub text: String,
+    /// The configurations, in row order.
+    pub configs: Vec<Config>,
+    /// Runs per configuration (at least 1).
+    pub seeds: u64,
+    /// The scenario file's seed: the first run's of each configuration.
+    pub base_seed: u64,
+}
+
+impl Sweep {
+    /// How many runs.
+    pub fn len(&self) -> u64 {
+        self.configs.len() as u64 * self.seeds
+    }
+
+    /// Whether there are no runs (never, for a sweep [`configurations`] made).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Run `i` (0-based, in row order).
+    pub fn run(&self, i: u64) -> PlannedRun {
+        self.configs[(i / self.seeds) as usize].run(self.base_seed + i % self.seeds)
+    }
+}
+
+/// How many runs a sweep of `params` with `seeds` seeds has, counted without making them
+/// (saturating: a count past u64 is as refused as any other over the limit).
+pub fn count_runs(params: &[Param], seeds: u64) -> u64 {
+    params
+        .iter()
+        .fold(seeds.max(1), |n, p| n.saturating_mul(p.texts.len() as u64))
+}
+
+/// Refuses a sweep of more than `max_runs` runs before any is made.
+///
+/// # Errors
+/// The sweep has more runs than `max_runs`.
+pub fn check_runs(params: &[Param], seeds: u64, max_runs: u64) -> Result<()> {
+    let n = count_runs(params, seeds);
+    if n > max_runs {
+        bail!(
+            "the sweep has {n} runs ({} configuration(s) x {} seed(s)), more than the limit of {max_runs}; sweep fewer values or seeds, or raise the limit with --max-runs",
+            n / seeds.max(1),
+            seeds.max(1)
+        );
+    }
+    Ok(())
+}
+
+/// The scenario at `path` over the cross product of `params`, `seeds` seeds each: every
+/// combination checked (and its cost held to `budget`) before any runs.
+///
+/// # Errors
+/// No parameter and fewer than two seeds; a bad scenario or value; a run over `budget`.
+pub fn configurations(path: &Path, params: &[Param], seeds: u64, budget: &Budget) -> Result<Sweep> {
     if params.is_empty() && seeds < 2 {
         // Seeds alone are a replication sweep; one run of one configuration is `sim`.
         bail!("sweep needs --param PATH=V1,V2,... (e.g. --param link.0.rate_bps=1e6,2e6), or --seeds N with N >= 2 to replicate the scenario");
@@ -249,7 +335,7 @@ pub fn expand(
             })
             .collect();
     }
-    let mut runs = Vec::new();
+    let mut configs = Vec::with_capacity(combos.len());
     for c in combos {
         let resolved = apply(&base, &c)?;
         // Errors name the file and the values that made it: the document was edited in
@@ -262,21 +348,36 @@ pub fn expand(
             .resolve()
             .map(|r| s.predict_cost(&r))
             .map_err(|e| anyhow!("{}: {}", path.display(), e.message))?;
-        for k in 0..seeds.max(1) {
-            let seed = base_seed + k;
-            let mut s = s.clone();
-            s.seed = seed;
-            runs.push(PlannedRun {
-                id: run_id(&resolved, seed),
-                overrides: c.clone(),
-                seed,
-                scenario: s,
-                predicted_events: cost.event_count().ceil() as u64,
-                predicted_memory_bytes: cost.memory_bytes().ceil() as u64,
-            });
-        }
+        configs.push(Config {
+            overrides: c,
+            resolved,
+            scenario: s,
+            predicted_events: cost.event_count().ceil() as u64,
+            predicted_memory_bytes: cost.memory_bytes().ceil() as u64,
+        });
     }
-    Ok((text, runs))
+    Ok(Sweep {
+        text,
+        configs,
+        seeds: seeds.max(1),
+        base_seed,
+    })
+}
+
+/// Every run of [`configurations`], made: the scenario file's text and the runs in row
+/// order (a plan directory's manifest lists them all).
+///
+/// # Errors
+/// As [`configurations`].
+pub fn expand(
+    path: &Path,
+    params: &[Param],
+    seeds: u64,
+    budget: &Budget,
+) -> Result<(String, Vec<PlannedRun>)> {
+    let sweep = configurations(path, params, seeds, budget)?;
+    let runs = (0..sweep.len()).map(|i| sweep.run(i)).collect();
+    Ok((sweep.text, runs))
 }
 
 /// `--param a=1 --param b=x`, for messages.
