@@ -114,6 +114,10 @@ Sizes are bytes: 512M = 512MiB, 2G = 2GiB (binary); 2GB = 2*10^9 (decimal).")]
         /// tcptrace read them). Routers' interfaces: `pcap = true` on the node or link.
         #[arg(long)]
         pcap: bool,
+        /// List every link in the summary (by default: the bottleneck, the links that
+        /// dropped packets, and a count of the others).
+        #[arg(long)]
+        all_links: bool,
         #[command(flatten)]
         budget: sim_cmd::BudgetArgs,
     },
@@ -304,8 +308,15 @@ fn run() -> Result<std::process::ExitCode> {
             seed,
             no_plots,
             pcap,
+            all_links,
             budget,
-        } => sim_cmd::sim(&scenario, out, seed, !no_plots, pcap, &budget.budget()),
+        } => sim_cmd::sim(
+            &scenario,
+            out,
+            seed,
+            [!no_plots, pcap, all_links],
+            &budget.budget(),
+        ),
         Command::Sweep(a) => sweep::run(a),
         Command::Analyze(a) => analyze_cmd::run(a),
         Command::Stream(a) => live::stream::run(a),

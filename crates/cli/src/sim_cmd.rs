@@ -114,13 +114,13 @@ pub fn run_scenario(
     Ok(r)
 }
 
-/// `ackclock sim SCENARIO [--out DIR] [--seed N] [--pcap]`.
+/// `ackclock sim SCENARIO [--out DIR] [--seed N] [--pcap] [--all-links]`; the switches are
+/// plots, pcap and all links.
 pub fn sim(
     path: &Path,
     out: Option<PathBuf>,
     seed: Option<u64>,
-    plots_on: bool,
-    pcap: bool,
+    [plots_on, pcap, all_links]: [bool; 3],
     budget: &Budget,
 ) -> Result<()> {
     let mut s = Scenario::load_within(path, budget).map_err(|e: ScenarioError| anyhow!("{e}"))?;
@@ -136,7 +136,7 @@ pub fn sim(
         .unwrap_or_else(|| "run".into());
     let out = out.unwrap_or_else(|| PathBuf::from("out/sim").join(&stem));
     let r = run_scenario(&s, Some(&out), Some(&format!("simulating {stem}")))?;
-    print!("{}", r.table());
+    print!("{}", r.table_with(all_links));
     for w in r.warnings() {
         eprintln!("warning: {w}");
     }

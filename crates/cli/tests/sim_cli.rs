@@ -191,3 +191,45 @@ fn repro_runs_one_experiment_and_writes_the_report() {
     );
     assert_eq!(run["mode"], "quick");
 }
+
+/// The link rows of a `sim` summary: the lines after the `link` header up to a blank line.
+fn link_rows(text: &str) -> Vec<String> {
+    text.lines()
+        .skip_while(|l| !l.starts_with("link "))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+/// On the 8-flow dumbbell the summary listed 34 link rows; it now shows the bottleneck (and
+/// any link that dropped) and counts the rest, which `--all-links` lists.
+#[test]
+fn sim_prints_the_bottleneck_and_counts_the_other_links() {
+    let d = tmp("sim-links");
+    let run = |all: bool| {
+        let mut c = bin();
+        c.args(["sim", "../../scenarios/dumbbell.toml", "--no-plots", "--out"])
+            .arg(d.join(if all { "all" } else { "some" }));
+        if all {
+            c.arg("--all-links");
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let some = link_rows(&run(false));
+    assert_eq!(some.len(), 2, "{some:#?}");
+    assert!(
+        some[0].starts_with("gw_left-gw_right ") && some[0].ends_with("  bottleneck"),
+        "{some:#?}"
+    );
+    assert!(
+        some[1].starts_with("(33 more links, none dropping, the busiest ")
+            && some[1].ends_with("; --all-links lists them)"),
+        "{some:#?}"
+    );
+    let all = link_rows(&run(true));
+    assert_eq!(all.len(), 34, "{all:#?}");
+    assert_eq!(all.iter().filter(|l| l.ends_with("  bottleneck")).count(), 1);
+}

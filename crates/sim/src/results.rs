@@ -247,6 +247,9 @@ fn link_summaries(
     (links, queues)
 }
 
+/// A run with at most this many links used lists them all in [`RunResult::table`].
+pub const FEW_LINKS: usize = 6;
+
 impl RunResult {
     pub(crate) fn collect(sim: &mut Simulation, wall: std::time::Duration) -> RunResult {
         let net = &mut sim.net;
@@ -407,8 +410,17 @@ impl RunResult {
         w
     }
 
-    /// The summary as an aligned text table.
+    /// The summary as an aligned text table: every flow, and the links that matter (see
+    /// [`RunResult::table_with`]).
     pub fn table(&self) -> String {
+        self.table_with(false)
+    }
+
+    /// The summary as an aligned text table: every flow; every link with `all_links` or
+    /// when there are at most [`FEW_LINKS`], else the bottleneck (the busiest link, and any
+    /// within 90% of its utilization) and every link that dropped a packet, with a line
+    /// that counts the others and says how busy the busiest of them was.
+    pub fn table_with(&self, all_links: bool) -> String {
         let s = &self.summary;
         let mut t = String::new();
         let _ = writeln!(
@@ -436,10 +448,21 @@ impl RunResult {
             "\n{:<20} {:>6} {:>10} {:>8} {:>10} {:>10}",
             "link", "util", "packets", "drops", "qdelay ms", "q p99 ms"
         );
-        for l in s.links.iter().filter(|l| l.packets > 0 || l.mtu_drops > 0) {
+        let used: Vec<&LinkSummary> = s
+            .links
+            .iter()
+            .filter(|l| l.packets > 0 || l.mtu_drops > 0)
+            .collect();
+        let busiest = used.iter().map(|l| l.utilization).fold(0.0, f64::max);
+        let drops = |l: &LinkSummary| l.queue_drops + l.lost_on_wire + l.mtu_drops;
+        let is_bottleneck = |l: &LinkSummary| busiest > 0.0 && l.utilization >= 0.9 * busiest;
+        let shown = |l: &LinkSummary| {
+            all_links || used.len() <= FEW_LINKS || is_bottleneck(l) || drops(l) > 0
+        };
+        for l in used.iter().copied().filter(|l| shown(l)) {
             let _ = writeln!(
                 t,
-                "{:<20} {:>5.1}% {:>10} {:>8} {:>10} {:>10}",
+                "{:<20} {:>5.1}% {:>10} {:>8} {:>10} {:>10}{}",
                 l.name,
                 l.utilization * 100.0,
                 l.packets,
@@ -448,6 +471,21 @@ impl RunResult {
                     .map_or("-".into(), |v| format!("{v:.2}")),
                 l.queue_delay_p99_ms
                     .map_or("-".into(), |v| format!("{v:.2}")),
+                if is_bottleneck(l) && used.len() > FEW_LINKS {
+                    "  bottleneck"
+                } else {
+                    ""
+                },
+            );
+        }
+        let hidden: Vec<&&LinkSummary> = used.iter().filter(|l| !shown(l)).collect();
+        if !hidden.is_empty() {
+            let most = hidden.iter().map(|l| l.utilization).fold(0.0, f64::max);
+            let _ = writeln!(
+                t,
+                "({} more links, none dropping, the busiest {:.1}% used; --all-links lists them)",
+                hidden.len(),
+                most * 100.0
             );
         }
         for l in s.links.iter().filter(|l| l.mtu_drops > 0) {
