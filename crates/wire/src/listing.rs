@@ -54,12 +54,7 @@ struct Bases(HashMap<(End, End), (u32, u32)>);
 impl Bases {
     /// The bases of `seg` from `a` to `b`, (its sequence numbers', its ACK's); `None`
     /// when the packet is printed absolute (no ACK before, or this one sets them).
-    fn of(
-        &mut self,
-        a: End,
-        b: End,
-        seg: &TcpSegment<'_>,
-    ) -> Option<(u32, u32)> {
+    fn of(&mut self, a: End, b: End, seg: &TcpSegment<'_>) -> Option<(u32, u32)> {
         let flags = seg.flags();
         if flags.contains(crate::TcpFlags::SYN) {
             // A SYN is printed absolute and (re)starts the connection's numbering: a SYN
