@@ -209,8 +209,13 @@ fn sim_prints_the_bottleneck_and_counts_the_other_links() {
     let d = tmp("sim-links");
     let run = |all: bool| {
         let mut c = bin();
-        c.args(["sim", "../../scenarios/dumbbell.toml", "--no-plots", "--out"])
-            .arg(d.join(if all { "all" } else { "some" }));
+        c.args([
+            "sim",
+            "../../scenarios/dumbbell.toml",
+            "--no-plots",
+            "--out",
+        ])
+        .arg(d.join(if all { "all" } else { "some" }));
         if all {
             c.arg("--all-links");
         }
@@ -231,5 +236,8 @@ fn sim_prints_the_bottleneck_and_counts_the_other_links() {
     );
     let all = link_rows(&run(true));
     assert_eq!(all.len(), 34, "{all:#?}");
-    assert_eq!(all.iter().filter(|l| l.ends_with("  bottleneck")).count(), 1);
+    assert_eq!(
+        all.iter().filter(|l| l.ends_with("  bottleneck")).count(),
+        1
+    );
 }
