@@ -189,14 +189,27 @@ pub fn time_sequence_titled(
     title: &str,
     until_s: Option<f64>,
 ) -> Result<()> {
-    let Some(t) = tseq_data(r, flow, until_s) else {
-        return Ok(());
-    };
-    let top = extent(t.sends.iter().chain(&t.rexmits).chain(&t.acks).map(|p| p.1)).1;
+    match tseq_chart(r, flow, title, until_s, None) {
+        Some(c) => c.write(path),
+        None => Ok(()),
+    }
+}
+
+/// The chart of [`time_sequence_titled`], in the unit that suits `top` bytes (`None`: the
+/// flow's own highest sequence offset); `None` when the flow sent nothing.
+fn tseq_chart(
+    r: &RunResult,
+    flow: usize,
+    title: &str,
+    until_s: Option<f64>,
+    top: Option<f64>,
+) -> Option<Chart> {
+    let t = tseq_data(r, flow, until_s)?;
+    let top = top.unwrap_or_else(|| tseq_top(&t));
     let (div, unit) = byte_unit(top);
     let scale =
         |v: &[(f64, f64)]| -> Vec<(f64, f64)> { v.iter().map(|p| (p.0, p.1 / div)).collect() };
-    let chart = Chart {
+    Some(Chart {
         title: title.to_string(),
         x_desc: "time (s)".into(),
         y_desc: format!("sequence offset ({unit})"),
@@ -215,8 +228,35 @@ pub fn time_sequence_titled(
             ],
         }],
         ..Chart::default()
-    };
-    chart.write(path)
+    })
+}
+
+/// The highest sequence offset of a time-sequence diagram's data, in bytes.
+fn tseq_top(t: &Tseq) -> f64 {
+    extent(t.sends.iter().chain(&t.rexmits).chain(&t.acks).map(|p| p.1)).1
+}
+
+/// Time-sequence diagrams (as [`time_sequence_titled`]) of flows of several runs, each
+/// `(run, flow, title)`, on the same axes: one unit, one time range, one top (see
+/// [`same_axes`]), so that a caption may say "the same axes". An error if a flow sent
+/// nothing.
+pub fn time_sequences_same_axes(
+    runs: &[(&RunResult, usize, &str)],
+    until_s: Option<f64>,
+) -> Result<Vec<Chart>> {
+    let top = runs
+        .iter()
+        .filter_map(|&(r, flow, _)| tseq_data(r, flow, until_s).map(|t| tseq_top(&t)))
+        .fold(0.0, f64::max);
+    let mut charts = runs
+        .iter()
+        .map(|&(r, flow, title)| {
+            tseq_chart(r, flow, title, until_s, Some(top))
+                .ok_or_else(|| anyhow::anyhow!("{title}: the flow sent nothing"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    same_axes(&mut charts)?;
+    Ok(charts)
 }
 
 /// cwnd (solid) and ssthresh (dashed, same colour) of every flow, in KB; one panel per

@@ -137,6 +137,9 @@ pub struct Figure {
     pub title: String,
     /// Shown under the figure in the report: what to look at (from `text.md`).
     pub caption: String,
+    /// The x and y ranges it was drawn with ([`Chart::axes`]), when drawn by
+    /// [`Figure::draw`]: what lets a caption say "same axes" (see [`check_same_axes`]).
+    pub axes: Option<((f64, f64), (f64, f64))>,
 }
 
 impl Figure {
@@ -153,19 +156,44 @@ impl Figure {
             file: out.join(format!("{stem}.svg")),
             title: title.into(),
             caption: text.fill(&format!("figure {stem}"), values)?,
+            axes: None,
         })
     }
 
     /// Draws `chart`, titled with the figure's title, into the figure's file (and the PNG
     /// beside it), and returns the figure.
     pub fn draw(self, chart: Chart) -> Result<Figure> {
-        Chart {
+        let chart = Chart {
             title: self.title.clone(),
             ..chart
-        }
-        .write(&self.file)?;
-        Ok(self)
+        };
+        chart.write(&self.file)?;
+        Ok(Figure {
+            axes: Some(chart.axes()),
+            ..self
+        })
     }
+}
+
+/// Holds captions to the figures: a caption that says "same axes" must be under a figure
+/// drawn on exactly the axes of the figure before it (both drawn by [`Figure::draw`], say
+/// from [`crate::plots::time_sequences_same_axes`] or [`crate::plots::same_axes`]). An error
+/// names the figure otherwise.
+pub fn check_same_axes(figures: &[Figure]) -> Result<()> {
+    for (i, f) in figures.iter().enumerate() {
+        if !f.caption.to_lowercase().contains("same axes") {
+            continue;
+        }
+        let prev = i.checked_sub(1).map(|k| &figures[k]);
+        match (prev.and_then(|p| p.axes), f.axes) {
+            (Some(a), Some(b)) if a == b => {}
+            (a, b) => anyhow::bail!(
+                "the caption of {} says \"same axes\", but its axes {b:?} are not those of the figure before it ({a:?})",
+                f.file.display()
+            ),
+        }
+    }
+    Ok(())
 }
 
 /// What an experiment contributes to the report.
@@ -416,6 +444,7 @@ impl<E: Experiment> Runnable for E {
         };
         if render {
             let r = self.render(p, &m, &text, &ctx.out)?;
+            check_same_axes(&r.plots)?;
             section.quote = text.get("quote")?;
             section.quote_source = text.get("quote_source")?;
             section.setup = r.setup;

@@ -243,6 +243,59 @@ impl Chart {
     }
 }
 
+/// Puts `charts` on the same axes, for figures meant to be compared side by side: one x
+/// range (from the smallest start to the largest end of theirs) and one y maximum (the
+/// largest of theirs). An error, and nothing changed, when they do not describe the same
+/// quantities (axis descriptions and log x must be equal), or when the axes still differ
+/// (a y axis that goes below 0 differently).
+pub fn same_axes(charts: &mut [Chart]) -> Result<()> {
+    let Some(first) = charts.first() else {
+        return Ok(());
+    };
+    if let Some(c) = charts
+        .iter()
+        .find(|c| (&c.x_desc, &c.y_desc, c.log_x) != (&first.x_desc, &first.y_desc, first.log_x))
+    {
+        anyhow::bail!(
+            "\"{}\" and \"{}\" cannot share axes: ({}, {}) against ({}, {})",
+            first.title,
+            c.title,
+            first.x_desc,
+            first.y_desc,
+            c.x_desc,
+            c.y_desc
+        );
+    }
+    let axes: Vec<_> = charts.iter().map(Chart::axes).collect();
+    let x = (
+        axes.iter().map(|a| a.0 .0).fold(f64::INFINITY, f64::min),
+        axes.iter()
+            .map(|a| a.0 .1)
+            .fold(f64::NEG_INFINITY, f64::max),
+    );
+    let y_max = axes
+        .iter()
+        .map(|a| a.1 .1)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let mut shared = charts.to_vec();
+    for c in &mut shared {
+        c.x_range = Some(x);
+        c.y_max = Some(y_max);
+    }
+    let a0 = shared[0].axes();
+    if let Some(c) = shared.iter().find(|c| c.axes() != a0) {
+        anyhow::bail!(
+            "\"{}\" and \"{}\" cannot share axes: {:?} against {:?}",
+            shared[0].title,
+            c.title,
+            a0,
+            c.axes()
+        );
+    }
+    charts.clone_from_slice(&shared);
+    Ok(())
+}
+
 /// The PNG of a figure is drawn at this many times the SVG's size.
 const PNG_SCALE: u32 = 2;
 
@@ -507,6 +560,13 @@ impl Chart {
         };
         let h = TITLE_H + self.panel_h() * self.panels.len().max(1) as f64 + X_AREA_H + legend;
         (W, h.round() as u32)
+    }
+
+    /// The ranges the figure is drawn with: the x axis's (from [`Chart::x_range`] or the
+    /// data) and the y axis's (from 0, or below the data when it goes negative, to
+    /// [`Chart::y_max`] or 1.1 times the data's maximum).
+    pub fn axes(&self) -> ((f64, f64), (f64, f64)) {
+        (self.x_extent(), self.y_extent())
     }
 
     /// The x axis's range and whether it is log.
@@ -1030,6 +1090,35 @@ mod tests {
         let th = thin_dots(v, 0.0, 1.0, 1.0);
         assert!(th.len() <= (W as usize + 1) * (H as usize + 1));
         assert!(th.len() >= 50_000, "distinct pixels lost: {}", th.len());
+    }
+
+    #[test]
+    fn same_axes_gives_one_x_range_and_one_y_max_or_refuses() {
+        let c = |title: &str, pts: Vec<(f64, f64)>| Chart {
+            title: title.into(),
+            x_desc: "time (s)".into(),
+            y_desc: "KB".into(),
+            ..Chart::one_panel(vec![Series::new("a", palette(0), Mark::Line, pts)])
+        };
+        let mut v = vec![
+            c("a", vec![(0.0, 1.0), (10.0, 50.0)]),
+            c("b", vec![(2.0, 1.0), (30.0, 20.0)]),
+        ];
+        assert_ne!(v[0].axes(), v[1].axes());
+        same_axes(&mut v).unwrap();
+        assert_eq!(v[0].axes(), v[1].axes());
+        assert_eq!(v[0].axes(), ((0.0, 30.0), (0.0, 50.0 * 1.1)));
+        let mut other = vec![
+            v[0].clone(),
+            Chart {
+                y_desc: "MB".into(),
+                ..v[1].clone()
+            },
+        ];
+        assert!(same_axes(&mut other).is_err());
+        let mut below = vec![v[0].clone(), c("n", vec![(0.0, -5.0), (1.0, 2.0)])];
+        assert!(same_axes(&mut below).is_err());
+        assert_eq!(below[1].x_range, None, "unchanged on error");
     }
 
     #[test]

@@ -101,7 +101,8 @@
     spec.panels.forEach(function (p) {
       p.series.forEach(function (s) {
         if (s.label) {
-          if (!(s.label in groupOf)) {
+          // As in the SVG, a series without points is not in the legend.
+          if (!(s.label in groupOf) && s.x.length) {
             groupOf[s.label] = s.label;
             var item = document.createElement('span');
             item.className = 'ackfig-item';

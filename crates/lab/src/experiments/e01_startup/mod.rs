@@ -375,7 +375,6 @@ impl Experiment for Startup {
             text,
             &[],
         )?;
-        plots::time_sequence_titled(plotted(&m.vanilla)?, 0, &f1.file, &f1.title, Some(10.0))?;
         let f2 = Figure::from_text(
             out,
             "tseq-tahoe",
@@ -383,7 +382,17 @@ impl Experiment for Startup {
             text,
             &[],
         )?;
-        plots::time_sequence_titled(plotted(&m.tahoe)?, 0, &f2.file, &f2.title, Some(10.0))?;
+        // The second caption says "the same axes".
+        let [c1, c2]: [plots::Chart; 2] = plots::time_sequences_same_axes(
+            &[
+                (plotted(&m.vanilla)?, 0, &f1.title),
+                (plotted(&m.tahoe)?, 0, &f2.title),
+            ],
+            Some(10.0),
+        )?
+        .try_into()
+        .map_err(|_| anyhow!("two charts"))?;
+        let (f1, f2) = (f1.draw(c1)?, f2.draw(c2)?);
         let rows = [
             ("vanilla 4.3BSD", &m.vanilla.flow),
             ("Tahoe", &m.tahoe.flow),

@@ -557,22 +557,25 @@ fn judge_sweep(p: Params, m: &Measured, text: &Text, j: &mut Judge) -> Result<()
         Verdict::of(high.iter().all(|&(_, v)| v > 0.0)),
         "",
     )?;
-    let vj_max = rhos
-        .iter()
-        .map(|&r| (r, m.per1000(Conn::Light, vj4, r)))
-        .fold((0.0, 0.0), |a, b| if b.1 > a.1 { b } else { a });
-    let (verdict, note) = if vj_max.1 <= 1.0 {
-        (Verdict::Pass, String::new())
-    } else {
-        let note = text.fill("note vj_none", &[("ticks", ticks_note(p, m, text)?)])?;
-        (Verdict::Disagree, note)
+    // The claim is about the 1988 timer, which ran on 4.3BSD's 500 ms clock: judged there.
+    // The same estimator on a 1 ms clock is a finding of ours, reported beside it.
+    let worst = |conn: Conn| {
+        conn.rhos(p.quick)
+            .iter()
+            .map(|&r| (r, m.per1000(conn, vj4, r)))
+            .fold((0.0, 0.0), |a, b| if b.1 > a.1 { b } else { a })
     };
-    j.claim(
-        "vj_none",
-        Ours::num(vj_max.1, format!("{:.2} (rho = {:.2})", vj_max.1, vj_max.0)),
-        verdict,
-        note,
-    )?;
+    let shown = |w: (f64, f64)| Ours::num(w.1, format!("{:.2} (rho = {:.2})", w.1, w.0));
+    let (ticks_max, fine_max) = (worst(Conn::LightTicks), worst(Conn::Light));
+    let (verdict, note) = if ticks_max.1 <= 1.0 {
+        let note = text.fill("note vj_none", &[("fine", format!("{:.2}", fine_max.1))])?;
+        (Verdict::Pass, note)
+    } else {
+        (Verdict::Fail, String::new())
+    };
+    j.claim("vj_none", shown(ticks_max), verdict, note)?;
+    let note = text.fill("note vj_none_1ms", &[("ticks", ticks_note(p, m, text)?)])?;
+    j.claim("vj_none_1ms", shown(fine_max), Verdict::Info, note)?;
     let ratio_of = |conn: Conn| {
         let (r75, v75) = (
             m.per1000(conn, rfc, RHO_PLOTTED),

@@ -591,21 +591,20 @@ fn table(m: &Measured) -> Table {
 /// vanilla, Tahoe and the first mixed group.
 fn plot(m: &Measured, text: &Text, out: &Path) -> Result<Vec<Figure>> {
     let mut figs = Vec::new();
-    for (k, stem, title) in [
+    let tseq = [
         (
-            0,
             "tseq-vanilla-flow1",
             "Vanilla 4.3BSD, conversation 1: time-sequence",
         ),
-        (
-            1,
-            "tseq-tahoe-flow1",
-            "Tahoe, conversation 1: time-sequence",
-        ),
-    ] {
-        let fig = Figure::from_text(out, stem, title, text, &[])?;
-        plots::time_sequence_titled(&m.plotted[k], 0, &fig.file, &fig.title, None)?;
-        figs.push(fig);
+        ("tseq-tahoe-flow1", "Tahoe, conversation 1: time-sequence"),
+    ];
+    // The second caption says "same axes".
+    let charts = plots::time_sequences_same_axes(
+        &[(&m.plotted[0], 0, tseq[0].1), (&m.plotted[1], 0, tseq[1].1)],
+        None,
+    )?;
+    for ((stem, title), chart) in tseq.into_iter().zip(charts) {
+        figs.push(Figure::from_text(out, stem, title, text, &[])?.draw(chart)?);
     }
     let old = OLD_RECEIVERS[MIXED[0].1];
     for (k, stem, title) in [

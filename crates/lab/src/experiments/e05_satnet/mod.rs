@@ -458,7 +458,6 @@ fn plot(m: &Measured, text: &Text, out: &Path) -> Result<Vec<Figure>> {
         text,
         &[],
     )?;
-    plots::time_sequence_titled(&m.tseq_vanilla, 0, &f2.file, &f2.title, Some(120.0))?;
     let f3 = Figure::from_text(
         out,
         "tseq-tahoe",
@@ -466,6 +465,17 @@ fn plot(m: &Measured, text: &Text, out: &Path) -> Result<Vec<Figure>> {
         text,
         &[],
     )?;
-    plots::time_sequence_titled(&m.tseq_tahoe, 0, &f3.file, &f3.title, Some(120.0))?;
-    Ok(vec![f1, f2, f3])
+    // The second caption says "same axes".
+    let mut charts = plots::time_sequences_same_axes(
+        &[
+            (&m.tseq_vanilla, 0, &f2.title),
+            (&m.tseq_tahoe, 0, &f3.title),
+        ],
+        Some(120.0),
+    )?
+    .into_iter();
+    let (Some(c2), Some(c3)) = (charts.next(), charts.next()) else {
+        anyhow::bail!("two charts");
+    };
+    Ok(vec![f1, f2.draw(c2)?, f3.draw(c3)?])
 }
