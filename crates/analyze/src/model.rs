@@ -141,9 +141,11 @@ pub struct Direction {
     /// Segments advertising a zero receive window, with the ACK flag and without SYN or
     /// RST ("zero win adv").
     pub zero_window_adv: u64,
-    /// One-byte data segments sent while the other end's last window was zero ("zwnd
-    /// probe pkts"): not in the sequence record, so not retransmissions.
+    /// Data segments sent while the other end's last window was zero ("zwnd probe pkts"):
+    /// not in the sequence record, so not retransmissions.
     pub zwnd_probe_pkts: u64,
+    /// Their data bytes ("zwnd probe bytes").
+    pub zwnd_probe_bytes: u64,
     /// Segments carrying a SACK option ("sack pkts sent").
     pub sack_pkts: u64,
     /// Segments whose first SACK block is a D-SACK (RFC 2883 §4: below the cumulative ACK,

@@ -157,11 +157,12 @@ impl Dir {
             o.min_segment.min(u64::from(len))
         };
         self.first_data.get_or_insert(s);
-        // tcptrace's zero-window probe: one byte against a closed window. Kept out of the
-        // sequence record, so neither it nor the byte's later regular sending counts as a
-        // retransmission.
-        if peer_window_zero && len == 1 {
+        // tcptrace's zero-window probe: data sent while the other end's last window was
+        // zero (RFC 9293 §3.8.6.1 probes a closed window). Kept out of the sequence record,
+        // so neither it nor its bytes' later regular sending count as retransmissions.
+        if peer_window_zero {
             self.out.zwnd_probe_pkts += 1;
+            self.out.zwnd_probe_bytes += u64::from(len);
             return;
         }
         let overlap = self.sent.insert(s, e);
@@ -648,7 +649,7 @@ impl Conn {
         let directions = [d0, d1].map(|mut d| {
             let mut o = std::mem::take(&mut d.out);
             o.unique_bytes = o.data_bytes - o.rexmt_bytes.min(o.data_bytes);
-            o.unique_bytes = o.unique_bytes.saturating_sub(o.zwnd_probe_pkts);
+            o.unique_bytes = o.unique_bytes.saturating_sub(o.zwnd_probe_bytes);
             o.goodput_bps = if duration > 0.0 {
                 o.unique_bytes as f64 * 8.0 / duration
             } else {

@@ -106,6 +106,8 @@ pub fn compare_with_tcptrace(pcap: &Path, cwd: &Path, exact_dup_acks: bool) -> b
             ("sack pkts sent", "sack_pkts"),
             ("dsack pkts sent", "dsack_pkts"),
             ("zero win adv", "zero_window_adv"),
+            ("zwnd probe pkts", "zwnd_probe_pkts"),
+            ("zwnd probe bytes", "zwnd_probe_bytes"),
         ] {
             assert_eq!(u(&dir[field]), at(label), "{cap} direction {i}: {label}");
         }
