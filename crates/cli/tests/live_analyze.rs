@@ -114,3 +114,68 @@ fn analyze_agrees_with_tcptrace_on_linux_through_a_lossy_emulator() {
         assert!(u(&data_dir["rexmt_pkts"]) > 0.0, "{tag}: no retransmission");
     }
 }
+
+/// ackclock's own live capture: `ackclock stream` (SACK preset) sends to Linux through the
+/// same lossy emulator, writing its pcap as it goes; held to tcptrace on that file.
+#[test]
+fn analyze_agrees_with_tcptrace_on_an_ackclock_stream_capture() {
+    let test = "analyze_agrees_with_tcptrace_on_an_ackclock_stream_capture";
+    if !can_run(test, &["socat", "ss", "tcptrace"]) {
+        return;
+    }
+    let d = TmpDir::new("live-analyze-stream");
+    let (data, got) = (d.path("data"), d.path("got"));
+    let size = 1 << 20;
+    write_random_file(&data, size, 22);
+    let (emu, _names, left, right) = emulate(
+        "azs",
+        &[
+            "--rate",
+            "20mbit",
+            "--delay",
+            "25ms",
+            "--loss",
+            "1%",
+            "--queue",
+            "droptail:64",
+            "--seed",
+            "4",
+        ],
+    );
+    let sink = spawn_in(
+        &right,
+        "socat",
+        &[
+            "-u",
+            "TCP-LISTEN:5001,reuseaddr",
+            &format!("CREATE:{}", got.display()),
+        ],
+    );
+    wait_tcp_listening(&right, 5001);
+    let pcap = d.path("stream.pcap");
+    let sender = spawn_in(
+        &left,
+        bin(),
+        &[
+            "stream",
+            "--connect",
+            "198.18.2.1:5001",
+            "--file",
+            data.to_str().unwrap(),
+            "--preset",
+            "sack",
+            "--pcap",
+            pcap.to_str().unwrap(),
+        ],
+    );
+    let (code, out, err) = sender.finish(Duration::from_secs(120));
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    let (code, _, err) = sink.finish(Duration::from_secs(30));
+    assert_eq!(code, Some(0), "{err}");
+    same_file(&data, &got).unwrap();
+    drop(emu);
+    assert!(compare_with_tcptrace(&pcap, &d.path("tt"), false));
+    let a = analyze_json(&pcap);
+    let sent = &a["connections"][0]["directions"][0];
+    assert_eq!(u(&sent["unique_bytes"]), size as f64);
+}
