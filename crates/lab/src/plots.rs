@@ -503,6 +503,55 @@ pub fn all(r: &RunResult, dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// A chart of means over RNG seeds: each series `(name, points)` a line with a dot at each
+/// point `(x, mean, sd)`, and an error bar from `mean - sd` to `mean + sd` in its colour
+/// (none where `sd` is not finite: a configuration run once); `models` as dashed lines
+/// after them. The figure's caption must say that the bars are one standard deviation over
+/// the seeds (the suite checks that it names the statistic). To be drawn with
+/// [`crate::suite::Figure::draw`].
+pub fn means_chart(
+    x_desc: &str,
+    y_desc: &str,
+    measured: &[(String, Vec<(f64, f64, f64)>)],
+    models: &[(String, Vec<(f64, f64)>)],
+    log_x: bool,
+) -> Chart {
+    let mut series: Vec<Series> = measured
+        .iter()
+        .enumerate()
+        .map(|(i, (name, v))| {
+            Series::new(
+                name.clone(),
+                palette(i),
+                Mark::LinePoints,
+                v.iter().map(|p| (p.0, p.1)).collect(),
+            )
+        })
+        .collect();
+    series.extend(models.iter().enumerate().map(|(i, (name, v))| {
+        Series::new(
+            name.clone(),
+            palette(measured.len() + i),
+            Mark::Dashed,
+            v.clone(),
+        )
+    }));
+    for (i, (_, v)) in measured.iter().enumerate() {
+        let bars: Vec<(f64, f64, f64)> = v
+            .iter()
+            .filter(|p| p.2.is_finite())
+            .map(|p| (p.0, p.1 - p.2, p.1 + p.2))
+            .collect();
+        series.push(Series::error_bars("", palette(i), &bars));
+    }
+    Chart {
+        x_desc: x_desc.to_string(),
+        y_desc: y_desc.to_string(),
+        log_x,
+        ..Chart::one_panel(series)
+    }
+}
+
 /// A generic line plot: one line (with a dot at each point) per named series.
 pub fn lines(
     path: &Path,

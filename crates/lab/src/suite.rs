@@ -138,8 +138,11 @@ pub struct Figure {
     /// Shown under the figure in the report: what to look at (from `text.md`).
     pub caption: String,
     /// The x and y ranges it was drawn with ([`Chart::axes`]), when drawn by
-    /// [`Figure::draw`]: what lets a caption say "same axes" (see [`check_same_axes`]).
+    /// [`Figure::draw`]: what lets a caption say "same axes" (see [`check_captions`]).
     pub axes: Option<((f64, f64), (f64, f64))>,
+    /// Whether it draws error bars ([`crate::plots::Mark::ErrorBars`]), when drawn by
+    /// [`Figure::draw`]: its caption must then name the statistic (see [`check_captions`]).
+    pub error_bars: bool,
 }
 
 impl Figure {
@@ -157,6 +160,7 @@ impl Figure {
             title: title.into(),
             caption: text.fill(&format!("figure {stem}"), values)?,
             axes: None,
+            error_bars: false,
         })
     }
 
@@ -170,18 +174,42 @@ impl Figure {
         chart.write(&self.file)?;
         Ok(Figure {
             axes: Some(chart.axes()),
+            error_bars: chart
+                .panels
+                .iter()
+                .flat_map(|p| &p.series)
+                .any(|s| s.mark == crate::plots::Mark::ErrorBars && !s.points.is_empty()),
             ..self
         })
     }
 }
 
+/// `text`'s words, each one space apart (a caption's line breaks are not where a phrase
+/// breaks).
+fn words(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The statistics a caption may name for its error bars (one of them must be there).
+pub const ERROR_BAR_STATISTICS: [&str; 2] = ["standard deviation", "95% confidence interval"];
+
 /// Holds captions to the figures: a caption that says "same axes" must be under a figure
 /// drawn on exactly the axes of the figure before it (both drawn by [`Figure::draw`], say
-/// from [`crate::plots::time_sequences_same_axes`] or [`crate::plots::same_axes`]). An error
-/// names the figure otherwise.
-pub fn check_same_axes(figures: &[Figure]) -> Result<()> {
+/// from [`crate::plots::time_sequences_same_axes`] or [`crate::plots::same_axes`]), and the
+/// caption of a figure with error bars must name their statistic (one of
+/// [`ERROR_BAR_STATISTICS`]). An error names the figure otherwise.
+pub fn check_captions(figures: &[Figure]) -> Result<()> {
+    for f in figures.iter().filter(|f| f.error_bars) {
+        let caption = words(&f.caption);
+        if !ERROR_BAR_STATISTICS.iter().any(|s| caption.contains(s)) {
+            bail!(
+                "{} has error bars, but its caption names none of {ERROR_BAR_STATISTICS:?}",
+                f.file.display()
+            );
+        }
+    }
     for (i, f) in figures.iter().enumerate() {
-        if !f.caption.to_lowercase().contains("same axes") {
+        if !words(&f.caption).to_lowercase().contains("same axes") {
             continue;
         }
         let prev = i.checked_sub(1).map(|k| &figures[k]);
@@ -444,7 +472,7 @@ impl<E: Experiment> Runnable for E {
         };
         if render {
             let r = self.render(p, &m, &text, &ctx.out)?;
-            check_same_axes(&r.plots)?;
+            check_captions(&r.plots)?;
             section.quote = text.get("quote")?;
             section.quote_source = text.get("quote_source")?;
             section.setup = r.setup;
@@ -860,5 +888,29 @@ mod tests {
             [vec![0, 1], vec![2, 3], vec![4, 5]]
         );
         assert!(g.plan(&base, |_, _| Err(anyhow!("no"))).is_err());
+    }
+
+    /// A caption cannot say "same axes" over axes that differ, nor draw error bars without
+    /// naming their statistic.
+    #[test]
+    fn captions_are_held_to_the_figures() {
+        let fig = |caption: &str, axes: Option<((f64, f64), (f64, f64))>, bars: bool| Figure {
+            file: PathBuf::from(format!("{caption}.svg")),
+            caption: caption.into(),
+            axes,
+            error_bars: bars,
+            ..Figure::default()
+        };
+        let a = Some(((0.0, 10.0), (0.0, 5.0)));
+        let b = Some(((0.0, 10.0), (0.0, 6.0)));
+        assert!(
+            check_captions(&[fig("x", a, false), fig("The same\naxes for y", a, false)]).is_ok()
+        );
+        assert!(check_captions(&[fig("x", a, false), fig("same axes", b, false)]).is_err());
+        assert!(check_captions(&[fig("x", None, false), fig("same axes", None, false)]).is_err());
+        assert!(check_captions(&[fig("same axes", a, false)]).is_err());
+        assert!(check_captions(&[fig("bars: one standard\ndeviation", a, true)]).is_ok());
+        assert!(check_captions(&[fig("mean over the seeds", a, true)]).is_err());
+        assert!(check_captions(&[fig("mean over the seeds", a, false)]).is_ok());
     }
 }

@@ -8,7 +8,7 @@
 
 use crate::claims::{Judge, Ours};
 use crate::plots;
-use crate::stats::{link, mean, uniform};
+use crate::stats::{link, mean, sd, uniform};
 use crate::suite::{files, Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_sim::scenario::Topology;
@@ -330,6 +330,15 @@ impl Measured {
     /// Mean over the seeds of pipe `i` of `f`.
     fn m(&self, i: usize, f: fn(&Point) -> f64) -> f64 {
         mean(&self.points[i].iter().map(f).collect::<Vec<_>>())
+    }
+    /// (pipe, mean, sample standard deviation) over the seeds of pipe `i` of `f`, `scale`d.
+    fn spread(&self, i: usize, f: fn(&Point) -> f64, scale: f64) -> (f64, f64, f64) {
+        let v: Vec<f64> = self.points[i].iter().map(|p| f(p) * scale).collect();
+        (f64::from(PIPES[i]), mean(&v), sd(&v))
+    }
+    /// [`Measured::spread`] at every pipe.
+    fn spreads(&self, f: fn(&Point) -> f64, scale: f64) -> Vec<(f64, f64, f64)> {
+        (0..PIPES.len()).map(|i| self.spread(i, f, scale)).collect()
     }
 }
 
@@ -730,12 +739,10 @@ fn plots(m: &Measured, text: &Text, out: &Path) -> Result<Vec<Figure>> {
         text,
         &[],
     )?;
-    plots::lines_with_models(
-        &fig.file,
-        &fig.title,
+    let fig = fig.draw(plots::means_chart(
         "pipe (packets, log scale)",
         "loss rate (%)",
-        &[("ackclock".into(), against_pipe(&|i| 100.0 * m.loss[i]))],
+        &[("ackclock".into(), m.spreads(|p| p.loss, 100.0))],
         &[
             (
                 "fluid, every flow loses per epoch: 512/(3K^2)".into(),
@@ -747,7 +754,7 @@ fn plots(m: &Measured, text: &Text, out: &Path) -> Result<Vec<Figure>> {
             ),
         ],
         true,
-    )?;
+    ))?;
     figs.push(fig);
     let fig = Figure::from_text(
         out,
@@ -756,23 +763,16 @@ fn plots(m: &Measured, text: &Text, out: &Path) -> Result<Vec<Figure>> {
         text,
         &[],
     )?;
-    plots::lines(
-        &fig.file,
-        &fig.title,
+    let fig = fig.draw(plots::means_chart(
         "pipe (packets, log scale)",
         "goodput / line data rate",
         &[
-            (
-                "Tahoe".into(),
-                against_pipe(&|i| m.m(i, |p| p.tahoe.goodput)),
-            ),
-            (
-                "vanilla 4.3BSD".into(),
-                against_pipe(&|i| m.m(i, |p| p.van.goodput)),
-            ),
+            ("Tahoe".into(), m.spreads(|p| p.tahoe.goodput, 1.0)),
+            ("vanilla 4.3BSD".into(), m.spreads(|p| p.van.goodput, 1.0)),
         ],
+        &[],
         true,
-    )?;
+    ))?;
     figs.push(fig);
     if let Some(r) = &m.learn_plot {
         let fig = Figure::from_text(

@@ -6,7 +6,7 @@
 
 use crate::claims::{Judge, Ours};
 use crate::plots;
-use crate::stats::mean;
+use crate::stats::{mean, sd};
 use crate::suite::{files, Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_gateway::{DropTailConfig, QdiscConfig};
@@ -217,15 +217,27 @@ struct Point {
     util: f64,
     loss: f64,
     jain: f64,
+    /// Sample standard deviations of `util` and `loss` over the seeds (NaN for one run).
+    util_sd: f64,
+    loss_sd: f64,
 }
 
 /// The point of one configuration from its runs.
 fn point(runs: &[Run]) -> Point {
     let of = |f: &dyn Fn(&Run) -> Option<f64>| mean(&runs.iter().filter_map(f).collect::<Vec<_>>());
+    let sd_of = |f: &dyn Fn(&Run) -> f64| {
+        if runs.len() < 2 {
+            f64::NAN
+        } else {
+            sd(&runs.iter().map(f).collect::<Vec<_>>())
+        }
+    };
     Point {
         util: of(&|r| Some(r.utilization)),
         loss: of(&|r| Some(r.loss)),
         jain: of(&|r| r.jain),
+        util_sd: sd_of(&|r| r.utilization),
+        loss_sd: sd_of(&|r| r.loss),
     }
 }
 
@@ -382,7 +394,7 @@ impl Experiment for BufferSizing {
             text,
             &[],
         )?;
-        plot_sweeps(m, &f1, &f2)?;
+        let (f1, f2) = plot_sweeps(m, f1, f2)?;
         let f3 = Figure::from_text(
             out,
             "cwnd-reno-1flow-1bdp",
@@ -546,32 +558,39 @@ fn table(m: &Measured) -> Table {
     }
 }
 
-/// Utilization and drop rate against the buffer, one line per configuration.
-fn plot_sweeps(m: &Measured, util: &Figure, loss: &Figure) -> Result<()> {
+/// Utilization and drop rate against the buffer, one line per configuration (means over
+/// the seeds, with error bars of one standard deviation); returns the two figures drawn.
+fn plot_sweeps(m: &Measured, util: Figure, loss: Figure) -> Result<(Figure, Figure)> {
     let bs = m.grid.bs;
-    let line = |f: &dyn Fn(&Point) -> f64| -> Vec<(String, Vec<(f64, f64)>)> {
+    let line = |f: &dyn Fn(&Point) -> (f64, f64)| -> Vec<(String, Vec<(f64, f64, f64)>)> {
         let one = m.grid.one.iter().map(|t| format!("one {t} flow"));
         let many = m.grid.many.iter().map(|t| format!("{N_MANY} {t} flows"));
         one.chain(many)
             .zip(m.series())
-            .map(|(n, (_, v))| (n, bs.iter().copied().zip(v.iter().map(f)).collect()))
+            .map(|(n, (_, v))| {
+                let pts = bs
+                    .iter()
+                    .zip(v.iter().map(f))
+                    .map(|(&x, (mu, s))| (x, mu, s))
+                    .collect();
+                (n, pts)
+            })
             .collect()
     };
-    plots::lines(
-        &util.file,
-        &util.title,
-        "buffer / bandwidth-delay product",
+    let x_desc = "buffer / bandwidth-delay product";
+    let util = util.draw(plots::means_chart(
+        x_desc,
         "goodput / data rate",
-        &line(&|p| p.util),
+        &line(&|p| (p.util, p.util_sd)),
+        &[],
         false,
-    )?;
-    plots::lines(
-        &loss.file,
-        &loss.title,
-        "buffer / bandwidth-delay product",
+    ))?;
+    let loss = loss.draw(plots::means_chart(
+        x_desc,
         "drops / packets offered (%)",
-        &line(&|p| p.loss * 100.0),
+        &line(&|p| (p.loss * 100.0, p.loss_sd * 100.0)),
+        &[],
         false,
-    )?;
-    Ok(())
+    ))?;
+    Ok((util, loss))
 }

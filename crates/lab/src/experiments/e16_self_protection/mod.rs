@@ -693,6 +693,16 @@ fn sweep_plot(m: &Measured, text: &Text, out: &Path, what: Sweep) -> Result<Figu
             )
         })
         .collect();
+    // The spread over the seeds: +- one standard deviation (the caption says so).
+    for g in 0..GATEWAYS.len() {
+        let bars: Vec<(f64, f64, f64)> = (0..WINDOWS.len())
+            .map(|k| {
+                let (mu, sd) = m.stat(g, k, f);
+                (pkts(k), mu - sd, mu + sd)
+            })
+            .collect();
+        series.push(Series::error_bars("", plots::palette(g), &bars));
+    }
     let (x0, x1) = (pkts(0), pkts(WINDOWS.len() - 1));
     let fair_window = (PIPE_PKTS + BUFFER_PKTS as f64) / HOSTS as f64;
     series.push(Series::new(
