@@ -117,10 +117,12 @@ pub struct Direction {
     /// `unique_bytes * 8 / duration_s` of the connection, bits per second (tcptrace's
     /// "throughput", in bits).
     pub goodput_bps: f64,
-    /// Data segments any byte of which had been sent before in this direction ("rexmt
-    /// data pkts"). Zero-window probes are not counted (as tcptrace).
+    /// Segments any sequence number of which (a data byte, a SYN or a FIN) had been sent
+    /// before in this direction: tcptrace's "rexmt data pkts", which counts a retransmitted
+    /// SYN or FIN too. Zero-window probes are not counted (as tcptrace).
     pub rexmt_pkts: u64,
-    /// The bytes of those segments that had been sent before ("rexmt data bytes").
+    /// The sequence numbers of those segments that had been sent before, a SYN or FIN
+    /// counting one ("rexmt data bytes").
     pub rexmt_bytes: u64,
     /// Retransmissions found unnecessary: covered by a D-SACK (RFC 2883 §4) or already
     /// acknowledged when sent. Each retransmission is counted once.

@@ -437,3 +437,28 @@ fn a_window_update_is_no_duplicate_ack() {
     let d = &c.done().connections[0].directions[0];
     assert_eq!(d.dup_acks, 1);
 }
+
+#[test]
+fn tcptrace_a_retransmitted_syn_is_a_retransmission_but_not_data() {
+    let mut c = Cap::new();
+    let syn = Seg {
+        from_a: true,
+        seq: ISN_A,
+        ack: 0,
+        flags: TcpFlags::SYN,
+        window: 65535,
+        len: 0,
+        opts: TcpOptions::NONE,
+    };
+    c.at(0, syn).at(1000, syn).at(1010, {
+        let mut s = Seg::ack(1);
+        s.seq = ISN_B;
+        s.flags = TcpFlags::SYN | TcpFlags::ACK;
+        s
+    });
+    c.at(1020, Seg::data(1, 1000)).at(1070, Seg::ack(1001));
+    let d = &c.done().connections[0].directions[0];
+    assert_eq!((d.rexmt_pkts, d.rexmt_bytes, d.unique_bytes), (1, 1, 1000));
+    // Karn: the SYN went twice, so the handshake has no RTT.
+    assert_eq!(d.handshake_rtt_ms, None);
+}

@@ -106,6 +106,9 @@ struct Dir {
     acked_max_t: u64,
     highest_ack: Option<i64>,
     fin_sent: bool,
+    /// Retransmitted SYN and FIN sequence numbers, in `rexmt_bytes` as tcptrace counts
+    /// them but not data.
+    flag_rexmt_bytes: u64,
     dup_run: u32,
     /// What the other end has reported by SACK above the cumulative ACK.
     sacked: RangeSet,
@@ -145,7 +148,7 @@ impl Dir {
 
     /// A data segment of this direction: retransmission, reordering, the transmission
     /// record for RTT samples.
-    fn data(&mut self, t: u64, s: i64, len: u32, peer_window_zero: bool, t_rel: f64) {
+    fn data(&mut self, t: u64, s: i64, len: u32, peer_window_zero: bool, t_rel: f64) -> bool {
         let e = s + i64::from(len);
         let o = &mut self.out;
         o.data_pkts += 1;
@@ -163,7 +166,7 @@ impl Dir {
         if peer_window_zero {
             self.out.zwnd_probe_pkts += 1;
             self.out.zwnd_probe_bytes += u64::from(len);
-            return;
+            return false;
         }
         let overlap = self.sent.insert(s, e);
         let rexmit = overlap > 0;
@@ -194,13 +197,31 @@ impl Dir {
             (t_rel, s as f64, e as f64, rexmit),
             tr,
         );
+        rexmit
+    }
+
+    /// The sequence number a SYN or FIN occupies, at `pos`: sent before, it makes its
+    /// segment a retransmission (tcptrace counts SYN and FIN in "rexmt data pkts" and their
+    /// sequence number in "rexmt data bytes"), unless the segment's data already did
+    /// (`counted`). Returns whether it was sent before.
+    fn flag_byte(&mut self, pos: i64, counted: bool) -> bool {
+        if self.sent.insert(pos, pos + 1) == 0 {
+            return false;
+        }
+        self.flag_rexmt_bytes += 1;
+        self.out.rexmt_bytes += 1;
+        if !counted {
+            self.out.rexmt_pkts += 1;
+        }
+        true
     }
 
     /// A FIN at sequence number `f`. It occupies one sequence number (RFC 9293 §3.4), so
     /// the ACK that names `f + 1` times it as it would a data byte (tcptrace counts the
     /// FIN in its segment the same way); a second FIN makes that sample ambiguous (Karn).
-    fn fin(&mut self, t: u64, f: i64) {
+    fn fin(&mut self, t: u64, f: i64, counted: bool) {
         self.out.fins += 1;
+        self.flag_byte(f, counted);
         self.snd_max = self.snd_max.max(f + 1);
         let before = self.recs.range_mut(..=f).next_back();
         if self.fin_sent {
@@ -548,12 +569,13 @@ impl Conn {
         }
         let (me, peer) = split(&mut self.dirs, d);
         let s = me.rel(seg.seq()) + i64::from(syn);
+        let mut counted = syn && me.flag_byte(s - 1, false);
         if payload > 0 {
             let peer_zero = peer.window == Some(0);
-            me.data(t, s, payload, peer_zero, t_rel);
+            counted |= me.data(t, s, payload, peer_zero, t_rel);
         }
         if fin {
-            me.fin(t, s + i64::from(payload));
+            me.fin(t, s + i64::from(payload), counted);
         }
         if let Some(ts) = opts.timestamps {
             me.tsval(t, ts.tsval);
@@ -648,7 +670,8 @@ impl Conn {
         let mut series: [Series; 2] = Default::default();
         let directions = [d0, d1].map(|mut d| {
             let mut o = std::mem::take(&mut d.out);
-            o.unique_bytes = o.data_bytes - o.rexmt_bytes.min(o.data_bytes);
+            let data_rexmt = o.rexmt_bytes - d.flag_rexmt_bytes;
+            o.unique_bytes = o.data_bytes - data_rexmt.min(o.data_bytes);
             o.unique_bytes = o.unique_bytes.saturating_sub(o.zwnd_probe_bytes);
             o.goodput_bps = if duration > 0.0 {
                 o.unique_bytes as f64 * 8.0 / duration
