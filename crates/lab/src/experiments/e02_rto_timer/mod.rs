@@ -354,6 +354,15 @@ impl Measured {
             1000.0 * c.rexmit as f64 / c.sent.max(1) as f64
         })
     }
+    /// (rho, mean, sample standard deviation) over the seeds of the spurious retransmissions
+    /// per 1000 segments.
+    fn per1000_spread(&self, conn: Conn, t: Timer, rho: f64) -> (f64, f64, f64) {
+        let v: Vec<f64> = self
+            .cell(conn, t, rho)
+            .map(|c| 1000.0 * c.rexmit as f64 / c.sent.max(1) as f64)
+            .collect();
+        (rho, mean(&v), crate::stats::sd(&v))
+    }
     /// Spurious timeouts per 1000 segments.
     fn rto_per1000(&self, conn: Conn, t: Timer, rho: f64) -> f64 {
         self.cell_mean(conn, t, rho, |c| {
@@ -851,38 +860,29 @@ fn plots(p: Params, m: &Measured, text: &Text, out: &Path) -> Result<Vec<Figure>
         text,
         &[],
     )?;
-    let mut series: Vec<(String, Vec<(f64, f64)>)> = TIMERS
+    let line = |conn: Conn, t: Timer, clock: &str| {
+        (
+            format!("{}, {clock}", t.label()),
+            conn.rhos(p.quick)
+                .iter()
+                .map(|&r| m.per1000_spread(conn, t, r))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let mut series: Vec<_> = TIMERS
         .iter()
-        .map(|&t| {
-            (
-                format!("{}, 1 ms clock", t.label()),
-                Conn::Light
-                    .rhos(p.quick)
-                    .iter()
-                    .map(|&r| (r, m.per1000(Conn::Light, t, r)))
-                    .collect(),
-            )
-        })
+        .map(|&t| line(Conn::Light, t, "1 ms clock"))
         .collect();
     for t in [Timer::Vj(2), Timer::Vj(4)] {
-        series.push((
-            format!("{}, 500 ms clock", t.label()),
-            Conn::LightTicks
-                .rhos(p.quick)
-                .iter()
-                .map(|&r| (r, m.per1000(Conn::LightTicks, t, r)))
-                .collect(),
-        ));
+        series.push(line(Conn::LightTicks, t, "500 ms clock"));
     }
-    plots::lines(
-        &fig.file,
-        &fig.title,
+    plots_out.push(fig.draw(plots::means_chart(
         "load rho of the Poisson cross traffic",
         "spurious retransmissions per 1000 segments",
         &series,
+        &[],
         false,
-    )?;
-    plots_out.push(fig);
+    ))?);
     for t in [Timer::Rfc793, Timer::Vj(4)] {
         let c = m
             .sweep

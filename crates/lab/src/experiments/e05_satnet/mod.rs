@@ -410,8 +410,11 @@ fn plot(m: &Measured, text: &Text, out: &Path) -> Result<Vec<Figure>> {
         let pts = LOSS
             .iter()
             .enumerate()
-            .map(|(j, &p)| (p * 100.0, m.mean_eff(t, j)))
-            .collect();
+            .map(|(j, &p)| {
+                let e = effs(m.at(t, j));
+                (p * 100.0, mean(&e), sd(&e))
+            })
+            .collect::<Vec<_>>();
         series.push((name.to_string(), pts));
     }
     let grid: Vec<f64> = (0..=20)
@@ -442,15 +445,13 @@ fn plot(m: &Measured, text: &Text, out: &Path) -> Result<Vec<Figure>> {
         text,
         &[],
     )?;
-    plots::lines_with_models(
-        &f1.file,
-        &f1.title,
+    let f1 = f1.draw(plots::means_chart(
         "packet loss (%, log scale)",
         "goodput / channel data rate",
         &series,
         &models,
         true,
-    )?;
+    ))?;
     let f2 = Figure::from_text(
         out,
         "tseq-vanilla",

@@ -9,7 +9,7 @@
 
 use crate::claims::{Judge, Ours};
 use crate::plots;
-use crate::stats::mean;
+use crate::stats::{mean, sd};
 use crate::suite::{files, Experiment, Figure, Files, Params, Rendered, Table, Verdict};
 use crate::text::Text;
 use ackclock_gateway::{DropTailConfig, ImpairmentsConfig, QdiscConfig};
@@ -121,21 +121,20 @@ pub struct Run {
     timeouts: f64,
 }
 
-/// A cell of the grid: efficiency and timeouts per run, mean over seeds.
+/// A cell of the grid: efficiency and timeouts per run, mean over seeds (and the
+/// efficiency's sample standard deviation over them).
 #[derive(Clone, Copy)]
 struct Cell {
     eff: f64,
+    eff_sd: f64,
     timeouts: f64,
 }
 
 fn cell(runs: &[Run], w: u32) -> Cell {
+    let effs: Vec<f64> = runs.iter().map(|r| r.goodput_bps / data_rate(w)).collect();
     Cell {
-        eff: mean(
-            &runs
-                .iter()
-                .map(|r| r.goodput_bps / data_rate(w))
-                .collect::<Vec<_>>(),
-        ),
+        eff: mean(&effs),
+        eff_sd: sd(&effs),
         timeouts: mean(&runs.iter().map(|r| r.timeouts).collect::<Vec<_>>()),
     }
 }
@@ -423,22 +422,22 @@ fn plot(m: &Measured, e1: bool, text: &Text, out: &Path) -> Result<Figure> {
     let wgrid: Vec<f64> = (0..=20)
         .map(|i| 10f64 * 30f64.powf(f64::from(i) / 20.0))
         .collect();
-    let at_w = |f: &dyn Fn(usize) -> f64| -> Vec<(f64, f64)> {
+    let at_w = |f: &dyn Fn(usize) -> Cell| -> Vec<(f64, f64, f64)> {
         m.ws.iter()
             .enumerate()
-            .map(|(wi, &w)| (f64::from(w), f(wi)))
+            .map(|(wi, &w)| (f64::from(w), f(wi).eff, f(wi).eff_sd))
             .collect()
     };
-    let mut measured: Vec<(String, Vec<(f64, f64)>)> = ALGS
+    let mut measured: Vec<(String, Vec<(f64, f64, f64)>)> = ALGS
         .iter()
         .enumerate()
-        .map(|(a, name)| (name.to_string(), at_w(&|wi| m.eff(e1, a, wi, pi1))))
+        .map(|(a, name)| (name.to_string(), at_w(&|wi| m.cell(e1, a, wi, pi1))))
         .collect();
     let p = m.ps[pi1];
     let models: Vec<(String, Vec<(f64, f64)>)> = if e1 {
         measured.push((
             "sack, cwnd held at w".into(),
-            at_w(&|wi| m.sack_cwnd(wi, pi1).eff),
+            at_w(&|wi| m.sack_cwnd(wi, pi1)),
         ));
         vec![
             (
@@ -471,14 +470,11 @@ fn plot(m: &Measured, e1: bool, text: &Text, out: &Path) -> Result<Figure> {
         text,
         &[("loss", format!("{:.1}%", p * 100.0))],
     )?;
-    plots::lines_with_models(
-        &fig.file,
-        &fig.title,
+    fig.draw(plots::means_chart(
         "bandwidth-delay product w (packets, log scale)",
         "goodput / data rate",
         &measured,
         &models,
         true,
-    )?;
-    Ok(fig)
+    ))
 }
