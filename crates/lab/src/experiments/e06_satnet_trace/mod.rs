@@ -18,9 +18,6 @@ use ackclock_tcp::TraceKind;
 use anyhow::{anyhow, bail, Result};
 use std::path::Path;
 
-/// Points of a plotted line: (x, y).
-type Points = Vec<(f64, f64)>;
-
 pub struct SatnetTrace;
 
 /// The trace's numbers: segment size, user data rate (bytes/s), round trip, bit error rate.
@@ -290,13 +287,6 @@ impl Measured {
             .map(|(bad, _)| bad as f64)
             .sum();
         lost / timeouts.max(1.0)
-    }
-    /// Mean efficiency of the model TCP and of Tahoe per x.
-    fn ds3_points(&self) -> (Points, Points) {
-        self.ds3
-            .iter()
-            .map(|(x, ev, et)| ((*x, mean(ev)), (*x, mean(et))))
-            .unzip()
     }
     /// The model TCP's and Tahoe's mean efficiency at `x` (NaN when not in the sweep).
     fn ds3_at(&self, x: f64) -> (f64, f64) {
@@ -659,7 +649,12 @@ fn ds3_table(m: &Measured) -> Table {
 
 /// The DS3 sweep against the models, and a time-sequence diagram of Tahoe on Satnet.
 fn plot(m: &Measured, text: &Text, out: &Path) -> Result<Vec<Figure>> {
-    let (pts_v, pts_t) = m.ds3_points();
+    // Mean and sample standard deviation over the seeds, per x.
+    let (pts_v, pts_t): (Vec<_>, Vec<_>) = m
+        .ds3
+        .iter()
+        .map(|(x, ev, et)| ((*x, mean(ev), sd(ev)), (*x, mean(et), sd(et))))
+        .unzip();
     let grid: Vec<f64> = (0..=24)
         .map(|i| 10f64.powf(-3.0 + f64::from(i) / 8.0))
         .collect();
@@ -670,9 +665,7 @@ fn plot(m: &Measured, text: &Text, out: &Path) -> Result<Vec<Figure>> {
         text,
         &[],
     )?;
-    plots::lines_with_models(
-        &f1.file,
-        &f1.title,
+    let f1 = f1.draw(plots::means_chart(
         "BER x bandwidth x delay (damaged packets per window, log scale)",
         "goodput / data rate",
         &[
@@ -692,7 +685,7 @@ fn plot(m: &Measured, text: &Text, out: &Path) -> Result<Vec<Figure>> {
             ),
         ],
         true,
-    )?;
+    ))?;
     let f2 = Figure::from_text(
         out,
         "tseq-tahoe-16k",

@@ -662,10 +662,15 @@ fn sweep_plot(m: &Measured, text: &Text, out: &Path, what: SweepPlot) -> Result<
         ),
     };
     let fig = Figure::from_text(out, stem, title, text, &[])?;
-    let line = |base: usize| -> Vec<(f64, f64)> {
+    // Mean and sample standard deviation over the seeds (f is linear in the metrics, so
+    // the mean is f of the mean metrics).
+    let line = |base: usize| -> Vec<(f64, f64, f64)> {
         DS.iter()
             .enumerate()
-            .map(|(k, &d)| (d, f(&m.mean[base + k])))
+            .map(|(k, &d)| {
+                let v: Vec<f64> = m.all[base + k].iter().map(f).collect();
+                (d, f(&m.mean[base + k]), crate::stats::sd(&v))
+            })
             .collect()
     };
     let measured = vec![
@@ -687,16 +692,13 @@ fn sweep_plot(m: &Measured, text: &Text, out: &Path, what: SweepPlot) -> Result<
         )],
         _ => Vec::new(),
     };
-    plots::lines_with_models(
-        &fig.file,
-        &fig.title,
+    fig.draw(plots::means_chart(
         "decrease factor d",
         y_desc,
         &measured,
         &models,
         false,
-    )?;
-    Ok(fig)
+    ))
 }
 
 /// The bottleneck queue of each scheme over the same 10 s after the warm-up, first seed.

@@ -130,22 +130,38 @@ pub struct Run {
 
 /// A configuration's figures, averaged over its seeds.
 pub struct Measured {
-    /// Per configuration, in [`config`]'s order.
+    /// Per configuration, in [`config`]'s order: the means over the seeds.
     per_config: Vec<Run>,
+    /// The same, the sample standard deviations over the seeds.
+    sd_per_config: Vec<Run>,
 }
 
 impl Measured {
-    fn at(&self, g: Gateway, control: Control) -> &Run {
-        let c = (0..self.per_config.len())
+    fn index(&self, g: Gateway, control: Control) -> usize {
+        (0..self.per_config.len())
             .find(|&c| config(c) == (g, control))
-            .expect("every configuration is planned");
-        &self.per_config[c]
+            .expect("every configuration is planned")
+    }
+
+    fn at(&self, g: Gateway, control: Control) -> &Run {
+        &self.per_config[self.index(g, control)]
     }
 
     fn sweep(&self, g: Gateway) -> Vec<(f64, &Run)> {
         INCREMENTS
             .iter()
             .map(|&u| (u, self.at(g, Control::Fixed(u))))
+            .collect()
+    }
+
+    /// The sweep at gateway `g` as (increment, mean, standard deviation) of `f`.
+    fn sweep_spread(&self, g: Gateway, f: fn(&Run) -> f64) -> Vec<(f64, f64, f64)> {
+        INCREMENTS
+            .iter()
+            .map(|&u| {
+                let c = self.index(g, Control::Fixed(u));
+                (u, f(&self.per_config[c]), f(&self.sd_per_config[c]))
+            })
             .collect()
     }
 }
@@ -211,22 +227,22 @@ impl Experiment for AdaptiveIncrease {
     }
 
     fn measure(&self, p: Params, runs: Vec<Run>) -> Result<Measured> {
-        let per_config = grid(p)
-            .groups(runs)
-            .into_iter()
-            .map(|g| {
-                let m = |f: fn(&Run) -> f64| stats::mean(&g.iter().map(f).collect::<Vec<_>>());
-                Run {
-                    signals: m(|r| r.signals),
-                    timeouts: m(|r| r.timeouts),
-                    segments: m(|r| r.segments),
-                    drop_rate: m(|r| r.drop_rate),
-                    mean_window: m(|r| r.mean_window),
-                    goodput_bps: m(|r| r.goodput_bps),
-                }
-            })
-            .collect();
-        Ok(Measured { per_config })
+        let groups = grid(p).groups(runs);
+        let reduce = |g: &[Run], stat: fn(&[f64]) -> f64| {
+            let m = |f: fn(&Run) -> f64| stat(&g.iter().map(f).collect::<Vec<_>>());
+            Run {
+                signals: m(|r| r.signals),
+                timeouts: m(|r| r.timeouts),
+                segments: m(|r| r.segments),
+                drop_rate: m(|r| r.drop_rate),
+                mean_window: m(|r| r.mean_window),
+                goodput_bps: m(|r| r.goodput_bps),
+            }
+        };
+        Ok(Measured {
+            per_config: groups.iter().map(|g| reduce(g, stats::mean)).collect(),
+            sd_per_config: groups.iter().map(|g| reduce(g, stats::sd)).collect(),
+        })
     }
 
     fn judge(&self, _p: Params, m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
@@ -355,9 +371,19 @@ impl Experiment for AdaptiveIncrease {
             [Gateway::Cliff, Gateway::Knee]
                 .iter()
                 .enumerate()
-                .map(|(i, &g)| {
+                .flat_map(|(i, &g)| {
                     let v = m.sweep(g).iter().map(|(u, r)| (*u, f(r))).collect();
-                    Series::new(g.label(), palette(i), Mark::LinePoints, v)
+                    // +- one standard deviation over the seeds (f is linear: its sd is f of
+                    // the sd, up to the sign).
+                    let bars: Vec<(f64, f64, f64)> = m
+                        .sweep_spread(g, f)
+                        .into_iter()
+                        .map(|(u, mu, sd)| (u, mu - sd.abs(), mu + sd.abs()))
+                        .collect();
+                    [
+                        Series::new(g.label(), palette(i), Mark::LinePoints, v),
+                        Series::error_bars("", palette(i), &bars),
+                    ]
                 })
                 .collect()
         };
