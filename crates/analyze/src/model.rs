@@ -132,13 +132,15 @@ pub struct Direction {
     /// later data, reordered (or the capture missed the original, which then reads as
     /// out of order rather than as a retransmission). tcptrace's "outoforder pkts".
     pub out_of_order_pkts: u64,
-    /// ACKs of this direction's data (sent by the other end) whose acknowledgment number
-    /// equals the highest one before it and whose window equals the one its sender
-    /// advertised last, once some data has been acknowledged and while it does not pass the
-    /// data sent (tcptrace's "duplicate acks"; wider than RFC 5681's, which also asks for
-    /// no data and outstanding data).
+    /// ACKs of this direction's data (sent by the other end) that repeat the highest
+    /// acknowledgment number, which ends something acknowledged already (the SYN counts),
+    /// and the acknowledgment number and the window of their sender's previous segment,
+    /// with no data, once this direction has had data outstanding: tcptrace's "duplicate
+    /// acks" by its default (BSD) rule, close to RFC 5681 §2's definition. A SYN of this
+    /// direction resets "previous" (tcptrace does).
     pub dup_acks: u64,
-    /// Third duplicate ACKs in a row that carry no data ("triple dupacks").
+    /// Third duplicate ACKs in a row, anything else between them ending the row
+    /// ("triple dupacks").
     pub triple_dup_acks: u64,
     /// Segments advertising a zero receive window, with the ACK flag and without SYN or
     /// RST ("zero win adv").

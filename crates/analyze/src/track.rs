@@ -73,10 +73,10 @@ struct Ack {
     t: u64,
     /// The acknowledgment number, relative to the data's ISN.
     a: i64,
-    /// The ACK carries data of its own.
-    has_data: bool,
-    /// Its window is the one its sender advertised last.
-    same_window: bool,
+    /// It has the shape of a duplicate as tcptrace's default (BSD) rule asks: no data, the
+    /// window of its sender's previous segment, and the acknowledgment number its sender
+    /// sent last (which a SYN of the data's sender resets to its ISN).
+    dup_shape: bool,
     /// Its TSecr.
     tsecr: Option<u32>,
     /// When captured, s since the connection's first packet.
@@ -106,6 +106,15 @@ struct Dir {
     acked_max_t: u64,
     highest_ack: Option<i64>,
     fin_sent: bool,
+    /// The window of this side's last segment, any flags (tcptrace's `win_last`).
+    win_last: Option<u64>,
+    /// The acknowledgment number this side sent last, relative to the other side's ISN;
+    /// the other side's SYN sets it to that ISN (0), as tcptrace does.
+    last_ack_sent: Option<i64>,
+    /// This side has sent a segment, not a SYN, retransmission or out-of-order one, after
+    /// the other side acknowledged something or with data (tcptrace's outstanding-window
+    /// sample): a duplicate ACK of its data needs one.
+    owin_seen: bool,
     /// Retransmitted SYN and FIN sequence numbers, in `rexmt_bytes` as tcptrace counts
     /// them but not data.
     flag_rexmt_bytes: u64,
@@ -311,20 +320,30 @@ impl Dir {
             }
         }
         let advanced = match self.highest_ack {
-            Some(h) if a < h => return false,
+            Some(h) if a < h => {
+                self.dup_run = 0;
+                return false;
+            }
             Some(h) if a == h => {
-                let some_acked = self.first_data.is_some_and(|f| h > f);
-                // tcptrace's duplicate: the same acknowledgment number and the same window
-                // (a window update is no duplicate, as RFC 5681 §2 (d) says too), with or
-                // without data.
-                if some_acked && a <= self.data_end && k.same_window {
+                // It names the end of something acknowledged already (the SYN counts), not
+                // beyond what was sent; and this direction has had data outstanding.
+                let lowest = if self.out.syns > 0 {
+                    0
+                } else {
+                    self.first_data.unwrap_or(i64::MAX)
+                };
+                if h > lowest && a <= self.snd_max && k.dup_shape && self.owin_seen {
                     self.out.dup_acks += 1;
                     self.dup_run += 1;
-                    if self.dup_run == 3 && !k.has_data {
+                    if self.dup_run == 3 {
                         self.out.triple_dup_acks += 1;
                     }
                     let tr = &mut self.series.truncated;
                     push(&mut self.series.dup_acks, (t_rel, a as f64), tr);
+                } else {
+                    // Anything else ends a run of duplicates (RFC 5681 §3.2 counts them
+                    // in a row).
+                    self.dup_run = 0;
                 }
                 false
             }
@@ -568,14 +587,25 @@ impl Conn {
             self.reset = true;
         }
         let (me, peer) = split(&mut self.dirs, d);
+        if syn {
+            peer.last_ack_sent = Some(0);
+        }
         let s = me.rel(seg.seq()) + i64::from(syn);
         let mut counted = syn && me.flag_byte(s - 1, false);
+        let ooo_before = me.out.out_of_order_pkts;
         if payload > 0 {
             let peer_zero = peer.window == Some(0);
             counted |= me.data(t, s, payload, peer_zero, t_rel);
         }
         if fin {
             me.fin(t, s + i64::from(payload), counted);
+        }
+        if !syn
+            && !counted
+            && me.out.out_of_order_pkts == ooo_before
+            && (peer.last_ack_sent.is_some() || payload > 0 || fin)
+        {
+            me.owin_seen = true;
         }
         if let Some(ts) = opts.timestamps {
             me.tsval(t, ts.tsval);
@@ -589,14 +619,15 @@ impl Conn {
         // This side's window: scaled except on a SYN (RFC 7323 §2.2).
         let in_effect = self.scaling_in_effect();
         let (me, peer) = split(&mut self.dirs, d);
-        let prev_window = me.window;
+        let shift = if syn || !in_effect {
+            0
+        } else {
+            me.wscale.unwrap_or(0)
+        };
+        let w = u64::from(seg.window()) << shift;
+        let same_window = me.win_last == Some(w);
+        me.win_last = Some(w);
         if has_ack && !rst {
-            let shift = if syn || !in_effect {
-                0
-            } else {
-                me.wscale.unwrap_or(0)
-            };
-            let w = u64::from(seg.window()) << shift;
             me.window = Some(w);
             me.out.max_window = me.out.max_window.max(w);
             me.out.min_window = if me.out.ack_pkts == 1 {
@@ -618,11 +649,11 @@ impl Conn {
             peer.ack(&Ack {
                 t,
                 a,
-                has_data: payload > 0,
-                same_window: prev_window == me.window,
+                dup_shape: payload == 0 && same_window && me.last_ack_sent == Some(a),
                 tsecr,
                 t_rel,
             });
+            me.last_ack_sent = Some(a);
             if !opts.sack.is_empty() && peer.sack(opts.sack.as_slice(), a, t_rel) {
                 me.out.dsack_pkts += 1;
             }

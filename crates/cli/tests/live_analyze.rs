@@ -2,8 +2,7 @@
 //! transfer (socat) through `ackclock emulate` with 1% loss each way, captured by tcpdump
 //! at the sender's interface and by the emulator itself (ackclock's pcap writer), each
 //! held to tcptrace on the same file (`analyze_common::compare_with_tcptrace`:
-//! retransmissions and the other counts exactly, RTT p50 within 5%; duplicate ACKs
-//! printed, see there).
+//! retransmissions, duplicate ACKs and the other counts exactly, RTT p50 within 5%).
 //!
 //! The namespaces are named with the test's PID and deleted on drop even when an assertion
 //! fails; every process is ended by its PID; every wait is a condition with a deadline.
@@ -101,7 +100,7 @@ fn analyze_agrees_with_tcptrace_on_linux_through_a_lossy_emulator() {
     assert!(losses > 0, "{j}");
     for (pcap, tag) in [(&tcpdump_pcap, "tcpdump"), (&emu_pcap, "emulator")] {
         assert!(
-            compare_with_tcptrace(pcap, &d.path(&format!("tt-{tag}")), false),
+            compare_with_tcptrace(pcap, &d.path(&format!("tt-{tag}"))),
             "{tag}: p50 not compared"
         );
         let a = analyze_json(pcap);
@@ -174,7 +173,7 @@ fn analyze_agrees_with_tcptrace_on_an_ackclock_stream_capture() {
     assert_eq!(code, Some(0), "{err}");
     same_file(&data, &got).unwrap();
     drop(emu);
-    assert!(compare_with_tcptrace(&pcap, &d.path("tt"), false));
+    assert!(compare_with_tcptrace(&pcap, &d.path("tt")));
     let a = analyze_json(&pcap);
     let sent = &a["connections"][0]["directions"][0];
     assert_eq!(u(&sent["unique_bytes"]), size as f64);
