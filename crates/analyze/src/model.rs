@@ -127,10 +127,13 @@ pub struct Direction {
     /// Retransmissions found unnecessary: covered by a D-SACK (RFC 2883 §4) or already
     /// acknowledged when sent. Each retransmission is counted once.
     pub spurious: Spurious,
-    /// Data segments none of whose bytes had been sent before but that start below the
-    /// highest sequence number sent before them: they arrived at the capture point after
-    /// later data, reordered (or the capture missed the original, which then reads as
-    /// out of order rather than as a retransmission). tcptrace's "outoforder pkts".
+    /// Data segments that start before bytes sent already and end before the end of those
+    /// bytes (tcptrace's "outoforder pkts"): new data filling a hole, which arrived at the
+    /// capture point after later data (reordered, or the capture missed its first
+    /// sending), or a resend that stops short of the data after it, which then is also a
+    /// retransmission. "Those bytes" are the contiguous range sent after the segment's
+    /// start, where tcptrace takes the one segment record there; they differ only for a
+    /// resend that ends inside a later record.
     pub out_of_order_pkts: u64,
     /// ACKs of this direction's data (sent by the other end) that repeat the highest
     /// acknowledgment number, which ends something acknowledged already (the SYN counts),
@@ -142,18 +145,18 @@ pub struct Direction {
     /// Third duplicate ACKs in a row, anything else between them ending the row
     /// ("triple dupacks").
     pub triple_dup_acks: u64,
-    /// Segments advertising a zero receive window, with the ACK flag and without SYN or
-    /// RST ("zero win adv").
+    /// Segments with the ACK flag advertising a zero receive window ("zero win adv").
     pub zero_window_adv: u64,
-    /// Data segments sent while the other end's last window was zero ("zwnd probe pkts"):
-    /// not in the sequence record, so not retransmissions.
+    /// Data segments, not SYNs, sent while the window of the other end's last segment was
+    /// zero ("zwnd probe pkts"): not in the sequence record, so not retransmissions.
     pub zwnd_probe_pkts: u64,
     /// Their data bytes ("zwnd probe bytes").
     pub zwnd_probe_bytes: u64,
     /// Segments carrying a SACK option ("sack pkts sent").
     pub sack_pkts: u64,
-    /// Segments whose first SACK block is a D-SACK (RFC 2883 §4: below the cumulative ACK,
-    /// or inside the second block) ("dsack pkts sent").
+    /// Segments whose first SACK block is a D-SACK ("dsack pkts sent"): it starts below the
+    /// cumulative ACK or lies inside the second block (RFC 2883 §4), or overlaps the second
+    /// block (tcptrace's third case).
     pub dsack_pkts: u64,
     /// Most SACK blocks in one segment ("max sack blks/ack").
     pub max_sack_blocks: u64,

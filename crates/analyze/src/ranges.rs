@@ -84,6 +84,33 @@ impl RangeSet {
         }
     }
 
+    /// Whether `[s, e)` is out of order against the set, by tcptrace's rule: walking from
+    /// `s`, the first range it meets that starts after the point reached also ends after
+    /// `e`. The part of it inside a range is a resend; the part before a range is new data
+    /// sent after that range.
+    pub(crate) fn out_of_order(&self, s: i64, e: i64) -> bool {
+        let mut pos = s;
+        // Ranges are disjoint and apart, so this looks at two ranges at most.
+        loop {
+            let holding = self
+                .map
+                .range(..=pos)
+                .next_back()
+                .filter(|(_, &re)| re > pos);
+            match holding {
+                Some((_, &re)) if e > re => pos = re,
+                Some(_) => return false,
+                None => {
+                    return self
+                        .map
+                        .range(pos + 1..)
+                        .next()
+                        .is_some_and(|(_, &re)| e < re)
+                }
+            }
+        }
+    }
+
     /// Drops every byte below `x`.
     pub(crate) fn remove_below(&mut self, x: i64) {
         while let Some((&s, &e)) = self.map.first_key_value() {
@@ -139,6 +166,18 @@ mod tests {
         assert_eq!(r.len(), 1);
         r.remove_below(35);
         assert!(r.covers(35, 40) && !r.covers(34, 40));
+    }
+
+    #[test]
+    fn out_of_order_as_tcptrace_walks_its_records() {
+        let mut r = RangeSet::default();
+        r.insert(0, 1000);
+        r.insert(2000, 3000);
+        assert!(r.out_of_order(1000, 2000)); // fills the hole
+        assert!(r.out_of_order(500, 1500)); // a resend, then new data before 2000..3000
+        assert!(!r.out_of_order(0, 1000)); // a resend
+        assert!(!r.out_of_order(3000, 4000)); // in order
+        assert!(!r.out_of_order(1000, 3500)); // covers the later range: a resend
     }
 
     #[test]

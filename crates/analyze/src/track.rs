@@ -177,26 +177,27 @@ impl Dir {
             self.out.zwnd_probe_bytes += u64::from(len);
             return false;
         }
+        // Out of order (tcptrace's rule): it starts before bytes sent already and ends
+        // before their end; new bytes filling a hole, or a resend that stops short of the
+        // data after it, which then also counts as a retransmission.
+        if self.sent.out_of_order(s, e) {
+            self.out.out_of_order_pkts += 1;
+        }
         let overlap = self.sent.insert(s, e);
         let rexmit = overlap > 0;
         if rexmit {
             self.retransmission(t, s, e, overlap);
+        } else if self.recs.len() < MAX_RECORDS {
+            self.recs.insert(
+                s,
+                Rec {
+                    end: e,
+                    t,
+                    ambiguous: false,
+                },
+            );
         } else {
-            if s < self.data_end {
-                self.out.out_of_order_pkts += 1;
-            }
-            if self.recs.len() < MAX_RECORDS {
-                self.recs.insert(
-                    s,
-                    Rec {
-                        end: e,
-                        t,
-                        ambiguous: false,
-                    },
-                );
-            } else {
-                self.out.bounded += 1;
-            }
+            self.out.bounded += 1;
         }
         self.data_end = self.data_end.max(e);
         self.snd_max = self.snd_max.max(e);
@@ -449,13 +450,14 @@ impl Dir {
             }
             let tr = &mut self.series.truncated;
             push(&mut self.series.sacks, (t_rel, l as f64, r as f64), tr);
-            // RFC 2883 §4: the first block reports a duplicate when it lies below the
-            // cumulative ACK, or inside the second block.
-            let in_second = blocks.get(1).is_some_and(|b1| {
+            // RFC 2883 §4: the first block reports a duplicate when it starts below the
+            // cumulative ACK, or lies inside the second block; tcptrace also takes a first
+            // block that overlaps the second.
+            let by_second = blocks.get(1).is_some_and(|b1| {
                 let (l1, r1) = (self.rel(b1.left), self.rel(b1.right));
-                l1 <= l && r <= r1
+                (l1 <= l && r <= r1) || (l < r1 && l1 < r)
             });
-            if i == 0 && (l < ack || in_second) {
+            if i == 0 && (l < ack || by_second) {
                 dsack = true;
                 self.dsack(l, r);
             } else {
@@ -594,7 +596,7 @@ impl Conn {
         let mut counted = syn && me.flag_byte(s - 1, false);
         let ooo_before = me.out.out_of_order_pkts;
         if payload > 0 {
-            let peer_zero = peer.window == Some(0);
+            let peer_zero = peer.win_last == Some(0) && !syn;
             counted |= me.data(t, s, payload, peer_zero, t_rel);
         }
         if fin {
@@ -635,7 +637,7 @@ impl Conn {
             } else {
                 me.out.min_window.min(w)
             };
-            if w == 0 && !syn {
+            if w == 0 {
                 me.out.zero_window_adv += 1;
             }
         }
