@@ -463,3 +463,19 @@ fn tcptrace_a_retransmitted_syn_is_a_retransmission_but_not_data() {
     // Karn: the SYN went twice, so the handshake has no RTT.
     assert_eq!(d.handshake_rtt_ms, None);
 }
+
+#[test]
+fn tcptrace_repeated_pure_acks_of_a_syn_are_duplicates() {
+    // b sends nothing but its SYN-ACK and ACKs; a's pure ACKs that repeat the ACK of b's
+    // SYN (window unchanged) are duplicate ACKs of b's direction, as tcptrace counts them.
+    let mut a_ack = Seg::data(1, 0);
+    a_ack.window = 65535;
+    let mut c = Cap::new();
+    c.handshake((None, None))
+        .at(30, Seg::data(1, 1000))
+        .at(60, Seg::ack(1001))
+        .at(70, a_ack)
+        .at(80, a_ack);
+    let a = c.done();
+    assert_eq!(a.connections[0].directions[1].dup_acks, 2);
+}

@@ -1,5 +1,6 @@
 //! `ackclock analyze` on live captures (root only; SKIP otherwise): a Linux-to-Linux
-//! transfer (socat) through `ackclock emulate` with 1% loss each way, captured by tcpdump
+//! transfer (socat) through `ackclock emulate` with 1% loss and 3% reordering (8 ms) each
+//! way (Linux then answers some spurious retransmissions with D-SACKs), captured by tcpdump
 //! at the sender's interface and by the emulator itself (ackclock's pcap writer), each
 //! held to tcptrace on the same file (`analyze_common::compare_with_tcptrace`:
 //! retransmissions, duplicate ACKs and the other counts exactly, RTT p50 within 5%).
@@ -35,6 +36,8 @@ fn analyze_agrees_with_tcptrace_on_linux_through_a_lossy_emulator() {
             "25ms",
             "--loss",
             "1%",
+            "--reorder",
+            "3%:8ms",
             "--queue",
             "droptail:64",
             "--seed",
