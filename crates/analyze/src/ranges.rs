@@ -41,20 +41,17 @@ impl RangeSet {
         }
         let (mut lo, mut hi) = (s, e);
         let mut overlap = 0u64;
-        // Ranges that overlap or touch [s, e): start <= e and end >= s. Non-overlapping and
-        // sorted, so walk down from the last start at or below e.
-        let mut gone = Vec::new();
-        for (&rs, &re) in self.map.range(..=e).rev() {
+        // Ranges that overlap or touch [s, e): start <= e and end >= s. Disjoint and
+        // sorted, so take them from the last start at or below e down; no allocation per
+        // segment (a sender's capture merges into the one range each time).
+        while let Some((&rs, &re)) = self.map.range(..=e).next_back() {
             if re < s {
                 break;
             }
             overlap += (re.min(e) - rs.max(s)).max(0) as u64;
             lo = lo.min(rs);
             hi = hi.max(re);
-            gone.push(rs);
-        }
-        for k in gone {
-            self.map.remove(&k);
+            self.map.remove(&rs);
         }
         self.map.insert(lo, hi);
         if self.map.len() > MAX_RANGES {
