@@ -242,3 +242,35 @@ fn analyze_of_a_non_capture_is_a_clear_error() {
         "{err}"
     );
 }
+
+/// Every capture of the bad-input corpus is analysed as far as it goes (pure JSON, what
+/// was malformed counted) or refused with a one-line error naming the file; none panics.
+#[test]
+fn analyze_reads_the_bad_input_pcaps_or_says_why_not() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/bad-input/pcaps");
+    let mut n = 0;
+    for f in std::fs::read_dir(&dir).unwrap() {
+        let f = f.unwrap().path();
+        let o = bin()
+            .args(["analyze", "--json", "--no-figures"])
+            .arg(&f)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains("panicked"), "{}: {err}", f.display());
+        if o.status.success() {
+            let j: serde_json::Value = serde_json::from_slice(&o.stdout)
+                .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+            assert!(j["packets"]["total"].is_u64(), "{}", f.display());
+        } else {
+            assert_eq!(o.status.code(), Some(1), "{}: {err}", f.display());
+            assert!(
+                err.starts_with(&format!("error: {}: ", f.display())) && err.lines().count() == 1,
+                "{}: {err}",
+                f.display()
+            );
+        }
+        n += 1;
+    }
+    assert!(n >= 10, "{n} pcaps in {}", dir.display());
+}
