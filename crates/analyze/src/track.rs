@@ -280,17 +280,13 @@ impl Dir {
         // Karn: no RTT sample from any transmission of these bytes. The unacknowledged
         // records it overlaps become one ambiguous record, sent now.
         let (mut lo, mut hi) = (s.max(una), e);
-        let mut gone = Vec::new();
-        for (&rs, r) in self.recs.range(..e).rev() {
+        while let Some((&rs, r)) = self.recs.range(..e).next_back() {
             if r.end <= s {
                 break;
             }
             lo = lo.min(rs);
             hi = hi.max(r.end);
-            gone.push(rs);
-        }
-        for k in gone {
-            self.recs.remove(&k);
+            self.recs.remove(&rs);
         }
         if hi > lo {
             self.recs.insert(
