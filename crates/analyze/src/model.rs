@@ -111,8 +111,8 @@ pub struct Direction {
     pub data_pkts: u64,
     /// Data bytes, retransmissions included ("actual data bytes").
     pub data_bytes: u64,
-    /// Data bytes sent for the first time: `data_bytes - rexmt_bytes - zwnd_probe_bytes`
-    /// ("unique bytes sent").
+    /// Data bytes sent for the first time: `data_bytes`, less the data bytes of
+    /// `rexmt_bytes` (not its SYN and FIN) and `zwnd_probe_bytes` ("unique bytes sent").
     pub unique_bytes: u64,
     /// `unique_bytes * 8 / duration_s` of the connection, bits per second (tcptrace's
     /// "throughput", in bits).
@@ -179,7 +179,8 @@ pub struct Direction {
     /// RTT samples of this direction's data, in ms (a sample per ACK of new data whose
     /// acknowledgment number is the end of a segment that was sent once and after every
     /// segment before it that the ACK covers: Karn's rule, and tcptrace's; no sample from
-    /// a segment any byte of which was sent twice). `None`: no sample.
+    /// a segment any byte of which was sent twice; a FIN counts as a byte of its segment,
+    /// as in tcptrace). `None`: no sample.
     pub rtt_ms: Option<Summary>,
     /// RTT samples from timestamps (RFC 7323 §4): an ACK that acknowledges new data and
     /// echoes, for the first time, a TSval this direction sent, against the time the
