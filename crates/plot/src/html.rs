@@ -340,6 +340,16 @@ mod tests {
         assert_eq!(figure_of_page("<html></html>"), None);
     }
 
+    /// The viewer sits in a script element: nothing in it may end that element early or
+    /// change how the HTML parser reads it.
+    #[test]
+    fn the_viewer_can_sit_in_a_script_element() {
+        let js = VIEWER_JS.to_ascii_lowercase();
+        for bad in ["</script", "<!--", "<script"] {
+            assert!(!js.contains(bad), "{bad}");
+        }
+    }
+
     #[test]
     fn numbers_are_as_short_as_their_resolution() {
         let mut o = String::new();

@@ -1,6 +1,7 @@
-// ackclock's interactive figure viewer: draws each figure of the page (a <div class="ackfig">
-// holding its data as <script type="application/json">, written by ackclock-plot's
-// Chart::html_figure) on a canvas, with the look of the static SVG. Drag across a plot to zoom
+// ackclock's interactive figure viewer: draws each figure of the page (a div of class ackfig
+// holding its data in a script element of type application/json, written by ackclock-plot's
+// Chart::html_figure; no tag is spelled out here, as this text sits in a script element) on a
+// canvas, with the look of the static SVG. Drag across a plot to zoom
 // to that x range (every panel of the figure follows; y fits the data in view), shift-drag to
 // pan, Alt+wheel to zoom about the pointer, double-click or "reset" to see everything again;
 // hover shows the nearest point's values; a legend entry hides or shows its series.
