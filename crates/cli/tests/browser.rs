@@ -5,7 +5,7 @@
 //! coloured pixels on it) with no error in the console; then a time-sequence figure of each is
 //! zoomed as a user does, a mouse drag across the plot (and once Alt+wheel), and its x axis's
 //! range must become the dragged one, and the small-multiple cwnd figure zoomed in its last
-//! panel.
+//! panel. Hovering over a point shows its values; a legend entry hides and shows its series.
 //!
 //! Every wait is a condition polled against a deadline. Chromium runs with a profile
 //! directory of its own and is ended by its PID. Skips (prints SKIP) when no Chromium is
@@ -467,6 +467,56 @@ fn drag_zoom(cdp: &mut Cdp, i: usize, panel: &str, shots: Option<(PathBuf, PathB
     assert!(cdp.errors.is_empty(), "{:?}", cdp.errors);
 }
 
+/// Hovers over a drawn point of figure `i` (the middle point of its first series in view)
+/// and checks the tooltip names the series and the point's x; then hides that series from
+/// the legend (fewer marks drawn) and shows it again (as many as before).
+fn hover_and_toggle(cdp: &mut Cdp, i: usize) {
+    let fig = format!("window.ackclockPlot.figures[{i}]");
+    let at = cdp.eval(&format!(
+        "(function () {{ var f = {fig}, P = f.L.panels[0], s = f.spec.panels[0].series.find(function (s) {{ return s.label && s.x.length; }});
+            var k = Math.floor(s.x.length / 2), r = f.canvas.getBoundingClientRect();
+            window.scrollBy(0, r.top + P.Y(s.y[k]) - window.innerHeight / 2);
+            r = f.canvas.getBoundingClientRect();
+            return {{x: r.left + P.X(s.x[k]), y: r.top + P.Y(s.y[k]), label: s.label}}; }})()"
+    ));
+    let (x, y) = (at["x"].as_f64().unwrap(), at["y"].as_f64().unwrap());
+    cdp.mouse("mouseMoved", x, y, 0, 0);
+    let tip = cdp.eval(&format!(
+        "(function () {{ var t = {fig}.tip; return t.style.display === 'block' ? t.textContent : ''; }})()"
+    ));
+    let tip = tip.as_str().unwrap_or_default().to_string();
+    assert!(!tip.is_empty(), "no tooltip at a drawn point: {at}");
+    assert!(tip.contains(':'), "{tip}");
+    let drawn = |cdp: &mut Cdp| {
+        cdp.eval(&format!("+{fig}.el.dataset.drawn"))
+            .as_f64()
+            .unwrap()
+    };
+    let before = drawn(cdp);
+    let item = format!(
+        "Array.from({fig}.el.querySelectorAll('.ackfig-item')).find(function (e) {{ return e.textContent === {}; }})",
+        at["label"]
+    );
+    let click = |cdp: &mut Cdp| {
+        let r = cdp.eval(&format!(
+            "(function () {{ var e = {item}; e.scrollIntoView({{block: 'center'}}); var r = e.getBoundingClientRect(); return {{x: r.left + r.width / 2, y: r.top + r.height / 2}}; }})()"
+        ));
+        let (x, y) = (r["x"].as_f64().unwrap(), r["y"].as_f64().unwrap());
+        cdp.mouse("mousePressed", x, y, 1, 0);
+        cdp.mouse("mouseReleased", x, y, 0, 0);
+    };
+    click(cdp);
+    let hidden = drawn(cdp);
+    assert!(
+        hidden < before,
+        "hiding {} drew {hidden} of {before}",
+        at["label"]
+    );
+    click(cdp);
+    assert_eq!(drawn(cdp), before, "showing {} again", at["label"]);
+    assert!(cdp.errors.is_empty(), "{:?}", cdp.errors);
+}
+
 /// The index of the first figure of the page whose title contains `word`.
 fn figure_titled(cdp: &mut Cdp, word: &str) -> usize {
     let i = cdp.eval(&format!(
@@ -544,6 +594,7 @@ fn report_and_sim_figures_render_and_zoom_in_headless_chromium() {
     // of the eight flows' windows (zoomed in the last panel: all panels share the x axis).
     assert_eq!(load_and_check(&mut cdp, &sim.join("tseq-pair1.html")), 1);
     drag_zoom(&mut cdp, 0, "0", shot("sim-tseq"));
+    hover_and_toggle(&mut cdp, 0);
     assert_eq!(load_and_check(&mut cdp, &sim.join("cwnd.html")), 1);
     let panels = cdp.eval("window.ackclockPlot.figures[0].spec.panels.length");
     assert_eq!(panels, json!(8), "one panel per flow of the dumbbell");
