@@ -22,6 +22,8 @@
 #![warn(missing_docs)]
 
 pub mod figures;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod model;
 mod ranges;
 pub mod report;
