@@ -264,6 +264,9 @@ struct Summary {
     completion_by_seed: Vec<f64>,
     /// Mean completion per size of [`SIZES`].
     by_size: Vec<f64>,
+    /// Per size, the sample standard deviation of the per-seed means (the spread the table
+    /// gives for the overall mean).
+    by_size_sd: Vec<f64>,
     retx_per_transfer: f64,
     /// Part of the transfers that had at least one timeout, and that had one without
     /// resending data (a lost SYN or FIN).
@@ -310,6 +313,24 @@ fn summarize(runs: &[RunMetrics]) -> Summary {
                         .filter_map(|t| t.completion)
                         .collect::<Vec<_>>(),
                 )
+            })
+            .collect(),
+        by_size_sd: SIZES
+            .iter()
+            .map(|&s| {
+                let per_seed: Vec<f64> = runs
+                    .iter()
+                    .map(|r| {
+                        r.transfers
+                            .iter()
+                            .filter(|t| t.size == s)
+                            .filter_map(|t| t.completion)
+                            .collect::<Vec<_>>()
+                    })
+                    .filter(|v| !v.is_empty())
+                    .map(|v| mean(&v))
+                    .collect();
+                sd(&per_seed)
             })
             .collect(),
         retx_per_transfer: all.iter().map(|t| t.retx as f64).sum::<f64>() / n,
@@ -715,13 +736,23 @@ fn by_size_plot(m: &Measured, text: &Text, out: &Path) -> Result<Figure> {
         text,
         &[],
     )?;
-    let series = per_config(true, |c| {
+    let mut series = per_config(true, |c| {
         SIZES
             .iter()
             .zip(&m.sum[c].by_size)
             .map(|(&s, &t)| (s as f64 / 1024.0, t))
             .collect()
     });
+    // +- one standard deviation of the per-seed means, in each configuration's colour.
+    for c in 0..CONFIGS.len() {
+        let sum = &m.sum[c];
+        let bars: Vec<(f64, f64, f64)> = SIZES
+            .iter()
+            .zip(sum.by_size.iter().zip(&sum.by_size_sd))
+            .map(|(&s, (&mu, &sd))| (s as f64 / 1024.0, mu - sd, mu + sd))
+            .collect();
+        series.push(Series::error_bars("", style(c).0, &bars));
+    }
     fig.draw(Chart {
         x_desc: "transfer size (KB, log scale)".into(),
         y_desc: "mean completion time (s)".into(),
