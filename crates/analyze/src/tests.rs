@@ -479,3 +479,14 @@ fn tcptrace_repeated_pure_acks_of_a_syn_are_duplicates() {
     let a = c.done();
     assert_eq!(a.connections[0].directions[1].dup_acks, 2);
 }
+
+#[test]
+fn a_capture_that_goes_back_in_time_gives_no_negative_rtt() {
+    // Records out of time order (a merged capture, a clock step): found by the fuzz target.
+    let mut c = Cap::new();
+    c.handshake((None, None))
+        .at(100, Seg::data(1, 1000))
+        .at(50, Seg::ack(1001));
+    let d = &c.done().connections[0].directions[0];
+    assert_eq!(d.rtt_ms.as_ref().map(|s| s.p50), Some(0.0));
+}

@@ -311,7 +311,7 @@ impl Dir {
         let (t, a, t_rel) = (k.t, k.a, k.t_rel);
         if let Some(syn_t) = self.syn_t.take() {
             if a >= 1 {
-                self.out.handshake_rtt_ms = Some((t - syn_t) as f64 / 1e6);
+                self.out.handshake_rtt_ms = Some(t.saturating_sub(syn_t) as f64 / 1e6);
             } else {
                 self.syn_t = Some(syn_t);
             }
@@ -385,7 +385,8 @@ impl Dir {
             // and nothing it covers went later (tcptrace's rule: a retransmission of an
             // earlier hole would make the ACK's wait the hole's, not this segment's).
             if r.end == a && !r.ambiguous && last_xmit <= r.t {
-                let ms = (t - r.t) as f64 / 1e6;
+                // A capture can go back in time (records out of order): no negative RTT.
+                let ms = t.saturating_sub(r.t) as f64 / 1e6;
                 if self.rtt.len() < MAX_SAMPLES {
                     self.rtt.push(ms);
                 } else {
@@ -685,7 +686,7 @@ impl Conn {
     /// The result.
     pub(crate) fn finish(self, index: usize) -> Connection {
         let secs = |t: u64| t.saturating_sub(self.t0) as f64 / 1e9;
-        let duration = (self.last_t - self.first_t) as f64 / 1e9;
+        let duration = self.last_t.saturating_sub(self.first_t) as f64 / 1e9;
         let both_syns = self.dirs.iter().all(|d| d.out.syns > 0);
         let both_fins = self.dirs.iter().all(|d| d.out.fins > 0);
         let window_scaling = WindowScaling {
