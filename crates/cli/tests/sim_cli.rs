@@ -36,8 +36,10 @@ fn sim_writes_summary_csv_pcap_and_plots() {
         "b-a.pcap",
         "cwnd.svg",
         "cwnd.png",
+        "cwnd.html",
         "tseq-flow0.svg",
         "tseq-flow0.png",
+        "tseq-flow0.html",
         "queue-a-b.csv",
     ] {
         assert!(out.join(f).exists(), "{f} missing");
@@ -154,8 +156,13 @@ fn repro_runs_one_experiment_and_writes_the_report() {
         "{text}"
     );
     let html = std::fs::read_to_string(d.join("index.html")).unwrap();
+    // The plots are interactive figures (their data and the viewer inlined; the browser
+    // test draws them), each linked to its SVG.
     assert!(
-        html.contains("<svg") && html.contains("W/2-1"),
+        html.contains("<div class=\"ackfig\"><script type=\"application/json\">")
+            && html.contains("window.ackclockPlot")
+            && html.contains(".svg\">SVG</a>")
+            && html.contains("W/2-1"),
         "report lacks plots or claims"
     );
     // The whole claims table, machine-readable (docs/OUTPUTS.md; crates/lab's outputs_doc
