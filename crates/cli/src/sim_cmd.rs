@@ -144,14 +144,14 @@ pub fn sim(
         .write_files(&out)
         .with_context(|| format!("writing results to {}", out.display()))?;
     let plots = if plots_on && s.output.plots {
-        // Each plot is an SVG with a PNG beside it.
+        // Each plot is an SVG with a PNG and an interactive HTML page beside it.
         plots::all(&r, &out)?.len()
     } else {
         0
     };
     let mut what = vec![format!("summary.json, {} CSV files", csvs.len())];
     if plots > 0 {
-        what.push(format!("{plots} plots (SVG and PNG)"));
+        what.push(format!("{plots} plots (SVG, PNG and interactive HTML)"));
     }
     if !r.captures.is_empty() {
         let names = if r.captures.len() <= 4 {
