@@ -26,7 +26,7 @@ struct Rec {
     ambiguous: bool,
 }
 
-/// A retransmission, kept to match D-SACKs against and to draw.
+/// A retransmission, kept to match D-SACKs against.
 #[derive(Clone, Copy, Debug)]
 struct Retx {
     s: i64,
@@ -97,7 +97,7 @@ struct Dir {
     first_data: Option<i64>,
     /// The end of the highest data byte sent.
     data_end: i64,
-    /// Every data byte sent so far.
+    /// Every sequence number sent so far: data bytes, SYN and FIN.
     sent: RangeSet,
     /// Unacknowledged transmissions by first sequence number.
     recs: BTreeMap<i64, Rec>,
