@@ -127,7 +127,7 @@ fn direction(o: &mut String, d: &Direction, back: &Direction) {
     let l = &d.limits;
     let _ = writeln!(
         o,
-        "    limited by {}: receive window {:.3} s, cwnd (inferred) {:.3} s, nothing outstanding {:.3} s; at most {} bytes outstanding",
+        "    mostly limited by {}; time limited by the receive window {:.3} s, by cwnd (inferred) {:.3} s, with nothing outstanding {:.3} s; at most {} bytes outstanding",
         l.main_limit(),
         l.rwnd_limited_s,
         l.cwnd_limited_inferred_s,
