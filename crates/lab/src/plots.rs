@@ -503,6 +503,9 @@ pub fn all(r: &RunResult, dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// One line of means over RNG seeds: its name and its points `(x, mean, sd)`.
+pub type MeanLine = (String, Vec<(f64, f64, f64)>);
+
 /// A chart of means over RNG seeds: each series `(name, points)` a line with a dot at each
 /// point `(x, mean, sd)`, and an error bar from `mean - sd` to `mean + sd` in its colour
 /// (none where `sd` is not finite: a configuration run once); `models` as dashed lines
@@ -512,7 +515,7 @@ pub fn all(r: &RunResult, dir: &Path) -> Result<Vec<PathBuf>> {
 pub fn means_chart(
     x_desc: &str,
     y_desc: &str,
-    measured: &[(String, Vec<(f64, f64, f64)>)],
+    measured: &[MeanLine],
     models: &[(String, Vec<(f64, f64)>)],
     log_x: bool,
 ) -> Chart {

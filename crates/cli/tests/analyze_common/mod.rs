@@ -79,7 +79,6 @@ pub fn u(v: &serde_json::Value) -> f64 {
 /// nor at a receiver's capture: 16 lines for 872 samples); the RTT mean within 5% of
 /// tcptrace's "RTT avg" or its 0.1 ms resolution. tcptrace runs in `cwd` (created), where
 /// `-Z` writes its dumps. Returns whether a p50 was compared for a->b.
-
 pub fn compare_with_tcptrace(pcap: &Path, cwd: &Path) -> bool {
     let ours = analyze_json(pcap);
     let conns = ours["connections"].as_array().unwrap();

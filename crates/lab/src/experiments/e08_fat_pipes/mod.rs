@@ -428,7 +428,7 @@ fn plot(m: &Measured, e1: bool, text: &Text, out: &Path) -> Result<Figure> {
             .map(|(wi, &w)| (f64::from(w), f(wi).eff, f(wi).eff_sd))
             .collect()
     };
-    let mut measured: Vec<(String, Vec<(f64, f64, f64)>)> = ALGS
+    let mut measured: Vec<crate::plots::MeanLine> = ALGS
         .iter()
         .enumerate()
         .map(|(a, name)| (name.to_string(), at_w(&|wi| m.cell(e1, a, wi, pi1))))

@@ -562,7 +562,7 @@ fn table(m: &Measured) -> Table {
 /// the seeds, with error bars of one standard deviation); returns the two figures drawn.
 fn plot_sweeps(m: &Measured, util: Figure, loss: Figure) -> Result<(Figure, Figure)> {
     let bs = m.grid.bs;
-    let line = |f: &dyn Fn(&Point) -> (f64, f64)| -> Vec<(String, Vec<(f64, f64, f64)>)> {
+    let line = |f: &dyn Fn(&Point) -> (f64, f64)| -> Vec<crate::plots::MeanLine> {
         let one = m.grid.one.iter().map(|t| format!("one {t} flow"));
         let many = m.grid.many.iter().map(|t| format!("{N_MANY} {t} flows"));
         one.chain(many)
