@@ -240,6 +240,33 @@ names! {
     aliases [],
 }
 
+/// How the sender brings its flight down to the new ssthresh during a fast recovery.
+/// Scenario files and flags name it `halve` or `prr` ([`NAMES`](Self::NAMES)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize, serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum WindowReduction {
+    /// `"halve"`: the recovery algorithm's own rule, as before PRR: cwnd drops to ssthresh
+    /// at once and RFC 6675 sends while pipe < cwnd (nothing for about half a round trip,
+    /// then one segment per ACK); Reno and NewReno inflate and deflate the window. The
+    /// default of every preset.
+    #[default]
+    Halve,
+    /// `"prr"`: RFC 9937 Proportional Rate Reduction. During a fast recovery (SACK, Reno or
+    /// NewReno) each ACK may send what PRR's SndCnt allows: in proportion to the data
+    /// delivered while pipe is above ssthresh, then up to ssthresh by the conservative bound
+    /// (PRR-CRB), or the slow-start bound (PRR-SSRB) on an ACK that advanced SND.UNA and
+    /// indicated no further loss; the episode ends with cwnd = ssthresh.
+    Prr,
+}
+
+names! {
+    WindowReduction,
+    "window_reduction",
+    [Halve = "halve", Prr = "prr"],
+    aliases [],
+}
+
 /// When the receiver sends ACKs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AckPolicy {
@@ -349,6 +376,9 @@ pub struct TcpConfig {
     pub window_scale_shift: Option<u8>,
     /// How losses detected by duplicate ACKs or SACK blocks are repaired.
     pub recovery: RecoveryAlgorithm,
+    /// How the flight is brought down to ssthresh during a fast recovery: the recovery's
+    /// own rule ([`WindowReduction::Halve`], every preset) or RFC 9937 PRR.
+    pub window_reduction: WindowReduction,
     /// The congestion controller that sizes cwnd.
     pub congestion: CongestionAlgorithm,
     /// Duplicate ACKs that trigger fast retransmit ("tcprexmtthresh", 3).
@@ -435,6 +465,7 @@ impl TcpConfig {
             window_scale: false,
             window_scale_shift: None,
             recovery: RecoveryAlgorithm::NewReno,
+            window_reduction: WindowReduction::Halve,
             congestion: aimd(SsthreshBase::FlightSize),
             dupack_threshold: 3,
             limited_transmit: false,
@@ -629,6 +660,24 @@ mod tests {
         assert_eq!(e.field, "adaptive_increase");
     }
     #[test]
+    fn every_preset_halves_and_the_override_selects_prr() {
+        for name in TcpConfig::PRESETS {
+            let c = TcpConfig::preset(name).unwrap();
+            assert_eq!(c.window_reduction, WindowReduction::Halve, "{name}");
+        }
+        let mut c = TcpConfig::sack();
+        Overrides {
+            window_reduction: Some(WindowReduction::Prr),
+            ..Overrides::default()
+        }
+        .apply(&mut c)
+        .unwrap();
+        assert_eq!(c.window_reduction, WindowReduction::Prr);
+        // Not given: kept.
+        Overrides::default().apply(&mut c).unwrap();
+        assert_eq!(c.window_reduction, WindowReduction::Prr);
+    }
+    #[test]
     fn names_parse_back_and_unknown_ones_say_what_is_accepted() {
         fn round_trip<T>(all: &[T])
         where
@@ -646,6 +695,13 @@ mod tests {
         round_trip(&[C::None, C::Fixed, C::Aimd, C::Cubic, C::Dctcp, C::DecBit]);
         round_trip(&[SsthreshBase::Window, SsthreshBase::FlightSize]);
         round_trip(&[EcnEcho::Latched, EcnEcho::PerPacket]);
+        round_trip(&[WindowReduction::Halve, WindowReduction::Prr]);
+        assert_eq!(WindowReduction::NAMES, ["halve", "prr"]);
+        let e = "rate_halving".parse::<WindowReduction>().unwrap_err();
+        assert_eq!(
+            e.message,
+            "window_reduction = \"rate_halving\": expected one of halve, prr"
+        );
         assert_eq!(R::NAMES.len(), 5);
         assert_eq!(
             C::NAMES,
@@ -881,6 +937,8 @@ pub struct Overrides {
     pub window_scale: Option<bool>,
     /// "timeout_only", "tahoe", "reno", "newreno", "sack" ("sack" also turns SACK on).
     pub recovery: Option<RecoveryAlgorithm>,
+    /// [`TcpConfig::window_reduction`]: "halve" or "prr" (RFC 9937).
+    pub window_reduction: Option<WindowReduction>,
     /// "none", "fixed" (cwnd = the initial window, always), "aimd" (alias "reno"), "cubic".
     /// "aimd" keeps the current AIMD parameters when AIMD is already selected; otherwise,
     /// and always for "cubic", the controller starts from its defaults.
@@ -1130,6 +1188,7 @@ const ROWS: &[Row] = &[
         c.recovery = v;
         c.sack |= v == RecoveryAlgorithm::Sack;
     }),
+    set!(window_reduction, |c, v| c.window_reduction = v),
     step(Overrides::apply_cc),
     step(Overrides::check_aimd_only),
     // d = 1 keeps the window through a loss: loss taken as non-congestive (the reading of

@@ -158,7 +158,8 @@ mod table_alloc;
 
 pub use ackclock_wire::OptionLayout;
 pub use config::{
-    AckPolicy, CongestionAlgorithm, InitialWindow, RecoveryAlgorithm, TcpConfig, MIN_MSS,
+    AckPolicy, CongestionAlgorithm, InitialWindow, RecoveryAlgorithm, TcpConfig, WindowReduction,
+    MIN_MSS,
 };
 pub use conn::{Connection, Transmit};
 pub use cubic::CubicConfig;

@@ -6,7 +6,7 @@
 use crate::DeviceConfig;
 use ackclock_tcp::cc::SsthreshBase;
 use ackclock_tcp::config::{CongestionName, EcnEcho, OverrideError, Overrides, RttEstimatorName};
-use ackclock_tcp::{RecoveryAlgorithm, TcpConfig};
+use ackclock_tcp::{RecoveryAlgorithm, TcpConfig, WindowReduction};
 use ackclock_units as units;
 use ackclock_wire::Duration;
 use anyhow::{bail, Result};
@@ -103,6 +103,10 @@ pub struct TcpArgs {
     /// Loss recovery (sack also turns SACK on).
     #[arg(long, value_name = "NAME", value_parser = names::<RecoveryAlgorithm>())]
     pub recovery: Option<RecoveryAlgorithm>,
+    /// Window reduction in fast recovery: halve (the recovery's own rule) or prr (RFC 9937
+    /// Proportional Rate Reduction).
+    #[arg(long, value_name = "NAME", value_parser = names::<WindowReduction>())]
+    pub window_reduction: Option<WindowReduction>,
     /// Congestion control (aimd also as reno; fixed: cwnd = the initial window, always;
     /// dctcp and dec_bit also turn ECN on with the per-packet echo).
     #[arg(long, value_name = "NAME", value_parser = names::<CongestionName>())]
@@ -195,7 +199,8 @@ named!(
     RecoveryAlgorithm,
     CongestionName,
     SsthreshBase,
-    EcnEcho
+    EcnEcho,
+    WindowReduction
 );
 
 /// A flag that takes one of the engine's names: clap lists them in `--help` and in the
@@ -245,6 +250,7 @@ impl TcpArgs {
             timestamps: self.timestamps,
             window_scale: self.wscale,
             recovery: self.recovery,
+            window_reduction: self.window_reduction,
             cc: self.cc,
             decrease: self.decrease,
             increase: self.increase,
