@@ -11,7 +11,8 @@ Examples:
   ackclock sim scenarios/satnet.toml            # writes out/sim/satnet/ucl-bbn.pcap
   ackclock analyze out/sim/satnet/ucl-bbn.pcap  # text; figures in out/analyze/ucl-bbn/
   ackclock analyze --json capture.pcap | jq '.connections[0].directions[0].rtt_ms'
-  ackclock analyze --csv --no-figures capture.pcap > conns.csv")]
+
+--csv writes one row per connection and direction instead (with --no-figures, nothing else).")]
 pub struct AnalyzeArgs {
     /// A classic pcap file (raw IP, IPv4, Ethernet or Linux cooked link type).
     capture: PathBuf,
