@@ -20,9 +20,10 @@
 use crate::cc::{
     AckEvent, Aimd, CcInit, CongestionControl, CongestionEvent, FixedWindow, NoCongestionControl,
 };
-use crate::config::{CongestionAlgorithm, EcnEcho, RecoveryAlgorithm, TcpConfig};
+use crate::config::{CongestionAlgorithm, EcnEcho, RecoveryAlgorithm, TcpConfig, WindowReduction};
 use crate::cubic::Cubic;
 use crate::ecn_cc::{Dctcp, DecBit};
+use crate::prr::Prr;
 use crate::recovery::{DupAckOutcome, NewAckOutcome, Recovery};
 use crate::recv_buf::RecvBuffer;
 use crate::rtt::RttEstimator;
@@ -307,6 +308,9 @@ pub struct Connection {
     syn_pending: bool,
     /// Sender: the window was reduced for ECE; the next new data segment carries CWR.
     cwr_pending: bool,
+    /// RFC 9937 PRR's state during a fast recovery with [`WindowReduction::Prr`]: cold, read
+    /// only while `rec` is in an episode (its hot `in_recovery` is tested first).
+    prr: Prr,
     error: Option<ConnectionError>,
 }
 
@@ -448,6 +452,7 @@ impl Connection {
             ecn_ok: false,
             ece_pending: false,
             cwr_pending: false,
+            prr: Prr::default(),
             ecn_pre_ack: None,
             ecn_recover: None,
             sack_recent: [SeqNum::new(0); 4],

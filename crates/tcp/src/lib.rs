@@ -143,10 +143,8 @@ mod cubic;
 mod ecn_cc;
 mod endpoint;
 mod error;
-mod recovery;
-// Wired into the recovery in the next commit.
-#[allow(dead_code)]
 mod prr;
+mod recovery;
 mod recv_buf;
 pub mod rtt;
 mod sack;

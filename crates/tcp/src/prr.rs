@@ -84,45 +84,54 @@ impl Prr {
         self.prr_out
     }
 
-    /// RFC 9937 §6.2's DeliveredData of one ACK: the bytes it cumulatively acknowledged
-    /// (`newly_acked`) plus, with SACK, the change in the bytes SACKed (`sacked_before` to
-    /// `sacked_after`: negative when SND.UNA passes ranges SACKed earlier, which were counted
-    /// when they were SACKed); without SACK, one SMSS for a duplicate ACK (`dupack`) while
-    /// prr_delivered is below RecoverFS (the bound keeps a receiver that splits its ACKs from
-    /// clocking out more than a window).
-    pub(crate) fn delivered_data(
-        &self,
-        newly_acked: u32,
-        sack: Option<(u32, u32)>,
+    /// RFC 9937 §6.2's DeliveredData of one ACK with SACK: the bytes it cumulatively
+    /// acknowledged (`newly_acked`) plus the change in the bytes SACKed (`sacked_before` to
+    /// `sacked_after`), which is negative when SND.UNA passes ranges SACKed earlier (counted
+    /// when they were SACKed).
+    pub(crate) fn delivered_data(newly_acked: u32, sacked_before: u32, sacked_after: u32) -> u32 {
+        let d = i64::from(newly_acked) + i64::from(sacked_after) - i64::from(sacked_before);
+        u32::try_from(d.max(0)).unwrap_or(u32::MAX)
+    }
+
+    /// Without SACK, the duplicate ACKs before the one that started recovery (`n`): the
+    /// segments they stand for were delivered before the reduction (as the bytes SACKed
+    /// before recovery, which RecoverFS leaves out).
+    pub(crate) fn note_prior_dupacks(&mut self, n: u32, mss: u32) {
+        self.dup_bytes = n.saturating_mul(mss);
+    }
+
+    /// RFC 9937 §6.2's DeliveredData of one ACK without SACK, and the pipe it leaves. A
+    /// duplicate ACK delivered one SMSS (§6.2); the bytes it stands for are kept as if
+    /// SACKed, so that an ACK moving SND.UNA by `acked` delivers the change in SND.UNA plus
+    /// the change in those bytes, the SACK formula: all of it but the hole's segment was
+    /// counted when its duplicate ACKs came. The bytes standing for SACKed ones are bounded
+    /// by the flight after the ACK (`flight`) less the segment at SND.UNA, the hole: no
+    /// more can have arrived above it than was outstanding, which is this engine's bound on
+    /// a receiver that splits its ACKs. (RFC 9937 bounds it instead by counting duplicate
+    /// ACKs only while prr_delivered < RecoverFS; in a NewReno episode that lasts several
+    /// round trips, that stops the ACK clock once one window has been counted, and the
+    /// flight drains to nothing before the exit.) The pipe is the flight less those bytes
+    /// (RFC 6675's pipe, the duplicate ACKs standing for the SACKed segments). Returns
+    /// (DeliveredData, pipe).
+    pub(crate) fn on_ack_without_sack(
+        &mut self,
+        acked: u32,
         dupack: bool,
+        flight: u32,
         mss: u32,
-    ) -> u32 {
-        match sack {
-            Some((before, after)) => {
-                let d = i64::from(newly_acked) + i64::from(after) - i64::from(before);
-                u32::try_from(d.max(0)).unwrap_or(u32::MAX)
-            }
-            None if dupack && self.prr_delivered < self.recover_fs => {
-                newly_acked.saturating_add(mss)
-            }
-            None => newly_acked,
-        }
-    }
-
-    /// Without SACK, the pipe estimate: the flight less what the episode's duplicate ACKs
-    /// reported delivered above SND.UNA (RFC 6675's pipe with the duplicate ACKs standing in
-    /// for the SACKed segments they signal, one SMSS each).
-    pub(crate) fn pipe_without_sack(&self, flight: u32) -> u32 {
-        flight.saturating_sub(self.dup_bytes)
-    }
-
-    /// Without SACK: a duplicate ACK of the episode (`mss` more has left the network), or
-    /// an ACK that moved SND.UNA by `acked` (what it covers is no longer above SND.UNA).
-    pub(crate) fn note_without_sack(&mut self, dupack: bool, acked: u32, mss: u32) {
+    ) -> (u32, u32) {
+        let before = self.dup_bytes;
+        let mut after = if acked > 0 {
+            before.saturating_sub(acked.saturating_sub(mss))
+        } else {
+            before
+        };
         if dupack {
-            self.dup_bytes = self.dup_bytes.saturating_add(mss);
+            after = after.saturating_add(mss);
         }
-        self.dup_bytes = self.dup_bytes.saturating_sub(acked);
+        after = after.min(flight.saturating_sub(mss));
+        self.dup_bytes = after;
+        (Self::delivered_data(acked, before, after), flight - after)
     }
 
     /// RFC 9937 §6.2, on every ACK that starts or continues the reduction (not the one that
@@ -290,45 +299,51 @@ mod tests {
     }
 
     #[test]
-    fn rfc9937_6_2_without_sack_a_duplicate_ack_delivers_one_mss_up_to_recover_fs() {
-        let mut p = Prr::default();
-        p.start(seg(3), seg(2));
-        assert_eq!(p.delivered_data(0, None, true, MSS), MSS);
-        for _ in 0..3 {
-            let d = p.delivered_data(0, None, true, MSS);
-            p.on_ack(d, seg(5), false, MSS);
-        }
-        assert_eq!(p.delivered(), seg(3));
-        // prr_delivered has reached RecoverFS: further duplicate ACKs deliver nothing.
-        assert_eq!(p.delivered_data(0, None, true, MSS), 0);
-        // A cumulative ACK delivers what it acknowledges.
-        assert_eq!(p.delivered_data(seg(2), None, false, MSS), seg(2));
-        // With SACK: the change in SND.UNA plus the change in SACKed bytes, which is
-        // negative when SND.UNA passes ranges SACKed before.
-        assert_eq!(
-            p.delivered_data(seg(1), Some((seg(5), seg(6))), false, MSS),
-            seg(2)
-        );
-        assert_eq!(
-            p.delivered_data(seg(6), Some((seg(5), 0)), false, MSS),
-            seg(1)
-        );
-        assert_eq!(p.delivered_data(0, Some((seg(5), seg(2))), false, MSS), 0);
+    fn rfc9937_6_2_delivered_data_is_the_change_in_snd_una_plus_the_change_in_sacked() {
+        assert_eq!(Prr::delivered_data(seg(1), seg(5), seg(6)), seg(2));
+        // SND.UNA passes 5 segments SACKed before: only the hole's segment is new.
+        assert_eq!(Prr::delivered_data(seg(6), seg(5), 0), seg(1));
+        assert_eq!(Prr::delivered_data(0, seg(5), seg(2)), 0);
     }
 
     #[test]
-    fn without_sack_the_pipe_is_the_flight_less_the_duplicate_acks() {
+    fn rfc9937_6_2_without_sack_a_duplicate_ack_delivers_one_mss() {
         let mut p = Prr::default();
         p.start(seg(20), seg(10));
-        for _ in 0..3 {
-            p.note_without_sack(true, 0, MSS);
+        // The two duplicate ACKs before the third, which started recovery.
+        p.note_prior_dupacks(2, MSS);
+        assert_eq!(
+            p.on_ack_without_sack(0, true, seg(22), MSS),
+            (seg(1), seg(19))
+        );
+        for n in 0..15 {
+            let (d, pipe) = p.on_ack_without_sack(0, true, seg(22), MSS);
+            assert_eq!((d, pipe), (seg(1), seg(18 - n)), "duplicate ACK {}", n + 4);
         }
-        assert_eq!(p.pipe_without_sack(seg(20)), seg(17));
-        // A partial ACK of 2 segments: those were among the ones the duplicate ACKs counted.
-        p.note_without_sack(false, seg(2), MSS);
-        assert_eq!(p.pipe_without_sack(seg(18)), seg(17));
-        p.note_without_sack(false, seg(5), MSS);
-        assert_eq!(p.pipe_without_sack(seg(13)), seg(13));
+        // A partial ACK of 5 segments: the hole's and 4 counted already by duplicate ACKs.
+        assert_eq!(
+            p.on_ack_without_sack(seg(5), false, seg(17), MSS),
+            (seg(1), seg(3))
+        );
+        // An ACK of the next hole and every segment the duplicate ACKs counted: 2 left.
+        assert_eq!(
+            p.on_ack_without_sack(seg(15), false, seg(2), MSS),
+            (seg(1), seg(2))
+        );
+    }
+
+    #[test]
+    fn without_sack_duplicate_acks_count_no_more_than_was_outstanding() {
+        // A receiver that splits its ACKs: no more than the flight less the hole counts.
+        let mut p = Prr::default();
+        p.start(seg(4), seg(2));
+        let mut total = 0;
+        for _ in 0..10 {
+            let (d, pipe) = p.on_ack_without_sack(0, true, seg(4), MSS);
+            total += d;
+            assert!(pipe >= MSS);
+        }
+        assert_eq!(total, seg(3));
     }
 
     /// One returning ACK of a worked example: what it delivers (segments newly SACKed or

@@ -167,6 +167,16 @@ impl Recovery {
         self.sb.pipe(snd_una, snd_max, self.threshold, mss)
     }
 
+    /// Bytes the scoreboard holds SACKed (RFC 9937's "bytes SACKed in scoreboard").
+    pub(crate) fn sacked_bytes(&self) -> u32 {
+        self.sb.sacked_bytes()
+    }
+
+    /// Bytes the scoreboard holds SACKed above `s`.
+    pub(crate) fn sacked_above(&self, s: SeqNum) -> u32 {
+        self.sb.sacked_above(s)
+    }
+
     /// RFC 6675 §4 `NextSeg`: what SACK recovery sends next (`new_ok`: new data may go).
     pub(crate) fn next_seg(&self, snd_una: SeqNum, mss: u32, new_ok: bool) -> Option<NextSeg> {
         self.sb

@@ -126,9 +126,17 @@ impl Scoreboard {
     }
 
     /// Bytes SACKed.
-    #[cfg(test)]
     pub(crate) fn sacked_bytes(&self) -> u32 {
         self.ranges().iter().map(|(l, r)| r.since(*l)).sum()
+    }
+
+    /// Bytes SACKed above `s` (the part of each range from `s` on).
+    pub(crate) fn sacked_above(&self, s: SeqNum) -> u32 {
+        self.ranges()
+            .iter()
+            .filter(|(_, r)| *r > s)
+            .map(|(l, r)| r.since((*l).max(s)))
+            .sum()
     }
 
     /// The right edge of the highest SACKed range.
@@ -306,6 +314,16 @@ mod tests {
         sb.advance(s(5000));
         assert_eq!(sb.ranges(), &[(s(5000), s(10000))]);
         assert_eq!(sb.sacked_bytes(), 5000);
+    }
+
+    #[test]
+    fn sacked_above_counts_the_part_of_each_range_past_a_point() {
+        let mut sb = Scoreboard::default();
+        sb.update(s(1000), s(10000), &blocks(&[(3000, 4000), (6000, 7000)]));
+        assert_eq!(sb.sacked_above(s(1000)), 2000);
+        assert_eq!(sb.sacked_above(s(3500)), 1500);
+        assert_eq!(sb.sacked_above(s(4000)), 1000);
+        assert_eq!(sb.sacked_above(s(7000)), 0);
     }
 
     #[test]

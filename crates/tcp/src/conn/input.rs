@@ -569,6 +569,16 @@ impl Connection {
             return Flow::Drop;
         }
         let wnd = u32::from(seg.window) << self.snd_wscale;
+        // RFC 9937 §6.2 needs the change in the bytes SACKed: the scoreboard before this ACK
+        // (all of it, and the part above the new SND.UNA), with PRR only.
+        let prr_on = self.cfg.window_reduction == WindowReduction::Prr;
+        let prr_before = if prr_on && self.sack_ok {
+            let low = ack.max(self.snd_una);
+            (self.rec.sacked_bytes(), self.rec.sacked_above(low))
+        } else {
+            (0, 0)
+        };
+        let prev_una = self.snd_una;
         if self.sack_ok {
             // RFC 6675 Update(), before the duplicate-ACK logic reads IsLost.
             self.rec
@@ -595,8 +605,14 @@ impl Connection {
             } else {
                 self.rec.on_other_ack();
             }
+            if prr_on {
+                self.prr_on_ack(prev_una, prr_before, is_dup);
+            }
         } else {
             self.process_new_ack(now, seg);
+            if prr_on {
+                self.prr_on_ack(prev_una, prr_before, false);
+            }
         }
         self.update_send_window(seg.seq, ack, wnd, acked_new);
         if self.ecn_ok && seg.flags.contains(TcpFlags::ECE) {
@@ -700,6 +716,61 @@ impl Connection {
         self.ecn_recover = Some(self.snd_max);
         self.stats.ecn_reductions += 1;
         self.emit(now, TraceKind::EcnReduction);
+    }
+
+    /// RFC 9937 PRR, after an ACK has been through the recovery: starts the reduction on
+    /// the ACK that started a fast recovery (§6.1), takes each ACK's step during it (§6.2),
+    /// and on the ACK that ends it sets cwnd = ssthresh. `before` is the scoreboard's SACKed
+    /// bytes before the ACK (all, and above the new SND.UNA); `dupack`, that the ACK was a
+    /// duplicate.
+    ///
+    /// Safe ACK (SND.UNA advanced, no further loss indicated): with SACK, an ACK that moved
+    /// SND.UNA and SACKed nothing new. Without SACK, none during an episode: every ACK that
+    /// moves SND.UNA without ending it is a partial ACK, which RFC 6582 takes as the loss of
+    /// the next segment.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn prr_on_ack(&mut self, prev_una: SeqNum, before: (u32, u32), dupack: bool) {
+        let mss = self.snd_mss;
+        if !self.rec.in_recovery() {
+            if self.prr.is_active() {
+                // The ACK that ends the episode is not a PRR step: the reduction ends with
+                // cwnd = ssthresh (RFC 9937 §6).
+                self.prr.stop();
+                let s = self.cc.ssthresh();
+                self.set_cwnd(s);
+            }
+            return;
+        }
+        let acked = self.snd_una.since(prev_una);
+        let flight = self.snd_max.since(self.snd_una);
+        let sack = self.rec.algorithm() == RecoveryAlgorithm::Sack;
+        let (sacked_before, above_before) = before;
+        let sacked_after = if sack { self.rec.sacked_bytes() } else { 0 };
+        let newly_sacked = sacked_after.saturating_sub(above_before);
+        if !self.prr.is_active() {
+            // §6.1: the ACK that started recovery. Without SACK, the duplicate ACKs before it
+            // stand for the segments SACKed before recovery.
+            let prior = self.rec.dupacks().saturating_sub(1);
+            let fs = if sack {
+                crate::prr::recover_fs(flight, sacked_after, newly_sacked, acked)
+            } else {
+                crate::prr::recover_fs(flight, prior.saturating_mul(mss), 0, acked)
+            };
+            self.prr.start(fs, self.cc.ssthresh());
+            if !sack {
+                self.prr.note_prior_dupacks(prior, mss);
+            }
+        }
+        let (delivered, pipe, safe) = if sack {
+            let d = Prr::delivered_data(acked, sacked_before, sacked_after);
+            let pipe = self.rec.pipe(self.snd_una, self.snd_max, mss);
+            (d, pipe, acked > 0 && newly_sacked == 0)
+        } else {
+            let (d, pipe) = self.prr.on_ack_without_sack(acked, dupack, flight, mss);
+            (d, pipe, false)
+        };
+        self.prr.on_ack(delivered, pipe, safe, mss);
     }
 
     pub(super) fn on_dupack(&mut self, now: Instant, seg: &Segment<'_>) {

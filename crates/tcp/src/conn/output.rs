@@ -111,6 +111,7 @@ impl Connection {
     /// SACK recovery's part of [`send_data`](Self::send_data) (RFC 6675 §5 step C): while
     /// cwnd - pipe >= 1 SMSS, send what NextSeg chooses. `Ok`: new data may go, in this
     /// much room; `Err`: what to return (a retransmission, or nothing may be sent now).
+    /// With PRR the room is its quota instead (RFC 9937 sets cwnd = pipe + SndCnt).
     #[cold]
     #[inline(never)]
     fn send_sack_recovery(
@@ -120,11 +121,16 @@ impl Connection {
         mss: u32,
         data_end: SeqNum,
     ) -> Result<u32, Option<Transmit>> {
-        let pipe = self.rec.pipe(self.snd_una, self.snd_max, mss);
-        let room = self.cc.cwnd().saturating_sub(pipe);
-        if room < mss {
-            return Err(None);
-        }
+        let room = if self.prr.is_active() {
+            self.prr_room(mss).ok_or(None)?
+        } else {
+            let pipe = self.rec.pipe(self.snd_una, self.snd_max, mss);
+            let room = self.cc.cwnd().saturating_sub(pipe);
+            if room < mss {
+                return Err(None);
+            }
+            room
+        };
         let rwnd_room = (self.snd_una + self.snd_wnd).since(self.snd_nxt);
         let new_ok = data_end.since(self.snd_nxt) > 0 && rwnd_room > 0;
         match self.rec.next_seg(self.snd_una, mss, new_ok) {
@@ -137,6 +143,16 @@ impl Connection {
             Some(NextSeg::NewData) => Ok(room.min(rwnd_room)),
             None => Err(None),
         }
+    }
+
+    /// PRR's room (RFC 9937): nothing once SndCnt is spent, else at least one whole
+    /// segment. The RFC's examples count SndCnt in segments, CEIL rounding up to a whole
+    /// one; in bytes, a quota of part of a segment lets one segment go and `prr_out` takes
+    /// the excess off the next ACK's SndCnt, so the episode stays within a segment of the
+    /// proportion.
+    fn prr_room(&self, mss: u32) -> Option<u32> {
+        let q = self.prr.quota();
+        (q > 0).then(|| q.max(mss))
     }
 
     /// What a segment just written from `seq` (`advance` sequence numbers) changes: SND.NXT
@@ -225,7 +241,14 @@ impl Connection {
         let wnd = self.snd_wnd.min(cwnd);
         let flight = self.flight();
         let unsent = data_end.since(self.snd_nxt);
-        let usable = sack_usable.unwrap_or_else(|| wnd.saturating_sub(flight));
+        let usable = match sack_usable {
+            Some(room) => room,
+            // Reno and NewReno with PRR: its quota instead of the inflated window.
+            None if self.rec.in_recovery() && self.prr.is_active() => self
+                .prr_room(mss)
+                .map_or(0, |room| room.min(self.snd_wnd.saturating_sub(flight))),
+            None => wnd.saturating_sub(flight),
+        };
         let mut len = unsent.min(usable).min(mss);
         let mut forced = false;
         let mut override_sws = false;
@@ -271,6 +294,10 @@ impl Connection {
         }
         let t = self.write_segment(now, buf, seq, len, flags, retransmitting)?;
         let advance = len + u32::from(flags.contains(TcpFlags::FIN));
+        if self.rec.in_recovery() && self.prr.is_active() {
+            // RFC 9937 prr_out.
+            self.prr.on_sent(len);
+        }
         self.account_sent(now, seq, advance, forced, retransmitting);
         self.last_send_at = now;
         Some(t)
@@ -312,6 +339,10 @@ impl Connection {
         let t = self.write_segment(now, buf, seq, len, flags, true)?;
         self.rec
             .on_retransmit_sent(seq, len + u32::from(fin), rescue);
+        if self.prr.is_active() {
+            // RFC 9937 prr_out counts retransmissions too.
+            self.prr.on_sent(len);
+        }
         // Karn: a resent segment's timing would be ambiguous.
         if let (Some((end, _)), true) = (self.rtt_timed, self.rtt.config().karn) {
             if seq < end {

@@ -262,6 +262,8 @@ impl super::Connection {
                 let first = self.rto_count == 1 && !self.rec.in_recovery();
                 self.cc.on_rto(&ev, first);
                 self.rec.on_rto(self.snd_max);
+                // A timeout ends the episode, and PRR's reduction with it.
+                self.prr.stop();
                 // Go back N: resend from the first unacknowledged byte (4.3BSD, RFC 5681
                 // §3.1 "retransmit from snd_una in slow start").
                 self.snd_nxt = self.snd_una;
