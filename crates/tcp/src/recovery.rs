@@ -16,6 +16,10 @@
 //! - SACK (RFC 6675): the scoreboard of [`crate::sack`]; recovery starts on the threshold or
 //!   when IsLost(SND.UNA); while in it the sender keeps `pipe` below cwnd and chooses what
 //!   to send with NextSeg (see `Connection`'s output path); no window inflation.
+//!
+//! With [`WindowReduction::Prr`](crate::WindowReduction::Prr) the episode is the same, but
+//! how much each ACK may send is RFC 9937's SndCnt ([`crate::prr`], kept by the connection),
+//! not SACK's pipe < cwnd nor Reno's inflation, and the episode ends with cwnd = ssthresh.
 
 use crate::cc::{CongestionControl, CongestionEvent};
 use crate::config::RecoveryAlgorithm;
