@@ -179,7 +179,7 @@ impl Analyzer {
         *self
             .packets
             .malformed
-            .entry(reason(e).to_string())
+            .entry(e.kind().to_string())
             .or_default() += 1;
     }
 
@@ -195,18 +195,5 @@ impl Analyzer {
                 .collect(),
             stopped: None,
         }
-    }
-}
-
-/// The counter a malformed packet falls under.
-fn reason(e: &WireError) -> &'static str {
-    match e {
-        WireError::Truncated { .. } => "truncated",
-        WireError::BadVersion(_) => "not IPv4",
-        WireError::BadHeaderLength(_) => "bad IPv4 header length",
-        WireError::BadTotalLength { .. } => "bad IPv4 total length",
-        WireError::BadIpChecksum => "bad IPv4 header checksum",
-        WireError::BadDataOffset { .. } => "bad TCP data offset",
-        _ => "other",
     }
 }

@@ -97,3 +97,27 @@ pub enum WireError {
     #[error("packet of {0} bytes exceeds the IPv4 maximum of 65535")]
     TooLong(usize),
 }
+
+impl WireError {
+    /// The kind of error, without its per-packet values: the counter a malformed packet
+    /// falls under (`ackclock decode`'s summary, `ackclock analyze`'s `malformed`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            WireError::Truncated { .. } => "truncated",
+            WireError::BadVersion(_) => "not IPv4",
+            WireError::BadHeaderLength(_) => "bad IPv4 header length",
+            WireError::BadTotalLength { .. } => "bad IPv4 total length",
+            WireError::BadIpChecksum => "bad IPv4 header checksum",
+            WireError::Fragment { .. } => "IPv4 fragment",
+            WireError::NotTcp(_) => "not TCP",
+            WireError::BadDataOffset { .. } => "bad TCP data offset",
+            WireError::BadOption { .. } => "bad TCP option",
+            WireError::BadTcpChecksum => "bad TCP checksum",
+            WireError::OptionsTooLong { .. } => "TCP options too long",
+            WireError::TooLong(_) => "too long",
+            WireError::NotUdp(_) => "not UDP",
+            WireError::BadUdpLength { .. } => "bad UDP length",
+            WireError::BadUdpChecksum => "bad UDP checksum",
+        }
+    }
+}

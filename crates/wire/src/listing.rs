@@ -162,7 +162,7 @@ pub fn list<R: Read, W: Write>(
                 writeln!(out, "{line}")?;
             }
             Err(e) => {
-                *bad.entry(reason(&e).to_string()).or_default() += 1;
+                *bad.entry(e.kind().to_string()).or_default() += 1;
             }
         }
     }
@@ -297,25 +297,4 @@ fn listing(
         write!(line, ", options [{}]", opts.join(","))?;
     }
     write!(line, ", length {payload_len}")
-}
-
-/// The counter a malformed packet falls under (the error kind, without per-packet values).
-fn reason(e: &WireError) -> &'static str {
-    match e {
-        WireError::Truncated { .. } => "truncated",
-        WireError::BadVersion(_) => "not IPv4",
-        WireError::BadHeaderLength(_) => "bad IPv4 header length",
-        WireError::BadTotalLength { .. } => "bad IPv4 total length",
-        WireError::BadIpChecksum => "bad IPv4 header checksum",
-        WireError::Fragment { .. } => "IPv4 fragment",
-        WireError::NotTcp(_) => "not TCP",
-        WireError::BadDataOffset { .. } => "bad TCP data offset",
-        WireError::BadOption { .. } => "bad TCP option",
-        WireError::BadTcpChecksum => "bad TCP checksum",
-        WireError::OptionsTooLong { .. } => "TCP options too long",
-        WireError::TooLong(_) => "too long",
-        WireError::NotUdp(_) => "not UDP",
-        WireError::BadUdpLength { .. } => "bad UDP length",
-        WireError::BadUdpChecksum => "bad UDP checksum",
-    }
 }
