@@ -737,6 +737,11 @@ pub fn flow_csv(events: &[ackclock_tcp::TraceEvent]) -> String {
             TraceKind::SpuriousRetransmit => ("spurious", None, None, None, None, None, None),
             TraceKind::IdleRestart => ("idle_restart", None, None, None, None, None, None),
             TraceKind::EcnReduction => ("ecn_reduction", None, None, None, None, None, None),
+            TraceKind::TailLossProbe => ("tail_loss_probe", None, None, None, None, None, None),
+            TraceKind::TlpRecovery => ("tlp_recovery", None, None, None, None, None, None),
+            TraceKind::RackReorderTimeout => {
+                ("rack_reorder_timeout", None, None, None, None, None, None)
+            }
         };
         let opt = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
         let _ = writeln!(

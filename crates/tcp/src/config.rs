@@ -267,6 +267,38 @@ names! {
     aliases [],
 }
 
+/// How the sender decides that a segment was lost, short of the retransmission timer.
+/// Scenario files and flags name it `dupack`, `rack` or `rack-tlp` ([`NAMES`](Self::NAMES)).
+///
+/// RACK needs SACK: with a peer that does not offer it, a duplicate ACK says nothing about
+/// which segment arrived, and the connection uses the duplicate-ACK threshold (RFC 6582
+/// NewReno) whatever is configured here, as Linux does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize, serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
+pub enum LossDetection {
+    /// `"dupack"`: the seeds' rule, [`TcpConfig::dupack_threshold`] duplicate ACKs (RFC
+    /// 5681 §3.2, RFC 6675's IsLost with SACK). The default of every preset but `linux`.
+    #[default]
+    DupAck,
+    /// `"rack"`: RFC 8985 RACK: a segment is lost when one sent after it was delivered and
+    /// it has waited RACK.rtt plus the reordering window (zero until reordering is seen and
+    /// [`TcpConfig::dupack_threshold`] segments are SACKed, then min_RTT/4, grown by
+    /// D-SACK). Lost retransmissions are found the same way.
+    Rack,
+    /// `"rack-tlp"`: RACK and RFC 8985 §7's tail loss probe: about two round trips after the
+    /// last ACK, with data outstanding, one segment is sent (new data, or the last segment
+    /// again) so that a loss at the tail of a flight is found by RACK rather than by the RTO.
+    RackTlp,
+}
+
+names! {
+    LossDetection,
+    "loss_detection",
+    [DupAck = "dupack", Rack = "rack", RackTlp = "rack-tlp"],
+    aliases [],
+}
+
 /// When the receiver sends ACKs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AckPolicy {
@@ -379,6 +411,9 @@ pub struct TcpConfig {
     /// How the flight is brought down to ssthresh during a fast recovery: the recovery's
     /// own rule ([`WindowReduction::Halve`], every preset) or RFC 9937 PRR.
     pub window_reduction: WindowReduction,
+    /// How losses are detected short of the RTO: the duplicate-ACK threshold
+    /// ([`LossDetection::DupAck`], every preset) or RFC 8985 RACK, with or without TLP.
+    pub loss_detection: LossDetection,
     /// The congestion controller that sizes cwnd.
     pub congestion: CongestionAlgorithm,
     /// Duplicate ACKs that trigger fast retransmit ("tcprexmtthresh", 3).
@@ -466,6 +501,7 @@ impl TcpConfig {
             window_scale_shift: None,
             recovery: RecoveryAlgorithm::NewReno,
             window_reduction: WindowReduction::Halve,
+            loss_detection: LossDetection::DupAck,
             congestion: aimd(SsthreshBase::FlightSize),
             dupack_threshold: 3,
             limited_transmit: false,
@@ -697,6 +733,12 @@ mod tests {
         round_trip(&[EcnEcho::Latched, EcnEcho::PerPacket]);
         round_trip(&[WindowReduction::Halve, WindowReduction::Prr]);
         assert_eq!(WindowReduction::NAMES, ["halve", "prr"]);
+        round_trip(&[
+            LossDetection::DupAck,
+            LossDetection::Rack,
+            LossDetection::RackTlp,
+        ]);
+        assert_eq!(LossDetection::NAMES, ["dupack", "rack", "rack-tlp"]);
         let e = "rate_halving".parse::<WindowReduction>().unwrap_err();
         assert_eq!(
             e.message,
@@ -939,6 +981,8 @@ pub struct Overrides {
     pub recovery: Option<RecoveryAlgorithm>,
     /// [`TcpConfig::window_reduction`]: "halve" or "prr" (RFC 9937).
     pub window_reduction: Option<WindowReduction>,
+    /// [`TcpConfig::loss_detection`]: "dupack", "rack" or "rack-tlp" (RFC 8985).
+    pub loss_detection: Option<LossDetection>,
     /// "none", "fixed" (cwnd = the initial window, always), "aimd" (alias "reno"), "cubic".
     /// "aimd" keeps the current AIMD parameters when AIMD is already selected; otherwise,
     /// and always for "cubic", the controller starts from its defaults.
@@ -1189,6 +1233,7 @@ const ROWS: &[Row] = &[
         c.sack |= v == RecoveryAlgorithm::Sack;
     }),
     set!(window_reduction, |c, v| c.window_reduction = v),
+    set!(loss_detection, |c, v| c.loss_detection = v),
     step(Overrides::apply_cc),
     step(Overrides::check_aimd_only),
     // d = 1 keeps the window through a loss: loss taken as non-congestive (the reading of

@@ -24,6 +24,7 @@ use crate::config::{CongestionAlgorithm, EcnEcho, RecoveryAlgorithm, TcpConfig, 
 use crate::cubic::Cubic;
 use crate::ecn_cc::{Dctcp, DecBit};
 use crate::prr::Prr;
+use crate::rack::Rack;
 use crate::recovery::{DupAckOutcome, NewAckOutcome, Recovery};
 use crate::recv_buf::RecvBuffer;
 use crate::rtt::RttEstimator;
@@ -47,6 +48,7 @@ use timers::{Timer, Timers};
 mod ack_policy;
 mod input;
 mod output;
+mod rack;
 mod timers;
 
 /// `Connection::hp_ready` bits: a pure ACK may be predicted; in-order data may be.
@@ -275,6 +277,9 @@ pub struct Connection {
     fin_queued: bool,
     fin_received: bool,
     probe_now: bool,
+    /// RFC 8985 RACK detects losses (configured, SACK agreed and SACK recovery in use):
+    /// `rack` holds its state.
+    rack_on: bool,
 
     /// Counters, those of every segment first (the end of the hot block), the others after.
     stats: Counters,
@@ -311,6 +316,9 @@ pub struct Connection {
     /// RFC 9937 PRR's state during a fast recovery with [`WindowReduction::Prr`]: cold, read
     /// only while `rec` is in an episode (its hot `in_recovery` is tested first).
     prr: Prr,
+    /// RFC 8985 RACK-TLP's per-segment record and state, while `rack_on` (boxed: a
+    /// connection without it pays one pointer).
+    rack: Option<Box<Rack>>,
     error: Option<ConnectionError>,
 }
 
@@ -453,6 +461,8 @@ impl Connection {
             ece_pending: false,
             cwr_pending: false,
             prr: Prr::default(),
+            rack: None,
+            rack_on: false,
             ecn_pre_ack: None,
             ecn_recover: None,
             sack_recent: [SeqNum::new(0); 4],
@@ -1045,6 +1055,9 @@ impl Connection {
     fn enter_closed(&mut self) {
         // Rings that still hold data stay until the connection is removed.
         self.send_buf.release();
+        if let Some(r) = self.rack.as_deref_mut() {
+            r.release();
+        }
         self.recv_buf.release();
         self.timers.cancel_all();
         self.ack_now = false;
@@ -1079,6 +1092,9 @@ impl Connection {
             if matches!(to, State::FinWait2 | State::TimeWait | State::Closed) {
                 // Our FIN is acknowledged: nothing more will be sent, the ring can go.
                 self.send_buf.release();
+                if let Some(r) = self.rack.as_deref_mut() {
+                    r.release();
+                }
             }
             self.refresh_prediction();
             self.emit(now, TraceKind::StateChange { to });
@@ -1221,6 +1237,7 @@ mod layout_tests {
             fin_queued: bool,
             fin_received: bool,
             probe_now: bool,
+            rack_on: bool,
         });
         macro_rules! counters {
             ($($f:ident),*) => {

@@ -144,6 +144,7 @@ mod ecn_cc;
 mod endpoint;
 mod error;
 mod prr;
+mod rack;
 mod recovery;
 mod recv_buf;
 pub mod rtt;
@@ -156,8 +157,8 @@ mod table_alloc;
 
 pub use ackclock_wire::OptionLayout;
 pub use config::{
-    AckPolicy, CongestionAlgorithm, InitialWindow, RecoveryAlgorithm, TcpConfig, WindowReduction,
-    MIN_MSS,
+    AckPolicy, CongestionAlgorithm, InitialWindow, LossDetection, RecoveryAlgorithm, TcpConfig,
+    WindowReduction, MIN_MSS,
 };
 pub use conn::{Connection, Transmit};
 pub use cubic::CubicConfig;

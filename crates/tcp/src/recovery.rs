@@ -90,6 +90,9 @@ pub(crate) struct Recovery {
     limited_transmit: bool,
     recover_valid: bool,
     first_partial_done: bool,
+    /// RFC 8985 RACK detects the losses (SACK recovery only): the duplicate-ACK threshold
+    /// no longer starts an episode; [`enter_on_rack_loss`](Self::enter_on_rack_loss) does.
+    rack: bool,
     /// The SACK scoreboard (used by [`RecoveryAlgorithm::Sack`] only); only the recovery
     /// writes it.
     sb: Scoreboard,
@@ -122,6 +125,7 @@ impl Recovery {
             alg,
             threshold: threshold.max(1),
             limited_transmit,
+            rack: false,
             dupacks: 0,
             in_recovery: false,
             recover: SeqNum::new(0),
@@ -275,6 +279,11 @@ impl Recovery {
                 if self.in_recovery {
                     return DupAckOutcome::Counted;
                 }
+                if self.rack {
+                    // RACK decides (the connection asks it after the ACK's SACK blocks
+                    // are in); the count still drives limited transmit.
+                    return self.limited(mss);
+                }
                 // RFC 6675 §5 step 2: the threshold, or IsLost(HighACK + 1).
                 let lost = self.sb.is_lost(snd_una, self.threshold, mss);
                 if self.dupacks < self.threshold && !lost {
@@ -327,6 +336,53 @@ impl Recovery {
                 DupAckOutcome::FastRetransmit
             }
         }
+    }
+
+    /// Loss detection by RFC 8985 RACK (`on`) instead of the duplicate-ACK threshold, for
+    /// SACK recovery.
+    pub(crate) fn set_rack(&mut self, on: bool) {
+        self.rack = on && self.alg == RecoveryAlgorithm::Sack;
+    }
+
+    /// RACK marked a segment lost: a SACK recovery episode begins as RFC 6675 §5 steps 4.1
+    /// and 4.2 begin one on the threshold (RFC 8985 §3.3: RACK decides when, the recovery
+    /// what to send), with `first`, the first segment RACK marked, queued for
+    /// retransmission. Returns false, changing nothing, during an episode, for another
+    /// algorithm, and (§5.1) before SND.UNA reaches the previous RecoveryPoint (after a
+    /// timeout, go-back-N resends the flight).
+    pub(crate) fn enter_on_rack_loss(
+        &mut self,
+        snd_una: SeqNum,
+        snd_max: SeqNum,
+        first: SeqNum,
+        cc: &dyn CongestionControl,
+        ev: &CongestionEvent,
+    ) -> bool {
+        if self.in_recovery
+            || self.alg != RecoveryAlgorithm::Sack
+            || (self.recover_valid && snd_una < self.recover)
+        {
+            return false;
+        }
+        self.congestion = Some(self.excluding_limited_transmit(cc, ev));
+        self.in_recovery = true;
+        self.recover = snd_max;
+        self.recover_valid = true;
+        self.first_partial_done = false;
+        self.limited_extra = 0;
+        self.sb.high_rxt = snd_una;
+        self.sb.rescue_rxt = None;
+        self.pending = Some(RetransmitRequest {
+            seq: first,
+            restart_timer: true,
+        });
+        true
+    }
+
+    /// After a timeout, until SND.UNA passes what had been sent when it fired (RFC 8985's
+    /// "RTO recovery"; no fast recovery may begin before, RFC 6675 §5.1).
+    pub(crate) fn in_rto_recovery(&self, snd_una: SeqNum) -> bool {
+        !self.in_recovery && self.recover_valid && snd_una < self.recover
     }
 
     /// The congestion event with the segments limited transmit sent taken out of the

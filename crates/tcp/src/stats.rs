@@ -73,7 +73,7 @@ pub struct Stats {
     /// and FINs without data are not counted.
     pub retransmitted_segs: u64,
     /// Times the duplicate-ACK threshold was reached and a fast retransmit started (RFC
-    /// 5681 §3.2).
+    /// 5681 §3.2), or, with RACK, a loss RACK marked started a recovery (RFC 8985).
     pub fast_retransmits: u64,
     /// Retransmission timer expirations, in the handshake too; the one that makes the
     /// connection give up included.
@@ -143,6 +143,15 @@ pub struct Stats {
     pub ecn_reductions: u64,
     /// Segments sent with CWR (the first new data after each reduction).
     pub cwr_out: u64,
+    /// ACKs received carrying a D-SACK block (RFC 2883): the peer got some data twice.
+    pub dsacks_in: u64,
+    /// Tail loss probes sent (RFC 8985 §7.3), new data or the last segment again.
+    pub tlp_probes: u64,
+    /// Probes that repaired a loss (RFC 8985 §7.4: the ACK went past the probe without a
+    /// D-SACK saying the original had arrived).
+    pub tlp_recoveries: u64,
+    /// Expirations of RACK's reordering timer (RFC 8985 §6.2 step 5).
+    pub rack_reorder_timeouts: u64,
 }
 
 /// Declares [`Counters`] with the given fields of [`Stats`], in that order, and the
@@ -211,6 +220,10 @@ counters!(
     ece_in,
     ecn_reductions,
     cwr_out,
+    dsacks_in,
+    tlp_probes,
+    tlp_recoveries,
+    rack_reorder_timeouts,
 );
 
 /// Why a trace event was emitted.
@@ -273,6 +286,12 @@ pub enum TraceKind {
     IdleRestart,
     /// An ACK with ECE reduced the window (RFC 3168 §6.1.2).
     EcnReduction,
+    /// A tail loss probe was sent (RFC 8985 §7.3).
+    TailLossProbe,
+    /// An ACK showed that a tail loss probe repaired a loss (RFC 8985 §7.4).
+    TlpRecovery,
+    /// RACK's reordering timer expired (RFC 8985 §6.2 step 5).
+    RackReorderTimeout,
 }
 
 /// One trace record: the event and the sender's state right after it.

@@ -1,7 +1,7 @@
 //! The adversarial transfer suite: two-way transfers over a path that loses, reorders,
 //! duplicates and corrupts packets in both directions, across every preset and the knobs an
 //! audit found fragile (MSS from 64 bytes, buffers from one byte to 16 MiB, window scaling,
-//! timestamps and SACK on and off). Every transfer must complete byte-exact, no endpoint
+//! timestamps and SACK on and off, RACK-TLP and PRR on and off). Every transfer must complete byte-exact, no endpoint
 //! may answer one event with an unbounded burst (the harness checks), and no packet may be
 //! longer than the smaller MSS plus 40 bytes of headers (RFC 9293 §3.7.1: options take room
 //! from the data).
@@ -10,7 +10,7 @@
 //! cases from a fresh seed: `ACKCLOCK_PROPTEST_SCALE=50 cargo test --release -p
 //! ackclock-tcp --test adversarial`.
 
-use ackclock_tcp::{InitialWindow, TcpConfig};
+use ackclock_tcp::{InitialWindow, LossDetection, TcpConfig, WindowReduction};
 use ackclock_testkit::bytes;
 use ackclock_testkit::pair::{two_way_transfer, Dir, Harness, PipeConfig};
 use ackclock_wire::Duration;
@@ -37,8 +37,14 @@ fn config() -> impl Strategy<Value = TcpConfig> {
         buffer(),
         any::<[bool; 4]>(),
         1u32..=10,
+        prop::sample::select(vec![
+            LossDetection::DupAck,
+            LossDetection::Rack,
+            LossDetection::RackTlp,
+        ]),
+        any::<bool>(),
     )
-        .prop_map(|(preset, mss, snd, rcv, flags, iw)| {
+        .prop_map(|(preset, mss, snd, rcv, flags, iw, ld, prr)| {
             let mut c = TcpConfig::preset(preset).unwrap();
             c.mss = mss;
             c.send_buffer_bytes = snd;
@@ -50,6 +56,11 @@ fn config() -> impl Strategy<Value = TcpConfig> {
                 c.sack = true;
             }
             c.initial_window = InitialWindow::Segments(iw);
+            // RFC 8985 RACK-TLP and RFC 9937 PRR as knobs over every preset.
+            c.loss_detection = ld;
+            if prr {
+                c.window_reduction = WindowReduction::Prr;
+            }
             // Giving up after R2 unanswered retransmissions is right on a bad enough path
             // (see properties.rs); here the question is whether the engine gets stuck.
             c.max_retransmits = 100;

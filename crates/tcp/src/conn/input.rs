@@ -143,7 +143,11 @@ impl Connection {
                 return;
             }
         }
+        let prev_una = self.snd_una;
         self.process_new_ack(now, seg);
+        if self.rack_on {
+            self.rack_on_ack(now, seg, prev_una, false, false);
+        }
         self.update_send_window(seg.seq, seg.ack, wnd, true);
         self.update_ts_recent(now, seg);
         self.update_timers(now);
@@ -358,6 +362,7 @@ impl Connection {
         self.cc = make_cc(&self.cfg, self.snd_mss);
         self.last_ack_sent = seg.seq + 1u32;
         self.rcv_adv = self.rcv_nxt;
+        self.init_rack();
     }
 
     /// PAWS (RFC 7323 §5.3) and a retransmitted SYN in SYN-RECEIVED: whether the segment
@@ -579,6 +584,7 @@ impl Connection {
             (0, 0)
         };
         let prev_una = self.snd_una;
+        let was_recovering = self.rec.in_recovery();
         if self.sack_ok {
             // RFC 6675 Update(), before the duplicate-ACK logic reads IsLost.
             self.rec
@@ -591,10 +597,11 @@ impl Connection {
             }
         }
         let acked_new = ack > self.snd_una;
+        let mut is_dup = false;
         if !acked_new {
             // RFC 5681 §2: a duplicate ACK acknowledges nothing new, carries no data, no
             // SYN/FIN, the same window, while data is outstanding.
-            let is_dup = ack == self.snd_una
+            is_dup = ack == self.snd_una
                 && seg.payload.is_empty()
                 && !seg.flags.intersects(TcpFlags::SYN.union(TcpFlags::FIN))
                 && wnd == self.snd_wnd
@@ -605,14 +612,15 @@ impl Connection {
             } else {
                 self.rec.on_other_ack();
             }
-            if prr_on {
-                self.prr_on_ack(prev_una, prr_before, is_dup);
-            }
         } else {
             self.process_new_ack(now, seg);
-            if prr_on {
-                self.prr_on_ack(prev_una, prr_before, false);
-            }
+        }
+        if self.rack_on {
+            // Before PRR: the ACK on which RACK starts a recovery is PRR's first (§6.1).
+            self.rack_on_ack(now, seg, prev_una, was_recovering, is_dup);
+        }
+        if prr_on {
+            self.prr_on_ack(prev_una, prr_before, is_dup);
         }
         self.update_send_window(seg.seq, ack, wnd, acked_new);
         if self.ecn_ok && seg.flags.contains(TcpFlags::ECE) {
@@ -764,7 +772,7 @@ impl Connection {
         }
         let (delivered, pipe, safe) = if sack {
             let d = Prr::delivered_data(acked, sacked_before, sacked_after);
-            let pipe = self.rec.pipe(self.snd_una, self.snd_max, mss);
+            let pipe = self.recovery_pipe(mss);
             (d, pipe, acked > 0 && newly_sacked == 0)
         } else {
             let (d, pipe) = self.prr.on_ack_without_sack(acked, dupack, flight, mss);

@@ -124,7 +124,7 @@ impl Connection {
         let room = if self.prr.is_active() {
             self.prr_room(mss).ok_or(None)?
         } else {
-            let pipe = self.rec.pipe(self.snd_una, self.snd_max, mss);
+            let pipe = self.recovery_pipe(mss);
             let room = self.cc.cwnd().saturating_sub(pipe);
             if room < mss {
                 return Err(None);
@@ -133,6 +133,16 @@ impl Connection {
         };
         let rwnd_room = (self.snd_una + self.snd_wnd).since(self.snd_nxt);
         let new_ok = data_end.since(self.snd_nxt) > 0 && rwnd_room > 0;
+        if let (true, Some(r)) = (self.rack_on, self.rack.as_deref()) {
+            // RFC 8985 §3.3: with RACK, what is resent is what RACK marked lost, oldest
+            // first; then new data (RFC 6675's rules 3 and 4 stand in for the loss
+            // detection RACK does).
+            return match r.first_lost() {
+                Some((seq, len)) => Err(self.retransmit(now, buf, seq, len.min(mss), false)),
+                None if new_ok => Ok(room.min(rwnd_room)),
+                None => Err(None),
+            };
+        }
         match self.rec.next_seg(self.snd_una, mss, new_ok) {
             Some(NextSeg::Retransmit { seq, len }) => {
                 Err(self.retransmit(now, buf, seq, len, false))
@@ -159,7 +169,7 @@ impl Connection {
     /// and SND.MAX (a zero-window probe's byte is not counted as sent), the RTT timing of
     /// one segment per round trip, the retransmission timer, the user timeout's start.
     #[inline(always)]
-    fn account_sent(
+    pub(super) fn account_sent(
         &mut self,
         now: Instant,
         seq: SeqNum,
@@ -200,6 +210,12 @@ impl Connection {
     pub(super) fn send_data(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
         let mss = self.payload_limit();
         let data_end = self.buf_seq + self.send_buf.len();
+        // 0. A tail loss probe whose timeout expired (RFC 8985 §7.3).
+        if self.probe_due() {
+            if let Some(t) = self.send_probe(now, buf) {
+                return Some(t);
+            }
+        }
         // 1. A retransmission the recovery asked for goes first, whatever the window.
         if let Some(req) = self.rec.take_retransmit() {
             if req.seq >= self.snd_una && req.seq < self.snd_max {
@@ -300,6 +316,13 @@ impl Connection {
         }
         self.account_sent(now, seq, advance, forced, retransmitting);
         self.last_send_at = now;
+        if self.rack_on {
+            self.rack_sent(now, seq, advance);
+            if !retransmitting && !forced {
+                // RFC 8985 §7.2: new data (re)starts the probe timeout.
+                self.rack_schedule_probe(now);
+            }
+        }
         Some(t)
     }
 
@@ -339,6 +362,9 @@ impl Connection {
         let t = self.write_segment(now, buf, seq, len, flags, true)?;
         self.rec
             .on_retransmit_sent(seq, len + u32::from(fin), rescue);
+        if self.rack_on {
+            self.rack_sent(now, seq, len + u32::from(fin));
+        }
         if self.prr.is_active() {
             // RFC 9937 prr_out counts retransmissions too.
             self.prr.on_sent(len);

@@ -22,27 +22,31 @@ pub(crate) enum Timer {
     DelayedAck = 2,
     /// The end of TIME-WAIT (TCPT_2MSL).
     TimeWait = 3,
+    /// RFC 8985: RACK's reordering timer or TLP's probe timeout, whichever the connection's
+    /// RACK state says (`Rack::timer`); only with RACK.
+    Loss = 4,
 }
 
 /// An unarmed slot: later than every deadline, so the earliest is a plain minimum.
 const UNARMED: u64 = u64::MAX;
 
-/// The four deadlines, in nanoseconds of [`Instant`] (`UNARMED` when off).
+/// The five deadlines, in nanoseconds of [`Instant`] (`UNARMED` when off).
 #[derive(Debug)]
 pub(crate) struct Timers {
-    at: [u64; 4],
+    at: [u64; 5],
+    /// When the endpoint's timer heap will next look at this connection, in nanoseconds
+    /// (`UNARMED`: never).
+    heap_deadline: Cell<u64>,
     /// A timer was armed earlier than `heap_deadline` since the last `take_armed_early`.
     armed_early: bool,
-    /// When the endpoint's timer heap will next look at this connection (`None`: never).
-    heap_deadline: Cell<Option<Instant>>,
 }
 
 impl Timers {
     pub(crate) fn new() -> Self {
         Timers {
-            at: [UNARMED; 4],
+            at: [UNARMED; 5],
             armed_early: false,
-            heap_deadline: Cell::new(None),
+            heap_deadline: Cell::new(UNARMED),
         }
     }
 
@@ -61,7 +65,7 @@ impl Timers {
     /// Arms `t` for `at` (re-arms it if it was armed).
     #[inline(always)]
     pub(crate) fn set(&mut self, t: Timer, at: Instant) {
-        if self.heap_deadline.get().is_none_or(|k| at < k) {
+        if at.as_nanos() < self.heap_deadline.get() {
             self.armed_early = true;
         }
         // An instant at u64::MAX nanoseconds (584 years) would read as unarmed; the
@@ -78,12 +82,13 @@ impl Timers {
     #[inline]
     pub(crate) fn cancel_transfer_timers(&mut self) {
         self.cancel(Timer::Rto);
+        self.cancel(Timer::Loss);
         self.cancel(Timer::Persist);
         self.cancel(Timer::DelayedAck);
     }
 
     pub(crate) fn cancel_all(&mut self) {
-        self.at = [UNARMED; 4];
+        self.at = [UNARMED; 5];
     }
 
     /// Whether `t` is armed and due at `now`; if so it is disarmed (it fires once).
@@ -108,7 +113,8 @@ impl Timers {
         let m = self.at[Timer::Rto as usize]
             .min(self.at[Timer::Persist as usize])
             .min(d)
-            .min(self.at[Timer::TimeWait as usize]);
+            .min(self.at[Timer::TimeWait as usize])
+            .min(self.at[Timer::Loss as usize]);
         (m != UNARMED).then(|| Instant::from_nanos(m))
     }
 
@@ -120,7 +126,7 @@ impl Timers {
 
     #[inline]
     pub(crate) fn set_heap_deadline(&self, t: Option<Instant>) {
-        self.heap_deadline.set(t);
+        self.heap_deadline.set(t.map_or(UNARMED, Instant::as_nanos));
     }
 }
 
@@ -183,6 +189,9 @@ impl super::Connection {
         }
         if self.timers.take_due(Timer::Rto, now) {
             self.on_rto(now);
+        }
+        if self.timers.take_due(Timer::Loss, now) {
+            self.on_loss_timer(now);
         }
         if self.timers.take_due(Timer::Persist, now) {
             // RFC 1122 4.2.2.17: a peer that answers our probes may keep its window closed
@@ -262,6 +271,7 @@ impl super::Connection {
                 let first = self.rto_count == 1 && !self.rec.in_recovery();
                 self.cc.on_rto(&ev, first);
                 self.rec.on_rto(self.snd_max);
+                self.rack_on_rto();
                 // A timeout ends the episode, and PRR's reduction with it.
                 self.prr.stop();
                 // Go back N: resend from the first unacknowledged byte (4.3BSD, RFC 5681
