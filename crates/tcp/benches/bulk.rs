@@ -35,8 +35,11 @@
 //! `ACKCLOCK_BULK_PROFILE=ackclock|smoltcp|copy-floor` skips criterion and runs
 //! `ACKCLOCK_BULK_TRANSFERS` (default 4) transfers inside `profiled_transfers`, for
 //! `valgrind --tool=callgrind --toggle-collect='bulk::profiled_transfers*'`.
+//! `ACKCLOCK_BULK_TCP=sack|sack-rack-tlp` runs ours with SACK recovery (`TcpConfig::sack()`),
+//! with or without RFC 8985 RACK-TLP, instead of `TcpConfig::newreno()` (the RACK cost in
+//! BENCHMARKS.md).
 
-use ackclock_tcp::{ConnId, Endpoint, EndpointConfig, TcpConfig};
+use ackclock_tcp::{ConnId, Endpoint, EndpointConfig, LossDetection, TcpConfig};
 use ackclock_wire::{checksum, Instant};
 use core::net::{Ipv4Addr, SocketAddrV4};
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
@@ -240,12 +243,21 @@ fn ours_ingress(ep: &mut Endpoint, now: Instant, rx: &mut Ring, tx: &mut Ring) -
 
 impl Ours {
     fn new() -> Self {
+        let base = match std::env::var("ACKCLOCK_BULK_TCP").as_deref() {
+            Ok("sack") => TcpConfig::sack(),
+            Ok("sack-rack-tlp") => TcpConfig {
+                loss_detection: LossDetection::RackTlp,
+                ..TcpConfig::sack()
+            },
+            Ok(other) => panic!("ACKCLOCK_BULK_TCP is sack or sack-rack-tlp, not {other}"),
+            Err(_) => TcpConfig::newreno(),
+        };
         let cfg = TcpConfig {
             mss: 1460,
             send_buffer_bytes: BUF_BYTES,
             recv_buffer_bytes: BUF_BYTES,
             window_scale: true,
-            ..TcpConfig::newreno()
+            ..base
         };
         let mut a = Endpoint::new(EndpointConfig::new(A_ADDR, [1; 16]));
         let mut b = Endpoint::new(EndpointConfig::new(B_ADDR, [2; 16]));

@@ -159,6 +159,11 @@ pub(crate) struct Rack {
     pub probe_due: bool,
     /// What the connection's loss-timer slot is armed for.
     pub timer: Option<LossTimer>,
+    /// The latest event that restarts the probe timeout (new data sent, new data
+    /// acknowledged, §7.2). While the timer is armed for a probe, a restart only moves this
+    /// time; when the timer fires early for it, it is armed again from here (one store per
+    /// segment instead of re-arming the timer for each).
+    pub probe_base: Instant,
 }
 
 impl Rack {
@@ -183,6 +188,7 @@ impl Rack {
             tlp_is_retrans: false,
             probe_due: false,
             timer: None,
+            probe_base: Instant::ZERO,
         }
     }
 

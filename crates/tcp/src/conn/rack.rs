@@ -151,34 +151,49 @@ impl Connection {
     /// data arrived, when the connection is not recovering (fast or after a timeout), has
     /// nothing SACKed, no probe outstanding and data in flight; otherwise stops it. The
     /// reordering timer, when armed, keeps the slot.
+    ///
+    /// While the timer is armed for a probe, a restart only notes the time (`probe_base`);
+    /// the expiry checks again and, if the restart moved the probe later, re-arms.
     pub(super) fn rack_schedule_probe(&mut self, now: Instant) {
         let Some(r) = self.rack.as_deref_mut() else {
             return;
         };
+        if r.timer == Some(LossTimer::Probe) {
+            r.probe_base = now;
+            return;
+        }
         if !r.tlp_enabled() || r.timer == Some(LossTimer::Reorder) {
             return;
         }
-        let quiet = !self.rec.in_recovery()
+        r.probe_base = now;
+        if let Some(at) = self.probe_deadline() {
+            self.timers.set(Timer::Loss, at);
+            if let Some(r) = self.rack.as_deref_mut() {
+                r.timer = Some(LossTimer::Probe);
+            }
+        }
+    }
+
+    /// When a probe is due (RFC 8985 §7.2) counting from the last restart, or `None` when
+    /// none may be sent: during a recovery (fast or after a timeout), with segments SACKed,
+    /// with a probe outstanding, or with nothing in flight.
+    fn probe_deadline(&self) -> Option<Instant> {
+        let r = self.rack.as_deref()?;
+        let quiet = r.tlp_enabled()
+            && !self.rec.in_recovery()
             && !self.rec.in_rto_recovery(self.snd_una)
             && r.segs_sacked() == 0
             && r.tlp_end().is_none()
             && self.snd_max > self.snd_una;
-        let rto_at = self.timers.get(Timer::Rto);
-        match (quiet, rto_at) {
-            (true, Some(rto_at)) => {
-                let srtt = self.rtt.min_rtt().map(|_| self.rtt.srtt());
-                let one_segment = self.snd_max.since(self.snd_una) <= self.snd_mss;
-                let pto = Rack::pto(srtt, one_segment, rto_at.saturating_since(now));
-                self.timers.set(Timer::Loss, now + pto);
-                r.timer = Some(LossTimer::Probe);
-            }
-            _ => {
-                if r.timer == Some(LossTimer::Probe) {
-                    self.timers.cancel(Timer::Loss);
-                    r.timer = None;
-                }
-            }
+        let rto_at = self.timers.get(Timer::Rto)?;
+        if !quiet {
+            return None;
         }
+        let base = r.probe_base;
+        let srtt = self.rtt.min_rtt().map(|_| self.rtt.srtt());
+        let one_segment = self.snd_max.since(self.snd_una) <= self.snd_mss;
+        let pto = Rack::pto(srtt, one_segment, rto_at.saturating_since(base));
+        Some(base + pto)
     }
 
     /// The `Loss` timer fired: RACK's reordering timer (§6.2 step 5 again, the waiting
@@ -197,7 +212,25 @@ impl Connection {
                 self.rack_schedule_probe(now);
                 return;
             }
-            Some(LossTimer::Probe) => r.probe_due = true,
+            Some(LossTimer::Probe) => {
+                self.rack = Some(r);
+                // The conditions and the restarts since the timer was armed decide.
+                match self.probe_deadline() {
+                    Some(at) if at > now => {
+                        self.timers.set(Timer::Loss, at);
+                        if let Some(r) = self.rack.as_deref_mut() {
+                            r.timer = Some(LossTimer::Probe);
+                        }
+                    }
+                    Some(_) => {
+                        if let Some(r) = self.rack.as_deref_mut() {
+                            r.probe_due = true;
+                        }
+                    }
+                    None => {}
+                }
+                return;
+            }
             None => {}
         }
         self.rack = Some(r);
