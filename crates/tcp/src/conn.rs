@@ -252,7 +252,7 @@ pub struct Connection {
     /// Whether header prediction may be tried (`HP_ACK`): it is enabled, the state is
     /// ESTABLISHED, we are not retransmitting (SND.NXT = SND.MAX), no probe is due and the
     /// recovery is quiet (no duplicate ACKs counted,
-    /// not recovering); and for in-order data (`HP_DATA`) also nothing is held out of
+    /// not recovering, no ECN reduction under PRR); and for in-order data (`HP_DATA`) also nothing is held out of
     /// order and no FIN is waiting. The seed's prediction tests one state word; this is
     /// that word, recomputed by `refresh_prediction` wherever one of its inputs may
     /// change, so the fast path tests one byte instead of seven fields.
@@ -316,6 +316,9 @@ pub struct Connection {
     /// RFC 9937 PRR's state during a fast recovery with [`WindowReduction::Prr`]: cold, read
     /// only while `rec` is in an episode (its hot `in_recovery` is tested first).
     prr: Prr,
+    /// PRR runs for an ECN reduction (RFC 9937 §1: the same reduction for ECN's CWR), until
+    /// SND.UNA passes `ecn_recover`, rather than for a loss recovery.
+    prr_cwr: bool,
     /// RFC 8985 RACK-TLP's per-segment record and state, while `rack_on` (boxed: a
     /// connection without it pays one pointer).
     rack: Option<Box<Rack>>,
@@ -461,6 +464,7 @@ impl Connection {
             ece_pending: false,
             cwr_pending: false,
             prr: Prr::default(),
+            prr_cwr: false,
             rack: None,
             rack_on: false,
             ecn_pre_ack: None,
@@ -524,7 +528,9 @@ impl Connection {
             && self.snd_nxt == self.snd_max
             && !self.probe_now
             && self.rec.dupacks() == 0
-            && !self.rec.in_recovery();
+            && !self.rec.in_recovery()
+            // PRR takes every ACK of an ECN reduction (`prr_on_ack`, general path only).
+            && !self.prr_cwr;
         // The data path copies into the receive ring without asking: it must exist (the
         // first data segment, on the general path, allocates it).
         // With the per-packet ECN echo, data after a marked segment may change the echo

@@ -1,7 +1,7 @@
 //! RFC 3168: ECN negotiation (§6.1.1), the sender's ECT marking and reduction (§6.1.2,
 //! §6.1.4-6) and the receiver's echo (§6.1.3), against a scripted peer.
 
-use ackclock_tcp::{State, TcpConfig};
+use ackclock_tcp::{State, TcpConfig, WindowReduction};
 use ackclock_testkit::peer::*;
 use ackclock_wire::ipv4::{ECN_CE, ECN_ECT0, ECN_NOT_ECT};
 use ackclock_wire::TcpFlags;
@@ -155,7 +155,12 @@ fn rfc3168_6_1_3_a_ce_mark_is_echoed_with_ece_until_the_senders_cwr() {
 /// Opens a NewReno ECN connection and grows its window over a few round trips; returns the
 /// peer with everything sent acknowledged except the last flight, which is returned.
 fn grown(rounds: usize) -> (Peer, Vec<Seg>) {
-    let (mut p, _) = ecn_passive(ecn_cc_cfg());
+    grown_with(ecn_cc_cfg(), rounds)
+}
+
+/// [`grown`] with a configuration of the caller's.
+fn grown_with(cfg: TcpConfig, rounds: usize) -> (Peer, Vec<Seg>) {
+    let (mut p, _) = ecn_passive(cfg);
     let mut flight = p.app_send(&data(100_000));
     for _ in 0..rounds {
         // Each segment acknowledged on its own: slow start adds one segment per ACK.
@@ -292,4 +297,60 @@ fn rfc8257_3_2_per_packet_echo_acknowledges_each_run_of_marks_separately() {
         assert_eq!((later[0].ack, later[0].has(ECE)), (base + 6 * L, true));
         assert_eq!(p.conn().stats().ce_segs_in, 3);
     }
+}
+
+/// RFC 9937 §1 (PRR for any reduction, ECN's included): after an ECE the flight is brought
+/// down to the new ssthresh as the flight is acknowledged, in proportion, rather than by
+/// halving cwnd at once, which sends nothing until the flight has fallen below it. Each ACK
+/// of the old flight releases at most two segments, about one per two ACKs; once the old
+/// flight is acknowledged, the reduction ends with cwnd = ssthresh.
+#[test]
+fn rfc9937_an_ecn_reduction_with_prr_sends_in_proportion_not_after_a_pause() {
+    let mut sent_in_first_half = Vec::new();
+    for prr in [false, true] {
+        let cfg = TcpConfig {
+            window_reduction: if prr {
+                WindowReduction::Prr
+            } else {
+                WindowReduction::Halve
+            },
+            ..ecn_cc_cfg()
+        };
+        let (mut p, flight) = grown_with(cfg, 4);
+        assert!(flight.len() >= 16, "a window to reduce: {}", flight.len());
+        p.rcv_nxt = flight[0].end();
+        let o = p.out(ACK | ECE);
+        let mut per_ack = vec![p
+            .inject(&o)
+            .iter()
+            .filter(|s| !s.payload.is_empty())
+            .count()];
+        let ssthresh = p.conn().stats().ssthresh_bytes;
+        for s in flight.iter().skip(1) {
+            p.rcv_nxt = s.end();
+            let o = p.out(ACK);
+            per_ack.push(
+                p.inject(&o)
+                    .iter()
+                    .filter(|s| !s.payload.is_empty())
+                    .count(),
+            );
+        }
+        let half = flight.len() / 2 - 1;
+        sent_in_first_half.push(per_ack[..half].iter().sum::<usize>());
+        if prr {
+            assert!(per_ack.iter().all(|&n| n <= 2), "PRR per ACK: {per_ack:?}");
+            assert!(
+                sent_in_first_half[1] >= half / 2 - 1,
+                "PRR sends about one segment per two ACKs from the start: {per_ack:?}"
+            );
+            // The old flight acknowledged: the reduction is over, cwnd = ssthresh.
+            let st = p.conn().stats();
+            assert_eq!(st.cwnd_bytes, ssthresh, "{st:?}");
+        }
+    }
+    assert_eq!(
+        sent_in_first_half[0], 0,
+        "halving pauses for half a round trip"
+    );
 }

@@ -723,6 +723,14 @@ impl Connection {
         self.cwr_pending = true;
         self.ecn_recover = Some(self.snd_max);
         self.stats.ecn_reductions += 1;
+        if self.cfg.window_reduction == WindowReduction::Prr {
+            // RFC 9937 §1: PRR brings the flight down to the new ssthresh over the next
+            // round trip, as in a fast recovery, with RecoverFS the flight (nothing is
+            // missing, none of it SACKed).
+            self.prr
+                .start(self.snd_max.since(self.snd_una), self.cc.ssthresh());
+            self.prr_cwr = true;
+        }
         self.emit(now, TraceKind::EcnReduction);
     }
 
@@ -740,11 +748,19 @@ impl Connection {
     #[inline(never)]
     pub(super) fn prr_on_ack(&mut self, prev_una: SeqNum, before: (u32, u32), dupack: bool) {
         let mss = self.snd_mss;
-        if !self.rec.in_recovery() {
+        if self.rec.in_recovery() && self.prr_cwr {
+            // A loss during an ECN reduction: the recovery's reduction replaces it, from
+            // this ACK (§6.1).
+            self.prr.stop();
+            self.prr_cwr = false;
+        }
+        let cwr = self.prr_cwr && self.ecn_recover.is_some_and(|p| self.snd_una < p);
+        if !self.rec.in_recovery() && !cwr {
             if self.prr.is_active() {
                 // The ACK that ends the episode is not a PRR step: the reduction ends with
                 // cwnd = ssthresh (RFC 9937 §6).
                 self.prr.stop();
+                self.prr_cwr = false;
                 let s = self.cc.ssthresh();
                 self.set_cwnd(s);
             }

@@ -259,8 +259,9 @@ impl Connection {
         let unsent = data_end.since(self.snd_nxt);
         let usable = match sack_usable {
             Some(room) => room,
-            // Reno and NewReno with PRR: its quota instead of the inflated window.
-            None if self.rec.in_recovery() && self.prr.is_active() => self
+            // Reno and NewReno with PRR, and an ECN reduction with PRR: its quota instead of
+            // the (inflated) window.
+            None if self.prr.is_active() => self
                 .prr_room(mss)
                 .map_or(0, |room| room.min(self.snd_wnd.saturating_sub(flight))),
             None => wnd.saturating_sub(flight),
@@ -310,7 +311,7 @@ impl Connection {
         }
         let t = self.write_segment(now, buf, seq, len, flags, retransmitting)?;
         let advance = len + u32::from(flags.contains(TcpFlags::FIN));
-        if self.rec.in_recovery() && self.prr.is_active() {
+        if self.prr.is_active() {
             // RFC 9937 prr_out.
             self.prr.on_sent(len);
         }

@@ -274,6 +274,7 @@ impl super::Connection {
                 self.rack_on_rto();
                 // A timeout ends the episode, and PRR's reduction with it.
                 self.prr.stop();
+                self.prr_cwr = false;
                 // Go back N: resend from the first unacknowledged byte (4.3BSD, RFC 5681
                 // §3.1 "retransmit from snd_una in slow start").
                 self.snd_nxt = self.snd_una;
