@@ -71,6 +71,17 @@ pub struct FlowSummary {
     pub timeouts: u64,
     /// Fast retransmits: times the duplicate-ACK threshold was reached (RFC 5681 §3.2).
     pub fast_retransmits: u64,
+    /// ACKs the sender received carrying a D-SACK block (RFC 2883): the receiver got some
+    /// data twice. RACK grows its reordering window on them (RFC 8985 §6.2 step 4).
+    pub dsacks_in: u64,
+    /// Tail loss probes sent (RFC 8985 §7.3); 0 unless `loss_detection = "rack-tlp"`.
+    pub tlp_probes: u64,
+    /// Probes that repaired a loss (RFC 8985 §7.4): a tail loss the RTO would otherwise
+    /// have found.
+    pub tlp_recoveries: u64,
+    /// Expirations of RACK's reordering timer (RFC 8985 §6.2 step 5): losses RACK found
+    /// by time, when no later ACK came to reveal them.
+    pub rack_reorder_timeouts: u64,
     /// Mean of the RTT samples in the sender's trace, in milliseconds; `None` without a
     /// sample, and always when `output.trace` is off.
     pub rtt_mean_ms: Option<f64>,
@@ -323,6 +334,10 @@ impl RunResult {
                 spurious_retransmits: s.spurious_retransmits,
                 timeouts: s.timeouts,
                 fast_retransmits: s.fast_retransmits,
+                dsacks_in: s.dsacks_in,
+                tlp_probes: s.tlp_probes,
+                tlp_recoveries: s.tlp_recoveries,
+                rack_reorder_timeouts: s.rack_reorder_timeouts,
                 rtt_mean_ms: mean,
                 rtt_p99_ms: quantile(&rtts, 0.99),
                 final_cwnd_bytes: s.cwnd_bytes,

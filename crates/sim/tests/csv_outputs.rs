@@ -285,3 +285,23 @@ app = { kind = "bulk" }
     }
     assert!(sacks > 10, "{sacks} SACK blocks with 2% loss");
 }
+
+/// Every field of a TCP flow's entry in summary.json is in docs/OUTPUTS.md's table and the
+/// table has no other (but `datagram`, which only a datagram flow has): the RACK-TLP
+/// counters (RFC 8985) came with this check. (serde_json's map is sorted, so the sets are
+/// compared, not the order.)
+#[test]
+fn summary_json_flow_fields_are_the_documented_ones() {
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/OUTPUTS.md"),
+    )
+    .unwrap();
+    let s = Scenario::from_str_named(SCENARIO, Path::new("csv.toml")).unwrap();
+    let r = build(&s, None).unwrap().run(|_| {});
+    let v = serde_json::to_value(&r.summary).unwrap();
+    let fields: Vec<String> = v["flows"][0].as_object().unwrap().keys().cloned().collect();
+    let mut documented = documented_columns(&doc, "### `summary.json`");
+    assert_eq!(documented.pop().as_deref(), Some("datagram"));
+    documented.sort();
+    assert_eq!(fields, documented);
+}

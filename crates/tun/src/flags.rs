@@ -6,7 +6,7 @@
 use crate::DeviceConfig;
 use ackclock_tcp::cc::SsthreshBase;
 use ackclock_tcp::config::{CongestionName, EcnEcho, OverrideError, Overrides, RttEstimatorName};
-use ackclock_tcp::{RecoveryAlgorithm, TcpConfig, WindowReduction};
+use ackclock_tcp::{LossDetection, RecoveryAlgorithm, TcpConfig, WindowReduction};
 use ackclock_units as units;
 use ackclock_wire::Duration;
 use anyhow::{bail, Result};
@@ -107,6 +107,11 @@ pub struct TcpArgs {
     /// Proportional Rate Reduction).
     #[arg(long, value_name = "NAME", value_parser = names::<WindowReduction>())]
     pub window_reduction: Option<WindowReduction>,
+    /// How a loss is found short of the RTO: dupack (the duplicate-ACK threshold), rack (RFC
+    /// 8985 RACK: by time, once a later segment was delivered; needs SACK) or rack-tlp (RACK
+    /// and the tail loss probe).
+    #[arg(long, value_name = "NAME", value_parser = names::<LossDetection>())]
+    pub loss_detection: Option<LossDetection>,
     /// Congestion control (aimd also as reno; fixed: cwnd = the initial window, always;
     /// dctcp and dec_bit also turn ECN on with the per-packet echo).
     #[arg(long, value_name = "NAME", value_parser = names::<CongestionName>())]
@@ -200,7 +205,8 @@ named!(
     CongestionName,
     SsthreshBase,
     EcnEcho,
-    WindowReduction
+    WindowReduction,
+    LossDetection
 );
 
 /// A flag that takes one of the engine's names: clap lists them in `--help` and in the
@@ -251,6 +257,7 @@ impl TcpArgs {
             window_scale: self.wscale,
             recovery: self.recovery,
             window_reduction: self.window_reduction,
+            loss_detection: self.loss_detection,
             cc: self.cc,
             decrease: self.decrease,
             increase: self.increase,
@@ -471,6 +478,35 @@ mod tests {
         assert!(
             e.contains("[possible values: timeout_only, tahoe, reno, newreno, sack]")
                 && e.contains("'reno'"),
+            "{e}"
+        );
+    }
+
+    /// `--loss-detection` takes the engine's names (RFC 8985 RACK, with or without TLP) into
+    /// the config, and lists them for any other value.
+    #[test]
+    fn loss_detection_flag_reaches_the_config_and_lists_the_names() {
+        let t = T::parse_from(["x", "--preset", "sack", "--loss-detection", "rack-tlp"]);
+        assert_eq!(
+            t.tcp.overrides().loss_detection,
+            Some(LossDetection::RackTlp)
+        );
+        assert_eq!(
+            t.tcp.config().unwrap().loss_detection,
+            LossDetection::RackTlp
+        );
+        let t = T::parse_from(["x", "--loss-detection", "dupack"]);
+        assert_eq!(
+            t.tcp.config().unwrap().loss_detection,
+            LossDetection::DupAck
+        );
+        let t = T::parse_from(["x"]);
+        assert_eq!(t.tcp.loss_detection, None);
+        let e = T::try_parse_from(["x", "--loss-detection", "tlp"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::InvalidValue);
+        let e = e.to_string();
+        assert!(
+            e.contains("[possible values: dupack, rack, rack-tlp]"),
             "{e}"
         );
     }

@@ -5,7 +5,7 @@
 
 use super::interval::{Interval, IntervalRecord};
 use super::{Limit, StreamDirection, StreamOptions, StreamReport};
-use ackclock_tcp::Stats;
+use ackclock_tcp::{LossDetection, Stats};
 use ackclock_wire::Duration;
 use std::fmt::Write as _;
 
@@ -31,6 +31,9 @@ pub struct StreamTest {
     pub interval: Option<Duration>,
     /// How long the test runs.
     pub limit: Limit,
+    /// The connections' loss detection: with RACK (RFC 8985) the text reports show its
+    /// counters even when they are zero, since zero then says something.
+    pub loss_detection: LossDetection,
 }
 
 impl StreamTest {
@@ -46,6 +49,7 @@ impl StreamTest {
             parallel: opts.parallel,
             interval: opts.interval,
             limit: opts.limit,
+            loss_detection: opts.tcp.loss_detection,
         }
     }
 }
@@ -67,13 +71,13 @@ pub fn single_report(
     cpu: Duration,
     interrupted: bool,
 ) -> String {
-    let (test, preset) = (test.name, test.preset.as_str());
+    let (name, preset) = (test.name, test.preset.as_str());
     let mut out = String::new();
     let s = r.stats.clone().unwrap_or_default();
     let secs = r.elapsed.as_secs_f64();
     figures_row(&mut out, r, &s, cpu);
     out.push('\n');
-    w!(out, "test               {test} (preset {preset})");
+    w!(out, "test               {name} (preset {preset})");
     if let (Some(l), Some(p)) = (r.local, r.remote) {
         w!(out, "connection         {l} -> {p}");
     }
@@ -100,6 +104,9 @@ pub fn single_report(
         s.timeouts,
         s.recoveries
     );
+    if let Some(l) = loss_detection_text(test.loss_detection, &s) {
+        w!(out, "loss detection     {l}");
+    }
     w!(
         out,
         "rtt                srtt {:.3} ms, rttvar {:.3} ms, rto {:.1} ms, min {}",
@@ -162,6 +169,25 @@ pub fn single_report(
     );
     w!(out, "end                {}", end_text(r, interrupted));
     out
+}
+
+/// The retransmission details of RACK-TLP (RFC 8985) and D-SACK (RFC 2883), for the line
+/// under `retransmissions`: `None` with the duplicate-ACK rule and every counter zero, so
+/// the default report keeps its lines; with RACK the line is always there.
+fn loss_detection_text(ld: LossDetection, s: &Stats) -> Option<String> {
+    let counters = [
+        s.tlp_probes,
+        s.tlp_recoveries,
+        s.rack_reorder_timeouts,
+        s.dsacks_in,
+    ];
+    if ld == LossDetection::DupAck && counters.iter().all(|&c| c == 0) {
+        return None;
+    }
+    Some(format!(
+        "{ld}: tlp {} ({} repaired), rack reorder timeouts {}, dsacks {}",
+        s.tlp_probes, s.tlp_recoveries, s.rack_reorder_timeouts, s.dsacks_in
+    ))
 }
 
 /// netperf's row of figures under its header.
@@ -461,6 +487,9 @@ pub fn parallel_report(
         "retransmissions    {} segments, {} bytes; {} fast retransmits, {} timeouts, {} recoveries (all streams)\n",
         sum.retransmitted_segs, sum.bytes_retransmitted, sum.fast_retransmits, sum.timeouts, sum.recoveries
     ));
+    if let Some(l) = loss_detection_text(test.loss_detection, &sum) {
+        out.push_str(&format!("loss detection     {l} (all streams)\n"));
+    }
     out.push_str(&format!(
         "cpu                {:.3} s, service demand {:.3} us/KB\n",
         cpu.as_secs_f64(),
@@ -509,6 +538,10 @@ pub fn sum_stats(reports: &[&StreamReport]) -> Stats {
         t.window_probes += s.window_probes;
         t.window_updates_out += s.window_updates_out;
         t.ecn_reductions += s.ecn_reductions;
+        t.dsacks_in += s.dsacks_in;
+        t.tlp_probes += s.tlp_probes;
+        t.tlp_recoveries += s.tlp_recoveries;
+        t.rack_reorder_timeouts += s.rack_reorder_timeouts;
         t.ece_in += s.ece_in;
         t.ce_segs_in += s.ce_segs_in;
         t.cwr_out += s.cwr_out;
@@ -558,6 +591,10 @@ fn json_stream(id: usize, r: &StreamReport) -> serde_json::Value {
         "fast_retransmits": s.fast_retransmits,
         "timeouts": s.timeouts,
         "recoveries": s.recoveries,
+        "dsacks_in": s.dsacks_in,
+        "tlp_probes": s.tlp_probes,
+        "tlp_recoveries": s.tlp_recoveries,
+        "rack_reorder_timeouts": s.rack_reorder_timeouts,
         "srtt_ms": ms(s.srtt),
         "cwnd_bytes": s.cwnd_bytes,
         "snd_mss": s.snd_mss,
@@ -601,6 +638,10 @@ fn json_sum(
         "fast_retransmits": t.fast_retransmits,
         "timeouts": t.timeouts,
         "recoveries": t.recoveries,
+        "dsacks_in": t.dsacks_in,
+        "tlp_probes": t.tlp_probes,
+        "tlp_recoveries": t.tlp_recoveries,
+        "rack_reorder_timeouts": t.rack_reorder_timeouts,
         "srtt_ms": ms(t.srtt),
         "cwnd_bytes": t.cwnd_bytes,
         "snd_mss": stat(|s| s.snd_mss.into()),
@@ -772,6 +813,7 @@ mod tests {
             parallel,
             interval: Some(Duration::from_secs(1)),
             limit: Limit::Time(Duration::from_secs(2)),
+            loss_detection: LossDetection::DupAck,
         }
     }
 
@@ -881,6 +923,71 @@ mod tests {
         assert_eq!(doc["start"]["limit_bytes"], Value::Null);
     }
 
+    /// RACK-TLP's and D-SACK's counters (RFC 8985, RFC 2883) get a line under the
+    /// retransmissions only when one is non-zero or RACK is on: the default report keeps
+    /// its lines. The JSON sums them over the streams.
+    #[test]
+    fn loss_detection_counters_are_shown_when_they_say_something() {
+        let plain = report(49152, 3000, 0, 1000, stats(1460, 2, 2));
+        let t = single_report(&test_of(1), &plain, Duration::ZERO, false);
+        assert!(!t.contains("loss detection"), "{t}");
+        let mut rack = test_of(1);
+        rack.loss_detection = LossDetection::RackTlp;
+        let t = single_report(&rack, &plain, Duration::ZERO, false);
+        assert!(
+            t.contains("\nloss detection     rack-tlp: tlp 0 (0 repaired), rack reorder timeouts 0, dsacks 0\n"),
+            "{t}"
+        );
+        let s = Stats {
+            tlp_probes: 2,
+            tlp_recoveries: 1,
+            dsacks_in: 3,
+            ..stats(1460, 2, 2)
+        };
+        let probed = report(49153, 3000, 0, 1000, s);
+        let t = single_report(&test_of(1), &probed, Duration::ZERO, false);
+        let line = t
+            .lines()
+            .position(|l| l.starts_with("loss detection"))
+            .unwrap();
+        assert_eq!(
+            t.lines().nth(line),
+            Some(
+                "loss detection     dupack: tlp 2 (1 repaired), rack reorder timeouts 0, dsacks 3"
+            )
+        );
+        assert!(t
+            .lines()
+            .nth(line - 1)
+            .unwrap()
+            .starts_with("retransmissions"));
+        let both = [&probed, &probed];
+        let t = parallel_report(
+            &test_of(2),
+            &both,
+            (6000, Duration::from_secs(1)),
+            Duration::ZERO,
+            false,
+        );
+        assert!(
+            t.contains("loss detection     dupack: tlp 4 (2 repaired), rack reorder timeouts 0, dsacks 6 (all streams)\n"),
+            "{t}"
+        );
+        let doc: Value = serde_json::from_str(&json_document(
+            &test_of(2),
+            &both,
+            (6000, Duration::from_secs(1)),
+            &[],
+            Duration::ZERO,
+        ))
+        .unwrap();
+        assert_eq!(doc["end"]["streams"][0]["tlp_probes"], 2);
+        assert_eq!(doc["end"]["sum"]["tlp_probes"], 4);
+        assert_eq!(doc["end"]["sum"]["tlp_recoveries"], 2);
+        assert_eq!(doc["end"]["sum"]["dsacks_in"], 6);
+        assert_eq!(doc["end"]["sum"]["rack_reorder_timeouts"], 0);
+    }
+
     /// With one stream, the top level has exactly the fields and values a single-stream
     /// run printed before parallel streams existed.
     #[test]
@@ -904,6 +1011,10 @@ mod tests {
             "fast_retransmits",
             "timeouts",
             "recoveries",
+            "dsacks_in",
+            "tlp_probes",
+            "tlp_recoveries",
+            "rack_reorder_timeouts",
             "srtt_ms",
             "cwnd_bytes",
             "snd_mss",
