@@ -757,6 +757,7 @@ pub fn flow_csv(events: &[ackclock_tcp::TraceEvent]) -> String {
             TraceKind::RackReorderTimeout => {
                 ("rack_reorder_timeout", None, None, None, None, None, None)
             }
+            TraceKind::Undo => ("undo", None, None, None, None, None, None),
         };
         let opt = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
         let _ = writeln!(

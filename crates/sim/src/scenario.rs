@@ -33,7 +33,7 @@ use crate::resolve::Invalid;
 use ackclock_gateway::{ImpairmentConfig, QdiscConfig};
 use ackclock_tcp::cc::SsthreshBase;
 use ackclock_tcp::config::{CongestionName, EcnEcho, Overrides, RttEstimatorName};
-use ackclock_tcp::RecoveryAlgorithm;
+use ackclock_tcp::{LossDetection, RecoveryAlgorithm, WindowReduction};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::ops::Range;
@@ -734,6 +734,8 @@ fn override_name_message(path: &str, written: &str) -> Option<String> {
         "cc" => (CongestionName::NAMES, CongestionName::ALIASES),
         "ssthresh_base" => (SsthreshBase::NAMES, SsthreshBase::ALIASES),
         "ecn_echo" => (EcnEcho::NAMES, EcnEcho::ALIASES),
+        "window_reduction" => (WindowReduction::NAMES, WindowReduction::ALIASES),
+        "loss_detection" => (LossDetection::NAMES, LossDetection::ALIASES),
         _ => return None,
     };
     let listed: Vec<String> = names
@@ -855,6 +857,18 @@ mod tests {
             |o| o.ssthresh_base,
         );
         check("ecn_echo", EcnEcho::NAMES, EcnEcho::ALIASES, |o| o.ecn_echo);
+        check(
+            "window_reduction",
+            WindowReduction::NAMES,
+            WindowReduction::ALIASES,
+            |o| o.window_reduction,
+        );
+        check(
+            "loss_detection",
+            LossDetection::NAMES,
+            LossDetection::ALIASES,
+            |o| o.loss_detection,
+        );
         let o: Overrides = toml::from_str("cc = \"reno\"").unwrap();
         assert_eq!(o.cc, Some(CongestionName::Aimd));
     }

@@ -92,6 +92,16 @@ pub trait CongestionControl: fmt::Debug + Send {
     fn on_recovery_exit(&mut self, _now: Instant) {}
     /// Replaces cwnd, e.g. RFC 5681 §4.1's restart window after an idle period.
     fn set_cwnd(&mut self, cwnd: u32);
+    /// A reduction turned out needless (a spurious retransmission: D-SACK, RFC 3708;
+    /// timestamps, RFC 3522; F-RTO, RFC 5682): cwnd and ssthresh go back up to at least
+    /// `cwnd` and `ssthresh` (the values before it, or RFC 4015's response). By default only
+    /// cwnd is restored; a controller with a threshold of its own restores that too.
+    fn undo(&mut self, cwnd: u32, ssthresh: u32) {
+        let _ = ssthresh;
+        if cwnd > self.cwnd() {
+            self.set_cwnd(cwnd);
+        }
+    }
     /// An ACK echoed a CE mark (ECE), at most once per window of data and not during a loss
     /// recovery (the connection keeps RFC 3168 §6.1.2's rule). Returns whether the window
     /// was reduced (the connection then sends CWR). By default a mark is answered as a loss
@@ -368,6 +378,12 @@ impl CongestionControl for Aimd {
 
     fn set_cwnd(&mut self, cwnd: u32) {
         self.cwnd = cwnd.max(1);
+    }
+
+    fn undo(&mut self, cwnd: u32, ssthresh: u32) {
+        self.cwnd = self.cwnd.max(cwnd);
+        self.ssthresh = self.ssthresh.max(ssthresh);
+        self.bytes_acked = 0;
     }
 }
 

@@ -280,6 +280,7 @@ pub enum LossDetection {
     /// `"dupack"`: the seeds' rule, [`TcpConfig::dupack_threshold`] duplicate ACKs (RFC
     /// 5681 §3.2, RFC 6675's IsLost with SACK). The default of every preset but `linux`.
     #[default]
+    #[cfg_attr(feature = "serde", serde(rename = "dupack"))]
     DupAck,
     /// `"rack"`: RFC 8985 RACK: a segment is lost when one sent after it was delivered and
     /// it has waited RACK.rtt plus the reordering window (zero until reordering is seen and
@@ -414,6 +415,18 @@ pub struct TcpConfig {
     /// How losses are detected short of the RTO: the duplicate-ACK threshold
     /// ([`LossDetection::DupAck`], every preset) or RFC 8985 RACK, with or without TLP.
     pub loss_detection: LossDetection,
+    /// Undo a window reduction that turns out needless: a fast recovery whose every
+    /// retransmission a D-SACK shows arrived twice (RFC 3708 §3), or a timeout whose first
+    /// ACK echoes a timestamp older than the retransmission (Eifel detection, RFC 3522)
+    /// restores cwnd and ssthresh to what they were before it (for a timeout, RFC 4015's
+    /// response: ssthresh from before, cwnd the flight plus at most an initial window, and
+    /// sending resumes with new data). Default `false` (every preset but `linux`).
+    pub undo: bool,
+    /// F-RTO (RFC 5682 §2.1): after a first timeout, the sender resends one segment, sends
+    /// two new ones when the next ACK advances, and takes the timeout for spurious when the
+    /// ACK after that acknowledges data it did not resend: then the reduction is undone as
+    /// with `undo` (RFC 4015's response) and no further segment is resent. Default `false`.
+    pub frto: bool,
     /// The congestion controller that sizes cwnd.
     pub congestion: CongestionAlgorithm,
     /// Duplicate ACKs that trigger fast retransmit ("tcprexmtthresh", 3).
@@ -502,6 +515,8 @@ impl TcpConfig {
             recovery: RecoveryAlgorithm::NewReno,
             window_reduction: WindowReduction::Halve,
             loss_detection: LossDetection::DupAck,
+            undo: false,
+            frto: false,
             congestion: aimd(SsthreshBase::FlightSize),
             dupack_threshold: 3,
             limited_transmit: false,
@@ -983,6 +998,10 @@ pub struct Overrides {
     pub window_reduction: Option<WindowReduction>,
     /// [`TcpConfig::loss_detection`]: "dupack", "rack" or "rack-tlp" (RFC 8985).
     pub loss_detection: Option<LossDetection>,
+    /// [`TcpConfig::undo`].
+    pub undo: Option<bool>,
+    /// [`TcpConfig::frto`].
+    pub frto: Option<bool>,
     /// "none", "fixed" (cwnd = the initial window, always), "aimd" (alias "reno"), "cubic".
     /// "aimd" keeps the current AIMD parameters when AIMD is already selected; otherwise,
     /// and always for "cubic", the controller starts from its defaults.
@@ -1234,6 +1253,8 @@ const ROWS: &[Row] = &[
     }),
     set!(window_reduction, |c, v| c.window_reduction = v),
     set!(loss_detection, |c, v| c.loss_detection = v),
+    set!(undo, |c, v| c.undo = v),
+    set!(frto, |c, v| c.frto = v),
     step(Overrides::apply_cc),
     step(Overrides::check_aimd_only),
     // d = 1 keeps the window through a loss: loss taken as non-congestive (the reading of

@@ -50,6 +50,7 @@ mod input;
 mod output;
 mod rack;
 mod timers;
+mod undo;
 
 /// `Connection::hp_ready` bits: a pure ACK may be predicted; in-order data may be.
 const HP_ACK: u8 = 1;
@@ -252,7 +253,7 @@ pub struct Connection {
     /// Whether header prediction may be tried (`HP_ACK`): it is enabled, the state is
     /// ESTABLISHED, we are not retransmitting (SND.NXT = SND.MAX), no probe is due and the
     /// recovery is quiet (no duplicate ACKs counted,
-    /// not recovering, no ECN reduction under PRR); and for in-order data (`HP_DATA`) also nothing is held out of
+    /// not recovering, no ECN reduction under PRR, no F-RTO); and for in-order data (`HP_DATA`) also nothing is held out of
     /// order and no FIN is waiting. The seed's prediction tests one state word; this is
     /// that word, recomputed by `refresh_prediction` wherever one of its inputs may
     /// change, so the fast path tests one byte instead of seven fields.
@@ -319,6 +320,10 @@ pub struct Connection {
     /// PRR runs for an ECN reduction (RFC 9937 §1: the same reduction for ECN's CWR), until
     /// SND.UNA passes `ecn_recover`, rather than for a loss recovery.
     prr_cwr: bool,
+    /// What the last reduction changed, while it may still be undone (`conn/undo.rs`).
+    undo: Option<undo::Undo>,
+    /// F-RTO's step (RFC 5682 §2.1) after a timeout.
+    frto: Option<undo::Frto>,
     /// RFC 8985 RACK-TLP's per-segment record and state, while `rack_on` (boxed: a
     /// connection without it pays one pointer).
     rack: Option<Box<Rack>>,
@@ -465,6 +470,8 @@ impl Connection {
             cwr_pending: false,
             prr: Prr::default(),
             prr_cwr: false,
+            undo: None,
+            frto: None,
             rack: None,
             rack_on: false,
             ecn_pre_ack: None,
@@ -529,8 +536,10 @@ impl Connection {
             && !self.probe_now
             && self.rec.dupacks() == 0
             && !self.rec.in_recovery()
-            // PRR takes every ACK of an ECN reduction (`prr_on_ack`, general path only).
-            && !self.prr_cwr;
+            // PRR takes every ACK of an ECN reduction (`prr_on_ack`, general path only), and
+            // F-RTO the ACKs after a timeout.
+            && !self.prr_cwr
+            && self.frto.is_none();
         // The data path copies into the receive ring without asking: it must exist (the
         // first data segment, on the general path, allocates it).
         // With the per-packet ECN echo, data after a marked segment may change the echo

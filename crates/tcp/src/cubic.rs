@@ -206,6 +206,14 @@ impl CongestionControl for Cubic {
     fn set_cwnd(&mut self, cwnd: u32) {
         self.cwnd = (f64::from(cwnd) / self.mss).max(1.0 / self.mss);
     }
+
+    fn undo(&mut self, cwnd: u32, ssthresh: u32) {
+        // W_max keeps the reduction's value, the window before it: growth after the undo
+        // starts from the plateau there (as Linux's CUBIC undo, which restores cwnd only).
+        self.cwnd = self.cwnd.max(f64::from(cwnd) / self.mss);
+        self.ssthresh = self.ssthresh.max(f64::from(ssthresh) / self.mss);
+        self.epoch_start = None;
+    }
 }
 
 #[cfg(test)]

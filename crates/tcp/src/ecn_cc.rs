@@ -143,6 +143,9 @@ impl CongestionControl for Dctcp {
     fn set_cwnd(&mut self, cwnd: u32) {
         self.reno.set_cwnd(cwnd);
     }
+    fn undo(&mut self, cwnd: u32, ssthresh: u32) {
+        self.reno.undo(cwnd, ssthresh);
+    }
 }
 
 /// Parameters of the DEC-bit window (Ramakrishnan and Jain),

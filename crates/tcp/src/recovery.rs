@@ -379,6 +379,19 @@ impl Recovery {
         true
     }
 
+    /// RFC 6582's `recover`: SND.MAX when the last episode or timeout began.
+    pub(crate) fn recover_point(&self) -> SeqNum {
+        self.recover
+    }
+
+    /// A timeout turned out spurious (RFC 4015): its recovery is over, and a loss found
+    /// later may start a fast recovery at once.
+    pub(crate) fn end_rto_recovery(&mut self) {
+        if !self.in_recovery {
+            self.recover_valid = false;
+        }
+    }
+
     /// After a timeout, until SND.UNA passes what had been sent when it fired (RFC 8985's
     /// "RTO recovery"; no fast recovery may begin before, RFC 6675 §5.1).
     pub(crate) fn in_rto_recovery(&self, snd_una: SeqNum) -> bool {

@@ -152,6 +152,15 @@ pub struct Stats {
     pub tlp_recoveries: u64,
     /// Expirations of RACK's reordering timer (RFC 8985 §6.2 step 5).
     pub rack_reorder_timeouts: u64,
+    /// Timeouts found spurious: the first ACK after one echoed a timestamp older than the
+    /// retransmission (Eifel detection, RFC 3522), or F-RTO found it (RFC 5682, with
+    /// [`TcpConfig::frto`](crate::TcpConfig::frto)).
+    pub spurious_rtos: u64,
+    /// Fast recoveries whose every retransmission D-SACK reported received twice (RFC 3708;
+    /// tracked with [`TcpConfig::undo`](crate::TcpConfig::undo) or `frto`).
+    pub spurious_recoveries: u64,
+    /// Reductions undone (with [`TcpConfig::undo`](crate::TcpConfig::undo) or `frto`).
+    pub undos: u64,
 }
 
 /// Declares [`Counters`] with the given fields of [`Stats`], in that order, and the
@@ -224,6 +233,9 @@ counters!(
     tlp_probes,
     tlp_recoveries,
     rack_reorder_timeouts,
+    spurious_rtos,
+    spurious_recoveries,
+    undos,
 );
 
 /// Why a trace event was emitted.
@@ -292,6 +304,8 @@ pub enum TraceKind {
     TlpRecovery,
     /// RACK's reordering timer expired (RFC 8985 §6.2 step 5).
     RackReorderTimeout,
+    /// A reduction found needless was undone (RFC 3708, RFC 4015, RFC 5682).
+    Undo,
 }
 
 /// One trace record: the event and the sender's state right after it.

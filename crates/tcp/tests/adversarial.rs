@@ -1,7 +1,7 @@
 //! The adversarial transfer suite: two-way transfers over a path that loses, reorders,
 //! duplicates and corrupts packets in both directions, across every preset and the knobs an
 //! audit found fragile (MSS from 64 bytes, buffers from one byte to 16 MiB, window scaling,
-//! timestamps and SACK on and off, RACK-TLP and PRR on and off). Every transfer must complete byte-exact, no endpoint
+//! timestamps and SACK on and off, RACK-TLP, PRR, undo and F-RTO on and off). Every transfer must complete byte-exact, no endpoint
 //! may answer one event with an unbounded burst (the harness checks), and no packet may be
 //! longer than the smaller MSS plus 40 bytes of headers (RFC 9293 §3.7.1: options take room
 //! from the data).
@@ -42,9 +42,9 @@ fn config() -> impl Strategy<Value = TcpConfig> {
             LossDetection::Rack,
             LossDetection::RackTlp,
         ]),
-        any::<bool>(),
+        any::<[bool; 3]>(),
     )
-        .prop_map(|(preset, mss, snd, rcv, flags, iw, ld, prr)| {
+        .prop_map(|(preset, mss, snd, rcv, flags, iw, ld, more)| {
             let mut c = TcpConfig::preset(preset).unwrap();
             c.mss = mss;
             c.send_buffer_bytes = snd;
@@ -56,11 +56,14 @@ fn config() -> impl Strategy<Value = TcpConfig> {
                 c.sack = true;
             }
             c.initial_window = InitialWindow::Segments(iw);
-            // RFC 8985 RACK-TLP and RFC 9937 PRR as knobs over every preset.
+            // RFC 8985 RACK-TLP, RFC 9937 PRR, the undo of spurious reductions (RFC 3708,
+            // RFC 4015) and F-RTO (RFC 5682) as knobs over every preset.
             c.loss_detection = ld;
-            if prr {
+            if more[0] {
                 c.window_reduction = WindowReduction::Prr;
             }
+            c.undo = more[1];
+            c.frto = more[2];
             // Giving up after R2 unanswered retransmissions is right on a bad enough path
             // (see properties.rs); here the question is whether the engine gets stuck.
             c.max_retransmits = 100;

@@ -589,6 +589,12 @@ impl Connection {
             // RFC 6675 Update(), before the duplicate-ACK logic reads IsLost.
             self.rec
                 .on_sack_blocks(ack.max(self.snd_una), self.snd_max, &seg.options.sack);
+            if self.undo.is_some() {
+                let low = ack.max(self.snd_una);
+                if let Some((l, r)) = crate::rack::dsack_block(low, &seg.options.sack) {
+                    self.undo_on_dsack(now, l, r);
+                }
+            }
             if self.tracing() {
                 for b in seg.options.sack.iter() {
                     let (left, right) = (SeqNum::new(b.left), SeqNum::new(b.right));
@@ -621,6 +627,9 @@ impl Connection {
         }
         if prr_on {
             self.prr_on_ack(prev_una, prr_before, is_dup);
+        }
+        if self.frto.is_some() {
+            self.frto_on_ack(now, prev_una, is_dup);
         }
         self.update_send_window(seg.seq, ack, wnd, acked_new);
         if self.ecn_ok && seg.flags.contains(TcpFlags::ECE) {
@@ -805,6 +814,7 @@ impl Connection {
         // The recovery detects, the controller answers: ssthresh (and cwnd) from the loss,
         // then any window the recovery sets on top (Tahoe's one segment).
         if let Some(ev) = self.rec.take_congestion() {
+            self.undo_begin(false);
             self.cc.on_congestion(&ev);
         }
         if let Some(w) = self.rec.take_window() {
@@ -837,6 +847,7 @@ impl Connection {
         // RTT: from the timestamp echo when negotiated (unambiguous even for
         // retransmissions, RFC 7323 §4), else the timed segment (Karn).
         let mut sample = None;
+        let mut spurious_timeout = false;
         if let (true, Some(ts)) = (self.ts_ok, seg.options.timestamps) {
             if ts.tsecr != 0 {
                 let ticks = self.ts_now(now).wrapping_sub(ts.tsecr);
@@ -848,7 +859,9 @@ impl Connection {
                     // retransmission, so the original arrived and the resend was needless.
                     if ts_geq(rt, ts.tsecr) && rt != ts.tsecr {
                         self.stats.spurious_retransmits += 1;
+                        self.stats.spurious_rtos += 1;
                         self.emit(now, TraceKind::SpuriousRetransmit);
+                        spurious_timeout = self.cfg.undo;
                     }
                 }
             }
@@ -945,6 +958,10 @@ impl Connection {
                 window: u32::from(seg.window) << self.snd_wscale,
             },
         );
+        if spurious_timeout {
+            // RFC 4015's response to what Eifel detection found.
+            self.undo_spurious_timeout(now, acked);
+        }
     }
 
     pub(super) fn take_rtt_sample(&mut self, now: Instant, rtt: Duration) {

@@ -458,6 +458,9 @@ impl Connection {
             if retransmit {
                 self.stats.retransmitted_segs += 1;
                 self.stats.bytes_retransmitted += u64::from(len);
+                if self.undo.is_some() {
+                    self.undo_count_retransmission();
+                }
             }
         }
         if has_ack {

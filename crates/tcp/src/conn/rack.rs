@@ -119,6 +119,7 @@ impl Connection {
                 let (una, max) = (self.snd_una, self.snd_max);
                 if self.rec.enter_on_rack_loss(una, max, first, &*self.cc, &ev) {
                     if let Some(ev) = self.rec.take_congestion() {
+                        self.undo_begin(false);
                         self.cc.on_congestion(&ev);
                     }
                     self.stats.fast_retransmits += 1;

@@ -269,8 +269,13 @@ impl super::Connection {
                 // grew while SACKs clocked out new data past the lost retransmission (as
                 // Linux does; RFC 5681 §3.1 already keeps ssthresh on a repeated timeout).
                 let first = self.rto_count == 1 && !self.rec.in_recovery();
+                let was_rto_recovery = self.rec.in_rto_recovery(self.snd_una);
+                if self.rto_count == 1 {
+                    self.undo_begin(true);
+                }
                 self.cc.on_rto(&ev, first);
                 self.rec.on_rto(self.snd_max);
+                self.frto_on_rto(self.rto_count == 1, was_rto_recovery);
                 self.rack_on_rto();
                 // A timeout ends the episode, and PRR's reduction with it.
                 self.prr.stop();

@@ -1,0 +1,229 @@
+//! Spurious retransmissions and the undo of their reductions (`TcpConfig::undo`,
+//! `TcpConfig::frto`), against a scripted peer: F-RTO (RFC 5682 §2.1), Eifel detection with
+//! timestamps (RFC 3522) and its response (RFC 4015 §3.2), and D-SACK detection of a
+//! needless fast retransmit (RFC 3708 §3).
+
+use ackclock_tcp::{InitialWindow, TcpConfig};
+use ackclock_testkit::peer::*;
+use ackclock_wire::{SackBlock, SackBlocks, TcpOptions};
+
+const MSS: usize = 1460;
+
+fn cfg(frto: bool, undo: bool) -> TcpConfig {
+    TcpConfig {
+        nagle: false,
+        initial_window: InitialWindow::Segments(10),
+        frto,
+        undo,
+        ..TcpConfig::newreno()
+    }
+}
+
+/// [`cfg`] with SACK recovery (RFC 6675) and D-SACK.
+fn sack_cfg(undo: bool) -> TcpConfig {
+    TcpConfig {
+        timestamps: false,
+        ..TcpConfig {
+            sack: true,
+            recovery: ackclock_tcp::RecoveryAlgorithm::Sack,
+            ..cfg(false, undo)
+        }
+    }
+}
+
+/// An established connection (the peer offers `sack` and `ts`) that has sent a flight of
+/// ten segments, none acknowledged; returns the peer and the flight.
+fn flight(cfg: TcpConfig, sack: bool, ts: bool) -> (Peer, Vec<Seg>) {
+    let (mut p, _) = Peer::passive(cfg, syn_opts(Some(MSS as u16), None, sack, ts));
+    let f = p.app_send(&data(40 * MSS));
+    assert_eq!(f.len(), 10, "the initial window: {f:?}");
+    (p, f)
+}
+
+/// Runs the timers until the first retransmission by timeout; returns it.
+fn timeout(p: &mut Peer, flight: &[Seg]) -> Seg {
+    let mut out = Vec::new();
+    for _ in 0..500 {
+        out = p.advance(ms(10));
+        if !out.is_empty() {
+            break;
+        }
+    }
+    let rtx: Vec<&Seg> = out
+        .iter()
+        .map(|(_, s)| s)
+        .filter(|s| !s.payload.is_empty())
+        .collect();
+    assert_eq!(rtx.len(), 1, "one retransmission at the timeout: {rtx:?}");
+    assert_eq!(rtx[0].seq, flight[0].seq);
+    assert_eq!(p.conn().stats().timeouts, 1);
+    rtx[0].clone()
+}
+
+/// The peer acknowledges up to the end of `s` (the original segments arrived late).
+fn ack_to(p: &mut Peer, s: &Seg) -> Vec<Seg> {
+    p.rcv_nxt = s.end();
+    let o = p.out(ACK);
+    p.inject(&o)
+}
+
+fn data_segs(out: &[Seg]) -> Vec<&Seg> {
+    out.iter().filter(|s| !s.payload.is_empty()).collect()
+}
+
+/// RFC 5682 §2.1 steps 2.b and 3.b: after the timeout's retransmission, an ACK that covers
+/// it draws two new segments (not resends); the next ACK acknowledges data that was never
+/// resent, so the timeout was spurious: the reduction is undone and nothing more of the old
+/// flight is resent. Without F-RTO the same ACKs draw go-back-N resends of the whole flight.
+#[test]
+fn rfc5682_2_1_step3b_an_ack_of_unresent_data_after_two_new_segments_is_a_spurious_timeout() {
+    let mut resent = Vec::new();
+    for frto in [true, false] {
+        let (mut p, f) = flight(cfg(frto, false), false, false);
+        let cwnd_before = p.conn().stats().cwnd_bytes;
+        timeout(&mut p, &f);
+        let out = ack_to(&mut p, &f[0]);
+        let new = data_segs(&out);
+        if frto {
+            assert_eq!(new.len(), 2, "step 2.b: two segments: {new:?}");
+            assert!(
+                new.iter().all(|s| seq_le(f[9].end(), s.seq)),
+                "new data: {new:?}"
+            );
+        }
+        for s in &f[1..] {
+            ack_to(&mut p, s);
+        }
+        let st = p.conn().stats();
+        if frto {
+            assert_eq!((st.spurious_rtos, st.undos), (1, 1), "{st:?}");
+            assert!(
+                st.ssthresh_bytes >= cwnd_before,
+                "ssthresh back to pipe_prev: {st:?}"
+            );
+        } else {
+            assert_eq!((st.spurious_rtos, st.undos), (0, 0));
+        }
+        resent.push(st.retransmitted_segs);
+    }
+    assert_eq!(resent[0], 1, "F-RTO resends only the first segment");
+    assert!(
+        resent[1] >= 5,
+        "go-back-N resends the flight: {}",
+        resent[1]
+    );
+}
+
+/// RFC 5682 §2.1 step 3.a: a duplicate ACK after the two new segments means the timeout was
+/// real: cwnd at most 3 SMSS, and the rest of the flight is resent in slow start.
+#[test]
+fn rfc5682_2_1_step3a_a_duplicate_ack_after_the_new_segments_means_a_real_timeout() {
+    let (mut p, f) = flight(cfg(true, false), false, false);
+    timeout(&mut p, &f);
+    let out = ack_to(&mut p, &f[0]);
+    assert_eq!(data_segs(&out).len(), 2);
+    // Segment 1 was lost: the receiver's next ACK repeats the last one.
+    let o = p.out(ACK);
+    let out = p.inject(&o);
+    let st = p.conn().stats();
+    assert_eq!((st.spurious_rtos, st.undos), (0, 0));
+    assert!(st.cwnd_bytes <= 3 * MSS as u32, "{st:?}");
+    let resent = data_segs(&out);
+    assert!(
+        !resent.is_empty() && resent[0].seq == f[1].seq,
+        "resends segment 1: {resent:?}"
+    );
+}
+
+/// RFC 5682 §2.1 step 2.a: an ACK that covers everything sent before the timeout leaves
+/// nothing to tell: the conventional recovery goes on, nothing is undone.
+#[test]
+fn rfc5682_2_1_step2a_an_ack_of_the_whole_flight_reverts_to_the_conventional_recovery() {
+    let (mut p, f) = flight(cfg(true, false), false, false);
+    timeout(&mut p, &f);
+    ack_to(&mut p, &f[9]);
+    let st = p.conn().stats();
+    assert_eq!((st.spurious_rtos, st.undos), (0, 0));
+}
+
+/// RFC 3522 and RFC 4015 §3.2: with timestamps, the first ACK after the timeout echoes the
+/// original's timestamp, older than the retransmission's: the timeout was spurious; ssthresh
+/// goes back to what it was before, cwnd to the flight plus at most an initial window, and
+/// sending resumes with new data: nothing more of the flight is resent.
+#[test]
+fn rfc4015_3_2_eifel_detection_undoes_a_spurious_timeout_and_resumes_with_new_data() {
+    let (mut p, f) = flight(
+        TcpConfig {
+            timestamps: true,
+            ..cfg(false, true)
+        },
+        false,
+        true,
+    );
+    let ssthresh_before = p.conn().stats().ssthresh_bytes;
+    timeout(&mut p, &f);
+    // The ACK of the original segment 0 echoes its timestamp.
+    p.ts_recent = f[0].tsval().unwrap();
+    let out = ack_to(&mut p, &f[0]);
+    let st = p.conn().stats();
+    assert_eq!((st.spurious_rtos, st.undos), (1, 1), "{st:?}");
+    assert_eq!(st.ssthresh_bytes, ssthresh_before);
+    let sent = data_segs(&out);
+    assert!(
+        sent.iter().all(|s| seq_le(f[9].end(), s.seq)),
+        "new data only, no resends: {sent:?}"
+    );
+    for s in &f[1..] {
+        ack_to(&mut p, s);
+    }
+    assert_eq!(p.conn().stats().retransmitted_segs, 1);
+}
+
+/// RFC 3708 §3: a fast retransmit that D-SACK then shows arrived twice (the "lost" segment
+/// was only delayed past three others) was needless: cwnd and ssthresh go back to their
+/// values before the reduction. Without `undo` the reduction stays.
+#[test]
+fn rfc3708_3_a_fast_retransmit_whose_resend_is_dsacked_is_undone() {
+    for undo in [true, false] {
+        let (mut p, f) = flight(sack_cfg(undo), true, false);
+        // Segments 1..=3 arrive, 0 does not (yet): three duplicate ACKs with SACK blocks.
+        p.rcv_nxt = f[0].seq;
+        let mut rtx = Vec::new();
+        for k in 1..=3 {
+            let mut o = p.out(ACK);
+            let mut b = SackBlocks::default();
+            b.push(SackBlock {
+                left: f[1].seq,
+                right: f[k].end(),
+            });
+            o = o.opts(TcpOptions {
+                sack: b,
+                ..TcpOptions::NONE
+            });
+            rtx.extend(p.inject(&o));
+        }
+        let st = p.conn().stats();
+        assert_eq!(st.fast_retransmits, 1, "{st:?}");
+        let cwnd_reduced = st.cwnd_bytes;
+        // The original 0 arrives, then the resend: the receiver acknowledges everything
+        // up to 3 and reports the resent 0 with a D-SACK block.
+        p.rcv_nxt = f[3].end();
+        let mut b = SackBlocks::default();
+        b.push(SackBlock {
+            left: f[0].seq,
+            right: f[0].end(),
+        });
+        let o = p.out(ACK).opts(TcpOptions {
+            sack: b,
+            ..TcpOptions::NONE
+        });
+        p.inject(&o);
+        let st = p.conn().stats();
+        if undo {
+            assert_eq!((st.spurious_recoveries, st.undos), (1, 1), "{st:?}");
+            assert!(st.ssthresh_bytes > cwnd_reduced, "{st:?}");
+        } else {
+            assert_eq!(st.undos, 0);
+        }
+    }
+}
