@@ -24,6 +24,7 @@ mod e16_self_protection;
 mod e17_ecn_short_transfers;
 mod e18_connectionless;
 mod e19_adaptive_increase;
+mod e20_dupack_limits;
 
 /// Every experiment, in report order.
 pub fn experiments() -> Vec<Box<dyn Runnable>> {
@@ -47,6 +48,7 @@ pub fn experiments() -> Vec<Box<dyn Runnable>> {
         Box::new(e17_ecn_short_transfers::EcnShortTransfers),
         Box::new(e18_connectionless::Connectionless),
         Box::new(e19_adaptive_increase::AdaptiveIncrease),
+        Box::new(e20_dupack_limits::DupackLimits),
     ];
     // Report order is the number in each title (the seed messages' order), not the directory's.
     v.sort_by_key(|e| {
