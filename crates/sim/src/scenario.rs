@@ -431,7 +431,7 @@ pub struct FlowSpec {
     /// before `duration_s`).
     #[serde(default)]
     pub start_s: f64,
-    /// A preset: vanilla_4_3bsd, tahoe, reno, newreno, sack, cubic, modern (default
+    /// A preset: vanilla_4_3bsd, tahoe, reno, newreno, sack, cubic, modern, linux (default
     /// newreno). Both ends start from it.
     #[serde(default = "default_tcp")]
     pub tcp: String,

@@ -606,6 +606,64 @@ impl TcpConfig {
         }
     }
 
+    /// Linux 6.x's defaults, as far as the engine models them, for putting ackclock beside a
+    /// Linux peer on the same path. Each value names the sysctl or constant it follows;
+    /// docs/LINUX.md lists what Linux does that this preset does not.
+    pub fn linux() -> Self {
+        TcpConfig {
+            // tcp_rmem[2] = 6 MiB and tcp_wmem[2] = 4 MiB: the sizes Linux's buffer
+            // autotuning grows to (not modelled; the buffers are fixed at those maxima).
+            send_buffer_bytes: 4 << 20,
+            recv_buffer_bytes: 6 << 20,
+            // TCP_INIT_CWND = 10 (RFC 6928).
+            initial_window: InitialWindow::Rfc6928,
+            rtt: RttConfig {
+                // TCP_TIMEOUT_INIT 1 s, TCP_RTO_MIN 200 ms, TCP_RTO_MAX 120 s.
+                initial_rto: Duration::from_secs(1),
+                min_rto: Duration::from_millis(200),
+                max_rto: Duration::from_secs(120),
+                ..RttConfig::rfc6298()
+            },
+            ack: AckPolicy {
+                // TCP_DELACK_MIN / TCP_ATO_MIN = 40 ms; an ACK for every second full
+                // segment (__tcp_ack_snd_check).
+                delayed_ack: Duration::from_millis(40),
+                segments_per_ack: 2,
+                ..AckPolicy::default()
+            },
+            // tcp_sack = 1, tcp_dsack = 1, tcp_timestamps = 1, tcp_window_scaling = 1.
+            sack: true,
+            dsack: true,
+            timestamps: true,
+            window_scale: true,
+            // tcp_ecn = 2: Linux answers an ECN-setup SYN but does not send one; the
+            // engine's `ecn` does both, so it stays off.
+            ecn: false,
+            recovery: RecoveryAlgorithm::Sack,
+            // tcp_recovery = 1 (RACK), tcp_early_retrans = 3 (TLP).
+            loss_detection: LossDetection::RackTlp,
+            // tcp_cwnd_reduction: PRR for every reduction.
+            window_reduction: WindowReduction::Prr,
+            // The undo of tcp_try_undo_* (D-SACK, timestamps), and tcp_frto = 2.
+            undo: true,
+            frto: true,
+            // tcp_congestion_control = cubic (beta 0.7, fast convergence).
+            congestion: CongestionAlgorithm::Cubic(CubicConfig::default()),
+            // tcp_reordering = 3.
+            dupack_threshold: 3,
+            limited_transmit: true,
+            // tcp_retries2 = 15, tcp_syn_retries = 6.
+            max_retransmits: 15,
+            max_syn_retransmits: 6,
+            // TCP_TIMEWAIT_LEN = 60 s.
+            time_wait: Duration::from_secs(60),
+            // tcp_slow_start_after_idle = 1.
+            idle_restart: true,
+            option_layout: OptionLayout::Linux,
+            ..Self::base()
+        }
+    }
+
     /// A preset by name, as the command line and scenario files spell it.
     pub fn preset(name: &str) -> Option<Self> {
         Some(match name {
@@ -616,6 +674,7 @@ impl TcpConfig {
             "sack" => Self::sack(),
             "cubic" => Self::cubic(),
             "modern" => Self::modern(),
+            "linux" => Self::linux(),
             _ => return None,
         })
     }
@@ -629,6 +688,7 @@ impl TcpConfig {
         "sack",
         "cubic",
         "modern",
+        "linux",
     ];
 }
 
@@ -710,11 +770,32 @@ mod tests {
         .unwrap_err();
         assert_eq!(e.field, "adaptive_increase");
     }
+    /// The `linux` preset: Linux 6.x's defaults where the engine models them (each line of
+    /// `TcpConfig::linux` names its sysctl or constant).
     #[test]
-    fn every_preset_halves_and_the_override_selects_prr() {
-        for name in TcpConfig::PRESETS {
+    fn the_linux_preset_has_linux_6_defaults() {
+        let c = TcpConfig::preset("linux").unwrap();
+        assert!(matches!(c.congestion, CongestionAlgorithm::Cubic(_)));
+        assert_eq!(c.loss_detection, LossDetection::RackTlp);
+        assert_eq!(c.window_reduction, WindowReduction::Prr);
+        assert!(c.undo && c.frto && c.sack && c.dsack && c.timestamps && c.window_scale);
+        assert_eq!(c.recovery, RecoveryAlgorithm::Sack);
+        assert_eq!(c.initial_window, InitialWindow::Rfc6928);
+        assert_eq!(c.rtt.min_rto, Duration::from_millis(200));
+        assert_eq!(c.rtt.initial_rto, Duration::from_secs(1));
+        assert_eq!(c.rtt.max_rto, Duration::from_secs(120));
+        assert_eq!(c.ack.delayed_ack, Duration::from_millis(40));
+        assert_eq!((c.max_retransmits, c.max_syn_retransmits), (15, 6));
+        assert!(c.idle_restart && c.limited_transmit && !c.ecn);
+    }
+
+    #[test]
+    fn every_preset_but_linux_halves_and_the_override_selects_prr() {
+        for name in TcpConfig::PRESETS.iter().filter(|n| **n != "linux") {
             let c = TcpConfig::preset(name).unwrap();
             assert_eq!(c.window_reduction, WindowReduction::Halve, "{name}");
+            assert_eq!(c.loss_detection, LossDetection::DupAck, "{name}");
+            assert!(!c.undo && !c.frto, "{name}");
         }
         let mut c = TcpConfig::sack();
         Overrides {
