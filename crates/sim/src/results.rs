@@ -82,6 +82,17 @@ pub struct FlowSummary {
     /// Expirations of RACK's reordering timer (RFC 8985 §6.2 step 5): losses RACK found
     /// by time, when no later ACK came to reveal them.
     pub rack_reorder_timeouts: u64,
+    /// Timeouts found spurious: the first ACK after one echoed a timestamp older than the
+    /// retransmission (Eifel detection, RFC 3522; counted whenever timestamps are on), F-RTO
+    /// found it (RFC 5682 §2.1, with `frto = true`) or D-SACKs showed every resent segment
+    /// received twice (RFC 3708, with `undo = true`).
+    pub spurious_rtos: u64,
+    /// Fast recoveries whose every retransmission a D-SACK showed received twice (RFC 3708
+    /// §3); counted with `undo = true`.
+    pub spurious_recoveries: u64,
+    /// Window reductions undone as needless (RFC 3708 for a recovery, RFC 4015's response
+    /// for a timeout); 0 unless `undo` or `frto` is on.
+    pub undos: u64,
     /// Mean of the RTT samples in the sender's trace, in milliseconds; `None` without a
     /// sample, and always when `output.trace` is off.
     pub rtt_mean_ms: Option<f64>,
@@ -338,6 +349,9 @@ impl RunResult {
                 tlp_probes: s.tlp_probes,
                 tlp_recoveries: s.tlp_recoveries,
                 rack_reorder_timeouts: s.rack_reorder_timeouts,
+                spurious_rtos: s.spurious_rtos,
+                spurious_recoveries: s.spurious_recoveries,
+                undos: s.undos,
                 rtt_mean_ms: mean,
                 rtt_p99_ms: quantile(&rtts, 0.99),
                 final_cwnd_bytes: s.cwnd_bytes,

@@ -112,6 +112,17 @@ pub struct TcpArgs {
     /// and the tail loss probe).
     #[arg(long, value_name = "NAME", value_parser = names::<LossDetection>())]
     pub loss_detection: Option<LossDetection>,
+    /// Undo a needless window reduction: a fast recovery whose every retransmission a
+    /// D-SACK shows arrived twice (RFC 3708), or a timeout whose first ACK echoes a
+    /// timestamp older than the retransmission (RFC 3522 Eifel detection, RFC 4015's
+    /// response).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub undo: Option<bool>,
+    /// F-RTO (RFC 5682 §2.1): after a timeout, send new data before resending more and take
+    /// the timeout for spurious when the ACKs cover data not resent (the reduction is then
+    /// undone, RFC 4015's response).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub frto: Option<bool>,
     /// Congestion control (aimd also as reno; fixed: cwnd = the initial window, always;
     /// dctcp and dec_bit also turn ECN on with the per-packet echo).
     #[arg(long, value_name = "NAME", value_parser = names::<CongestionName>())]
@@ -258,6 +269,8 @@ impl TcpArgs {
             recovery: self.recovery,
             window_reduction: self.window_reduction,
             loss_detection: self.loss_detection,
+            undo: self.undo,
+            frto: self.frto,
             cc: self.cc,
             decrease: self.decrease,
             increase: self.increase,
@@ -509,6 +522,29 @@ mod tests {
             e.contains("[possible values: dupack, rack, rack-tlp]"),
             "{e}"
         );
+    }
+
+    /// `--undo` (RFC 3708 D-SACK, RFC 3522 Eifel with RFC 4015's response) and `--frto`
+    /// (RFC 5682) reach the config, bare or with a value; left out they keep the preset's.
+    #[test]
+    fn undo_and_frto_flags_reach_the_config() {
+        let t = T::parse_from(["x", "--preset", "sack", "--undo", "--frto"]);
+        assert_eq!(
+            (t.tcp.overrides().undo, t.tcp.overrides().frto),
+            (Some(true), Some(true))
+        );
+        let c = t.tcp.config().unwrap();
+        assert!(c.undo && c.frto);
+        let t = T::parse_from(["x", "--undo=true", "--frto=false"]);
+        let c = t.tcp.config().unwrap();
+        assert!(c.undo && !c.frto);
+        let t = T::parse_from(["x", "--preset", "sack"]);
+        assert_eq!((t.tcp.undo, t.tcp.frto), (None, None));
+        let c = t.tcp.config().unwrap();
+        let sack = TcpConfig::preset("sack").unwrap();
+        assert_eq!((c.undo, c.frto), (sack.undo, sack.frto));
+        let e = T::try_parse_from(["x", "--frto=yes"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::InvalidValue);
     }
 
     #[test]

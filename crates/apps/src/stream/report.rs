@@ -34,6 +34,13 @@ pub struct StreamTest {
     /// The connections' loss detection: with RACK (RFC 8985) the text reports show its
     /// counters even when they are zero, since zero then says something.
     pub loss_detection: LossDetection,
+    /// Undo of needless reductions (RFC 3708 D-SACK, RFC 3522 Eifel detection with RFC
+    /// 4015's response): when on, the text reports show the spurious-reduction counters
+    /// even when they are zero.
+    pub undo: bool,
+    /// F-RTO (RFC 5682): when on, the text reports show the spurious-reduction counters
+    /// even when they are zero.
+    pub frto: bool,
 }
 
 impl StreamTest {
@@ -50,6 +57,8 @@ impl StreamTest {
             interval: opts.interval,
             limit: opts.limit,
             loss_detection: opts.tcp.loss_detection,
+            undo: opts.tcp.undo,
+            frto: opts.tcp.frto,
         }
     }
 }
@@ -104,7 +113,7 @@ pub fn single_report(
         s.timeouts,
         s.recoveries
     );
-    if let Some(l) = loss_detection_text(test.loss_detection, &s) {
+    if let Some(l) = loss_detection_text(test, &s) {
         w!(out, "loss detection     {l}");
     }
     w!(
@@ -172,22 +181,42 @@ pub fn single_report(
 }
 
 /// The retransmission details of RACK-TLP (RFC 8985) and D-SACK (RFC 2883), for the line
-/// under `retransmissions`: `None` with the duplicate-ACK rule and every counter zero, so
-/// the default report keeps its lines; with RACK the line is always there.
-fn loss_detection_text(ld: LossDetection, s: &Stats) -> Option<String> {
-    let counters = [
+/// under `retransmissions`, and after them the spurious timeouts (RFC 3522 Eifel, RFC 5682
+/// F-RTO), spurious recoveries (RFC 3708) and undone reductions when one is non-zero or
+/// undo or F-RTO is on, labelled with what is on. `None` with the duplicate-ACK rule, undo
+/// and F-RTO off and every counter zero, so the default report keeps its lines; with RACK,
+/// undo or F-RTO the line is always there.
+fn loss_detection_text(test: &StreamTest, s: &Stats) -> Option<String> {
+    let ld = test.loss_detection;
+    let rack = [
         s.tlp_probes,
         s.tlp_recoveries,
         s.rack_reorder_timeouts,
         s.dsacks_in,
     ];
-    if ld == LossDetection::DupAck && counters.iter().all(|&c| c == 0) {
+    let undo = [s.spurious_rtos, s.spurious_recoveries, s.undos];
+    let undo_shown = test.undo || test.frto || undo.iter().any(|&c| c != 0);
+    if ld == LossDetection::DupAck && !undo_shown && rack.iter().all(|&c| c == 0) {
         return None;
     }
-    Some(format!(
+    let mut l = format!(
         "{ld}: tlp {} ({} repaired), rack reorder timeouts {}, dsacks {}",
         s.tlp_probes, s.tlp_recoveries, s.rack_reorder_timeouts, s.dsacks_in
-    ))
+    );
+    if undo_shown {
+        let on = match (test.undo, test.frto) {
+            (true, true) => "undo+frto",
+            (true, false) => "undo",
+            (false, true) => "frto",
+            (false, false) => "no undo",
+        };
+        let _ = write!(
+            l,
+            "; {on}: spurious timeouts {}, spurious recoveries {}, undos {}",
+            s.spurious_rtos, s.spurious_recoveries, s.undos
+        );
+    }
+    Some(l)
 }
 
 /// netperf's row of figures under its header.
@@ -487,7 +516,7 @@ pub fn parallel_report(
         "retransmissions    {} segments, {} bytes; {} fast retransmits, {} timeouts, {} recoveries (all streams)\n",
         sum.retransmitted_segs, sum.bytes_retransmitted, sum.fast_retransmits, sum.timeouts, sum.recoveries
     ));
-    if let Some(l) = loss_detection_text(test.loss_detection, &sum) {
+    if let Some(l) = loss_detection_text(test, &sum) {
         out.push_str(&format!("loss detection     {l} (all streams)\n"));
     }
     out.push_str(&format!(
@@ -542,6 +571,9 @@ pub fn sum_stats(reports: &[&StreamReport]) -> Stats {
         t.tlp_probes += s.tlp_probes;
         t.tlp_recoveries += s.tlp_recoveries;
         t.rack_reorder_timeouts += s.rack_reorder_timeouts;
+        t.spurious_rtos += s.spurious_rtos;
+        t.spurious_recoveries += s.spurious_recoveries;
+        t.undos += s.undos;
         t.ece_in += s.ece_in;
         t.ce_segs_in += s.ce_segs_in;
         t.cwr_out += s.cwr_out;
@@ -595,6 +627,9 @@ fn json_stream(id: usize, r: &StreamReport) -> serde_json::Value {
         "tlp_probes": s.tlp_probes,
         "tlp_recoveries": s.tlp_recoveries,
         "rack_reorder_timeouts": s.rack_reorder_timeouts,
+        "spurious_rtos": s.spurious_rtos,
+        "spurious_recoveries": s.spurious_recoveries,
+        "undos": s.undos,
         "srtt_ms": ms(s.srtt),
         "cwnd_bytes": s.cwnd_bytes,
         "snd_mss": s.snd_mss,
@@ -642,6 +677,9 @@ fn json_sum(
         "tlp_probes": t.tlp_probes,
         "tlp_recoveries": t.tlp_recoveries,
         "rack_reorder_timeouts": t.rack_reorder_timeouts,
+        "spurious_rtos": t.spurious_rtos,
+        "spurious_recoveries": t.spurious_recoveries,
+        "undos": t.undos,
         "srtt_ms": ms(t.srtt),
         "cwnd_bytes": t.cwnd_bytes,
         "snd_mss": stat(|s| s.snd_mss.into()),
@@ -814,6 +852,8 @@ mod tests {
             interval: Some(Duration::from_secs(1)),
             limit: Limit::Time(Duration::from_secs(2)),
             loss_detection: LossDetection::DupAck,
+            undo: false,
+            frto: false,
         }
     }
 
@@ -988,6 +1028,81 @@ mod tests {
         assert_eq!(doc["end"]["sum"]["rack_reorder_timeouts"], 0);
     }
 
+    /// The spurious timeouts (RFC 3522 Eifel, RFC 5682 F-RTO), spurious recoveries (RFC
+    /// 3708) and undos join the loss-detection line when one is non-zero or undo or F-RTO
+    /// is on, labelled with what is on; the JSON has them per stream and summed.
+    #[test]
+    fn undo_counters_are_shown_when_they_say_something() {
+        let plain = report(49152, 3000, 0, 1000, stats(1460, 2, 2));
+        let mut undo = test_of(1);
+        undo.undo = true;
+        let t = single_report(&undo, &plain, Duration::ZERO, false);
+        assert!(
+            t.contains("\nloss detection     dupack: tlp 0 (0 repaired), rack reorder timeouts 0, dsacks 0; undo: spurious timeouts 0, spurious recoveries 0, undos 0\n"),
+            "{t}"
+        );
+        let mut frto = test_of(1);
+        frto.frto = true;
+        frto.loss_detection = LossDetection::Rack;
+        let t = single_report(&frto, &plain, Duration::ZERO, false);
+        assert!(
+            t.contains("\nloss detection     rack: tlp 0 (0 repaired), rack reorder timeouts 0, dsacks 0; frto: spurious timeouts 0, spurious recoveries 0, undos 0\n"),
+            "{t}"
+        );
+        // RACK alone keeps the line of RFC 8985's counters only.
+        let mut rack = test_of(1);
+        rack.loss_detection = LossDetection::Rack;
+        let t = single_report(&rack, &plain, Duration::ZERO, false);
+        assert!(!t.contains("spurious timeouts"), "{t}");
+        // Eifel detection counts with timestamps alone (RFC 3522): shown though undo is off.
+        let s = Stats {
+            spurious_rtos: 1,
+            ..stats(1460, 2, 2)
+        };
+        let eifel = report(49153, 3000, 0, 1000, s);
+        let t = single_report(&test_of(1), &eifel, Duration::ZERO, false);
+        assert!(
+            t.contains("\nloss detection     dupack: tlp 0 (0 repaired), rack reorder timeouts 0, dsacks 0; no undo: spurious timeouts 1, spurious recoveries 0, undos 0\n"),
+            "{t}"
+        );
+        let s = Stats {
+            spurious_rtos: 1,
+            spurious_recoveries: 2,
+            undos: 3,
+            dsacks_in: 2,
+            ..stats(1460, 2, 2)
+        };
+        let undone = report(49154, 3000, 0, 1000, s);
+        let both = [&undone, &undone];
+        let mut test = test_of(2);
+        (test.undo, test.frto) = (true, true);
+        let t = parallel_report(
+            &test,
+            &both,
+            (6000, Duration::from_secs(1)),
+            Duration::ZERO,
+            false,
+        );
+        assert!(
+            t.contains("loss detection     dupack: tlp 0 (0 repaired), rack reorder timeouts 0, dsacks 4; undo+frto: spurious timeouts 2, spurious recoveries 4, undos 6 (all streams)\n"),
+            "{t}"
+        );
+        let doc: Value = serde_json::from_str(&json_document(
+            &test,
+            &both,
+            (6000, Duration::from_secs(1)),
+            &[],
+            Duration::ZERO,
+        ))
+        .unwrap();
+        assert_eq!(doc["end"]["streams"][1]["spurious_rtos"], 1);
+        assert_eq!(doc["end"]["streams"][1]["undos"], 3);
+        assert_eq!(doc["end"]["sum"]["spurious_rtos"], 2);
+        assert_eq!(doc["end"]["sum"]["spurious_recoveries"], 4);
+        assert_eq!(doc["end"]["sum"]["undos"], 6);
+        assert_eq!(doc["undos"], 6);
+    }
+
     /// With one stream, the top level has exactly the fields and values a single-stream
     /// run printed before parallel streams existed.
     #[test]
@@ -1015,6 +1130,9 @@ mod tests {
             "tlp_probes",
             "tlp_recoveries",
             "rack_reorder_timeouts",
+            "spurious_rtos",
+            "spurious_recoveries",
+            "undos",
             "srtt_ms",
             "cwnd_bytes",
             "snd_mss",
