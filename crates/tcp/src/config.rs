@@ -1079,6 +1079,8 @@ pub struct Overrides {
     pub window_reduction: Option<WindowReduction>,
     /// [`TcpConfig::loss_detection`]: "dupack", "rack" or "rack-tlp" (RFC 8985).
     pub loss_detection: Option<LossDetection>,
+    /// [`TcpConfig::dsack`]: report duplicates with D-SACK blocks (RFC 2883).
+    pub dsack: Option<bool>,
     /// [`TcpConfig::undo`].
     pub undo: Option<bool>,
     /// [`TcpConfig::frto`].
@@ -1334,6 +1336,7 @@ const ROWS: &[Row] = &[
     }),
     set!(window_reduction, |c, v| c.window_reduction = v),
     set!(loss_detection, |c, v| c.loss_detection = v),
+    set!(dsack, |c, v| c.dsack = v),
     set!(undo, |c, v| c.undo = v),
     set!(frto, |c, v| c.frto = v),
     step(Overrides::apply_cc),

@@ -35,6 +35,8 @@ const RETRANS: u8 = 1;
 const LOST: u8 = 2;
 /// SACK blocks covered all of it.
 const SACKED: u8 = 4;
+/// Its last sequence number is the FIN.
+const FIN: u8 = 8;
 
 /// RFC 8985 §7.2 WCDelAckT: the worst-case delayed-ACK time a PTO allows for when a single
 /// segment is in flight (RFC 5681's delayed-ACK limit of 200 ms is the RFC's default).
@@ -59,6 +61,19 @@ struct Sent {
 impl Sent {
     fn len(&self) -> u32 {
         self.end.since(self.start)
+    }
+
+    /// Whether a SACK block `[l, r)` reports all of the segment. A FIN's sequence number
+    /// need not be in it: RFC 2018's blocks report data, and receivers differ (Linux's
+    /// cover the FIN, this engine's and FreeBSD's the data only); a segment that carries
+    /// data and the FIN is SACKed when its data is.
+    fn covered_by(&self, l: SeqNum, r: SeqNum) -> bool {
+        let data_end = if self.flags & FIN != 0 && self.len() > 1 {
+            self.end - 1
+        } else {
+            self.end
+        };
+        self.start >= l && data_end <= r
     }
 }
 
@@ -246,10 +261,11 @@ impl Rack {
         self.segs_sacked = 0;
     }
 
-    /// RFC 8985 §6.1: `[start, end)` was sent at `now`. Parts already in the record are
-    /// resends (their time moves to `now`, they are marked retransmitted and no longer
-    /// lost); the part beyond the record is new.
-    pub(crate) fn on_transmit(&mut self, start: SeqNum, end: SeqNum, now: Instant) {
+    /// RFC 8985 §6.1: `[start, end)` was sent at `now` (`fin`: its last sequence number is
+    /// the FIN). Parts already in the record are resends (their time moves to `now`, they
+    /// are marked retransmitted and no longer lost); the part beyond the record is new.
+    pub(crate) fn on_transmit(&mut self, start: SeqNum, end: SeqNum, now: Instant, fin: bool) {
+        let fin_flag = if fin { FIN } else { 0 };
         if end <= start {
             return;
         }
@@ -264,7 +280,7 @@ impl Rack {
                     end,
                     xmit: now,
                     order,
-                    flags: 0,
+                    flags: fin_flag,
                 });
                 return;
             }
@@ -281,6 +297,9 @@ impl Rack {
                     self.lost_bytes -= s.len();
                 }
                 s.flags = (s.flags & !LOST) | RETRANS;
+                if s.end == end {
+                    s.flags |= fin_flag;
+                }
                 s.xmit = now;
                 s.order = order;
                 i += 1;
@@ -292,7 +311,7 @@ impl Rack {
                 end,
                 xmit: now,
                 order,
-                flags: 0,
+                flags: fin_flag,
             });
         }
     }
@@ -308,6 +327,8 @@ impl Rack {
         if let Some(e) = self.log.get(i).copied() {
             if e.start < s && s < e.end {
                 self.log[i].end = s;
+                // The FIN, if any, is in the right part.
+                self.log[i].flags &= !FIN;
                 self.log.insert(i + 1, Sent { start: s, ..e });
                 if e.flags & SACKED != 0 {
                     // Two SACKed segments where there was one.
@@ -351,22 +372,28 @@ impl Rack {
         let mut fack = fack_before;
         let mut reordered = false;
         // Step 2: whether a delivered segment's timing may be used. A retransmitted
-        // segment's is ambiguous: with timestamps the echo tells which transmission
-        // arrived; without, one that arrived sooner than min_RTT after the resend must
-        // have been the original.
-        let usable = |s: &Sent| {
+        // segment's is ambiguous: one delivered sooner than min_RTT after the resend must
+        // have been the original. The RFC also rejects one whose ACK echoes a timestamp
+        // older than the resend; but a receiver echoes the last in-order segment's
+        // timestamp (RFC 7323 §4.3), so the SACK of a resend that arrived out of order
+        // (a tail loss probe above a second lost segment) always echoes an older one, and
+        // RACK would never see it delivered: only the echo of a cumulative ACK is taken
+        // (Linux's RACK uses min_RTT alone).
+        let usable = |s: &Sent, cumulative: bool| {
             if s.flags & RETRANS == 0 {
                 return true;
             }
-            if let Some((tsecr, ts_of)) = echo {
+            if let (true, Some((tsecr, ts_of))) = (cumulative, echo) {
                 if (tsecr.wrapping_sub(ts_of(s.xmit)) as i32) < 0 {
                     return false;
                 }
             }
             min_rtt.is_none_or(|m| now.saturating_since(s.xmit) >= m)
         };
-        let mut deliver = |s: &Sent| {
-            if usable(s) && latest.is_none_or(|(t, o)| sent_after(s.xmit, s.order, t, o)) {
+        let mut deliver = |s: &Sent, cumulative: bool| {
+            if usable(s, cumulative)
+                && latest.is_none_or(|(t, o)| sent_after(s.xmit, s.order, t, o))
+            {
                 latest = Some((s.xmit, s.order));
                 latest_rtt = now.saturating_since(s.xmit);
             }
@@ -396,7 +423,7 @@ impl Rack {
             }
             self.log.pop_front();
             if s.flags & SACKED == 0 {
-                deliver(&s);
+                deliver(&s, true);
             }
             self.uncount(&s);
         }
@@ -413,8 +440,8 @@ impl Rack {
             let mut i = self.index_of(l);
             while i < self.log.len() && self.log[i].start < r {
                 let s = self.log[i];
-                if s.start >= l && s.end <= r && s.flags & SACKED == 0 {
-                    deliver(&s);
+                if s.covered_by(l, r) && s.flags & SACKED == 0 {
+                    deliver(&s, false);
                     if s.flags & LOST != 0 {
                         self.lost_bytes -= s.len();
                     }
@@ -639,7 +666,7 @@ mod tests {
     fn ten_segments() -> Rack {
         let mut r = Rack::new(true, sq(0));
         for k in 0..10u32 {
-            r.on_transmit(sq(k * 100), sq(k * 100 + 100), ms(1 + u64::from(k)));
+            r.on_transmit(sq(k * 100), sq(k * 100 + 100), ms(1 + u64::from(k)), false);
         }
         r
     }
@@ -658,13 +685,13 @@ mod tests {
     fn rfc8985_6_2_step5_a_resend_at_the_same_instant_as_higher_data_is_later_than_it() {
         let mut r = Rack::new(false, sq(0));
         for k in 0..5u32 {
-            r.on_transmit(sq(k * 100), sq(k * 100 + 100), ms(1));
+            r.on_transmit(sq(k * 100), sq(k * 100 + 100), ms(1), false);
         }
         r.on_ack(ms(10), sq(0), sq(500), &blocks(&[(100, 500)]), None, None);
         assert_eq!(r.detect_loss(ms(10), Duration::ZERO).0, 100);
         // More data and the resend at one instant, the resend last.
-        r.on_transmit(sq(500), sq(600), ms(10));
-        r.on_transmit(sq(0), sq(100), ms(10));
+        r.on_transmit(sq(500), sq(600), ms(10), false);
+        r.on_transmit(sq(0), sq(100), ms(10), false);
         r.on_ack(ms(20), sq(0), sq(600), &blocks(&[(100, 600)]), None, None);
         assert_eq!(
             r.detect_loss(ms(20), Duration::ZERO).0,
@@ -695,7 +722,7 @@ mod tests {
         let mut r = ten_segments();
         assert_eq!(r.segments(), 10);
         // Resend 150..250: the second and third segments split at 150 and 250.
-        r.on_transmit(sq(150), sq(250), ms(50));
+        r.on_transmit(sq(150), sq(250), ms(50), false);
         assert_eq!(r.segments(), 12);
         let spans: Vec<_> = r.log.iter().map(|s| (s.start.get(), s.end.get())).collect();
         assert_eq!(
@@ -706,7 +733,7 @@ mod tests {
         assert_eq!(r.log[2].flags, RETRANS);
         assert_eq!(r.log[1].xmit, ms(2));
         // A send that overlaps the end resends the old part and adds the new.
-        r.on_transmit(sq(950), sq(1100), ms(60));
+        r.on_transmit(sq(950), sq(1100), ms(60), false);
         let last: Vec<_> = r
             .log
             .iter()
@@ -715,6 +742,27 @@ mod tests {
             .map(|s| (s.start.get(), s.end.get(), s.flags))
             .collect();
         assert_eq!(last, vec![(1000, 1100, 0), (950, 1000, RETRANS)]);
+    }
+
+    #[test]
+    fn rfc2018_a_segment_ending_with_the_fin_is_sacked_when_its_data_is() {
+        for right in [200, 201] {
+            let mut r = Rack::new(true, sq(0));
+            r.on_transmit(sq(0), sq(100), ms(1), false);
+            // 100 data bytes and the FIN.
+            r.on_transmit(sq(100), sq(201), ms(2), true);
+            // This engine's receiver reports the data (200), Linux's the FIN too (201).
+            let s = r.on_ack(ms(30), sq(0), sq(201), &blocks(&[(100, right)]), None, None);
+            assert!(s.advanced, "right edge {right}");
+            assert_eq!(r.segs_sacked(), 1);
+            assert_eq!(r.detect_loss(ms(30), Duration::ZERO).0, 100);
+        }
+        // A resend of part of it leaves the FIN with the right part.
+        let mut r = Rack::new(true, sq(0));
+        r.on_transmit(sq(0), sq(101), ms(1), true);
+        r.on_transmit(sq(0), sq(50), ms(5), false);
+        assert_eq!(r.log[0].flags & FIN, 0);
+        assert_eq!(r.log[1].flags & FIN, FIN);
     }
 
     #[test]
@@ -744,7 +792,7 @@ mod tests {
     #[test]
     fn rfc8985_6_2_step2_an_ambiguous_retransmission_is_not_a_sample() {
         let mut r = ten_segments();
-        r.on_transmit(sq(0), sq(100), ms(40));
+        r.on_transmit(sq(0), sq(100), ms(40), false);
         // Delivered 2 ms after the resend, with a minimum RTT of 10 ms: the original arrived.
         let s = r.on_ack(
             ms(42),
@@ -758,7 +806,7 @@ mod tests {
         assert_eq!(r.xmit_ts, None);
         // With timestamps, an echo older than the resend says the same.
         let mut r = ten_segments();
-        r.on_transmit(sq(0), sq(100), ms(40));
+        r.on_transmit(sq(0), sq(100), ms(40), false);
         let ts_of = |t: Instant| (t.as_nanos() / 1_000_000) as u32;
         let s = r.on_ack(
             ms(60),
@@ -802,7 +850,7 @@ mod tests {
     fn rfc8985_6_2_step3_a_resent_segment_below_fack_is_not_reordering() {
         let mut r = ten_segments();
         r.on_ack(ms(20), sq(0), sq(1000), &blocks(&[(500, 600)]), None, None);
-        r.on_transmit(sq(0), sq(100), ms(21));
+        r.on_transmit(sq(0), sq(100), ms(21), false);
         r.on_ack(
             ms(40),
             sq(100),
@@ -890,7 +938,7 @@ mod tests {
         assert_eq!(r.lost_bytes(), 300);
         assert_eq!(r.pipe(1000), 0);
         // Resending one takes its mark off.
-        r.on_transmit(sq(0), sq(100), ms(29));
+        r.on_transmit(sq(0), sq(100), ms(29), false);
         assert_eq!(r.lost_bytes(), 200);
         assert_eq!(r.first_lost(), Some((sq(100), 100)));
         assert_eq!(r.pipe(1000), 100);
@@ -902,11 +950,11 @@ mod tests {
         r.on_ack(ms(30), sq(0), sq(1000), &blocks(&[(100, 1000)]), None, None);
         r.detect_loss(ms(30), Duration::ZERO);
         assert_eq!(r.first_lost(), Some((sq(0), 100)));
-        r.on_transmit(sq(0), sq(100), ms(31));
+        r.on_transmit(sq(0), sq(100), ms(31), false);
         // Nothing is delivered past the resend yet: it is not lost.
         assert_eq!(r.detect_loss(ms(80), Duration::ZERO).0, 0);
         // New data sent after the resend is delivered: the resend, older, is lost.
-        r.on_transmit(sq(1000), sq(1100), ms(32));
+        r.on_transmit(sq(1000), sq(1100), ms(32), false);
         r.on_ack(ms(60), sq(0), sq(1100), &blocks(&[(100, 1100)]), None, None);
         assert_eq!(r.detect_loss(ms(60), Duration::ZERO).0, 100);
     }

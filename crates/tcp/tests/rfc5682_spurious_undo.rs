@@ -219,6 +219,7 @@ fn rfc3708_3_a_fast_retransmit_whose_resend_is_dsacked_is_undone() {
         });
         p.inject(&o);
         let st = p.conn().stats();
+        assert_eq!(st.dsacks_in, 1, "counted whether or not undo is on");
         if undo {
             assert_eq!((st.spurious_recoveries, st.undos), (1, 1), "{st:?}");
             assert!(st.ssthresh_bytes > cwnd_reduced, "{st:?}");

@@ -589,10 +589,13 @@ impl Connection {
             // RFC 6675 Update(), before the duplicate-ACK logic reads IsLost.
             self.rec
                 .on_sack_blocks(ack.max(self.snd_una), self.snd_max, &seg.options.sack);
-            if self.undo.is_some() {
+            if !seg.options.sack.is_empty() {
                 let low = ack.max(self.snd_una);
                 if let Some((l, r)) = crate::rack::dsack_block(low, &seg.options.sack) {
-                    self.undo_on_dsack(now, l, r);
+                    self.stats.dsacks_in += 1;
+                    if self.undo.is_some() {
+                        self.undo_on_dsack(now, l, r);
+                    }
                 }
             }
             if self.tracing() {

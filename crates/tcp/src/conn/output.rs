@@ -318,7 +318,7 @@ impl Connection {
         self.account_sent(now, seq, advance, forced, retransmitting);
         self.last_send_at = now;
         if self.rack_on {
-            self.rack_sent(now, seq, advance);
+            self.rack_sent(now, seq, advance, flags.contains(TcpFlags::FIN));
             if !retransmitting && !forced {
                 // RFC 8985 §7.2: new data (re)starts the probe timeout.
                 self.rack_schedule_probe(now);
@@ -364,7 +364,7 @@ impl Connection {
         self.rec
             .on_retransmit_sent(seq, len + u32::from(fin), rescue);
         if self.rack_on {
-            self.rack_sent(now, seq, len + u32::from(fin));
+            self.rack_sent(now, seq, len + u32::from(fin), fin);
         }
         if self.prr.is_active() {
             // RFC 9937 prr_out counts retransmissions too.

@@ -22,11 +22,11 @@ impl Connection {
         self.rack = on.then(|| Box::new(Rack::new(tlp, self.iss)));
     }
 
-    /// RFC 8985 §6.1: `[seq, seq + advance)` was just sent.
+    /// RFC 8985 §6.1: `[seq, seq + advance)` was just sent (`fin`: ending with the FIN).
     #[inline]
-    pub(super) fn rack_sent(&mut self, now: Instant, seq: SeqNum, advance: u32) {
+    pub(super) fn rack_sent(&mut self, now: Instant, seq: SeqNum, advance: u32, fin: bool) {
         if let Some(r) = self.rack.as_deref_mut() {
-            r.on_transmit(seq, seq + advance, now);
+            r.on_transmit(seq, seq + advance, now, fin);
         }
     }
 
@@ -77,8 +77,8 @@ impl Connection {
         {
             r.on_recovery_exit();
         }
+        // (`dsacks_in` is counted on the ACK path, for every loss detection.)
         let dsack = if summary.dsack {
-            self.stats.dsacks_in += 1;
             dsack_block(self.snd_una, blocks)
         } else {
             None
@@ -192,7 +192,10 @@ impl Connection {
         }
         let base = r.probe_base;
         let srtt = self.rtt.min_rtt().map(|_| self.rtt.srtt());
-        let one_segment = self.snd_max.since(self.snd_una) <= self.snd_mss;
+        // The data in flight (a FIN takes a sequence number, not a segment's worth).
+        let fin_out = self.fin_queued && self.snd_max > self.fin_seq();
+        let data = self.snd_max.since(self.snd_una) - u32::from(fin_out);
+        let one_segment = data <= self.snd_mss;
         let pto = Rack::pto(srtt, one_segment, rto_at.saturating_since(base));
         Some(base + pto)
     }
@@ -280,7 +283,7 @@ impl Connection {
             let t = self.write_segment(now, buf, seq, len, flags, false)?;
             let advance = len + u32::from(fin_here);
             self.account_sent(now, seq, advance, false, false);
-            self.rack_sent(now, seq, advance);
+            self.rack_sent(now, seq, advance, fin_here);
             self.last_send_at = now;
             (t, false)
         } else {
