@@ -19,7 +19,8 @@ use std::path::PathBuf;
     next_help_heading = "TCP configuration (every TcpConfig knob; unset flags keep the preset)"
 )]
 pub struct TcpArgs {
-    /// Start from a preset: vanilla_4_3bsd, tahoe, reno, newreno, sack, cubic, modern.
+    /// Start from a preset: vanilla_4_3bsd, tahoe, reno, newreno, sack, cubic, modern, linux
+    /// (Linux 6.x's defaults: CUBIC, RACK-TLP, PRR, undo, F-RTO; docs/LINUX.md).
     #[arg(long, default_value = "newreno")]
     pub preset: String,
     /// Segment size we send and advertise, in bytes (MTU - 40 is the usual choice).
@@ -112,6 +113,10 @@ pub struct TcpArgs {
     /// and the tail loss probe).
     #[arg(long, value_name = "NAME", value_parser = names::<LossDetection>())]
     pub loss_detection: Option<LossDetection>,
+    /// Report duplicate data with D-SACK blocks (RFC 2883), what RACK's reordering window
+    /// and --undo learn from at the sender.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub dsack: Option<bool>,
     /// Undo a needless window reduction: a fast recovery whose every retransmission a
     /// D-SACK shows arrived twice (RFC 3708), or a timeout whose first ACK echoes a
     /// timestamp older than the retransmission (RFC 3522 Eifel detection, RFC 4015's
@@ -269,6 +274,7 @@ impl TcpArgs {
             recovery: self.recovery,
             window_reduction: self.window_reduction,
             loss_detection: self.loss_detection,
+            dsack: self.dsack,
             undo: self.undo,
             frto: self.frto,
             cc: self.cc,
@@ -535,6 +541,8 @@ mod tests {
         );
         let c = t.tcp.config().unwrap();
         assert!(c.undo && c.frto);
+        let t = T::parse_from(["x", "--dsack", "--preset", "newreno"]);
+        assert!(t.tcp.config().unwrap().dsack, "--dsack turns D-SACK on");
         let t = T::parse_from(["x", "--undo=true", "--frto=false"]);
         let c = t.tcp.config().unwrap();
         assert!(c.undo && !c.frto);
