@@ -293,19 +293,8 @@ impl Recovery {
                 if self.recover_valid && snd_una < self.recover {
                     return DupAckOutcome::Counted;
                 }
-                self.congestion = Some(self.excluding_limited_transmit(cc, ev));
-                self.in_recovery = true;
-                self.recover = snd_max;
-                self.recover_valid = true;
-                self.first_partial_done = false;
-                self.limited_extra = 0;
-                self.sb.high_rxt = snd_una;
-                self.sb.rescue_rxt = None;
                 // Step 4.3: retransmit the first segment presumed dropped.
-                self.pending = Some(RetransmitRequest {
-                    seq: snd_una,
-                    restart_timer: true,
-                });
+                self.begin_sack_episode(snd_una, snd_max, snd_una, cc, ev);
                 DupAckOutcome::FastRetransmit
             }
             RecoveryAlgorithm::NewReno => {
@@ -364,6 +353,20 @@ impl Recovery {
         {
             return false;
         }
+        self.begin_sack_episode(snd_una, snd_max, first, cc, ev);
+        true
+    }
+
+    /// RFC 6675 §5 steps 4.1 to 4.3: the loss for the controller, RecoveryPoint = SND.MAX,
+    /// HighRxt and RescueRxt reset, and `first` queued for retransmission.
+    fn begin_sack_episode(
+        &mut self,
+        snd_una: SeqNum,
+        snd_max: SeqNum,
+        first: SeqNum,
+        cc: &dyn CongestionControl,
+        ev: &CongestionEvent,
+    ) {
         self.congestion = Some(self.excluding_limited_transmit(cc, ev));
         self.in_recovery = true;
         self.recover = snd_max;
@@ -376,7 +379,6 @@ impl Recovery {
             seq: first,
             restart_timer: true,
         });
-        true
     }
 
     /// RFC 6582's `recover`: SND.MAX when the last episode or timeout began.

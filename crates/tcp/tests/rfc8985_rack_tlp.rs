@@ -8,7 +8,9 @@
 //! sender waits for the timeout, after which "the pipe is guaranteed to be empty so we must
 //! slow-start".
 
-use ackclock_tcp::{InitialWindow, LossDetection, Stats, TcpConfig, TraceEvent, TraceKind};
+use ackclock_tcp::{
+    InitialWindow, LossDetection, RecoveryAlgorithm, Stats, TcpConfig, TraceEvent, TraceKind,
+};
 use ackclock_testkit::pair::{Dir, Harness, PacketInfo, PipeConfig};
 use ackclock_wire::{Duration, Instant};
 use std::collections::HashMap;
@@ -41,6 +43,8 @@ fn pipe() -> PipeConfig {
 
 struct Run {
     stats: Stats,
+    /// The sender's recovery algorithm after the handshake.
+    recovery: RecoveryAlgorithm,
     trace: Vec<TraceEvent>,
     /// When the last byte was read by the receiver.
     done: Instant,
@@ -55,13 +59,14 @@ fn run(
     bytes: usize,
     drop: impl FnMut(&PacketInfo) -> bool + Send + 'static,
 ) -> Run {
-    run_closing(cfg, pipe, seed, bytes, drop, false)
+    run_pair(cfg.clone(), cfg, pipe, seed, bytes, drop, false)
 }
 
-/// [`run`], and with `close` the sender closes once everything is queued: its FIN rides
-/// the last data segment.
-fn run_closing(
-    cfg: TcpConfig,
+/// [`run`] with the sender's configuration `a` and the receiver's `b`; with `close` the
+/// sender closes once everything is queued: its FIN rides the last data segment.
+fn run_pair(
+    a: TcpConfig,
+    b: TcpConfig,
     pipe: PipeConfig,
     seed: u64,
     bytes: usize,
@@ -70,7 +75,7 @@ fn run_closing(
 ) -> Run {
     let mut h = Harness::new(seed, pipe);
     h.set_filter(Dir::AtoB, Box::new(drop));
-    let ca = h.open(9, cfg.clone(), cfg);
+    let ca = h.open(9, a, b);
     h.a.conn_mut(ca).unwrap().set_tracing(true);
     let data: Vec<u8> = (0..bytes).map(|i| (i % 251) as u8).collect();
     let mut got = Vec::with_capacity(data.len());
@@ -109,6 +114,7 @@ fn run_closing(
     c.take_trace(&mut trace);
     Run {
         stats: c.stats(),
+        recovery: c.recovery_algorithm(),
         trace,
         done,
     }
@@ -245,7 +251,8 @@ fn rfc8985_7_tail_losses_are_repaired_by_a_probe_not_the_rto() {
 fn rfc8985_7_a_tail_loss_with_the_fin_on_the_last_segment_is_repaired_by_the_probe() {
     for lost in 1..=3u64 {
         let which: Vec<u64> = (20 - lost..20).collect();
-        let r = run_closing(
+        let r = run_pair(
+            config(LossDetection::RackTlp),
             config(LossDetection::RackTlp),
             pipe(),
             1,
@@ -327,39 +334,18 @@ fn rfc8985_6_2_reordering_draws_fewer_spurious_retransmissions_than_the_threshol
 /// duplicate-ACK threshold (RFC 6582 NewReno) and still repairs a loss.
 #[test]
 fn rack_without_sack_falls_back_to_the_duplicate_ack_threshold() {
-    let mut a = config(LossDetection::RackTlp);
-    a.sack = true;
     let mut b = config(LossDetection::DupAck);
     b.sack = false;
-    let mut h = Harness::new(1, pipe());
-    h.set_filter(Dir::AtoB, Box::new(drop_data(vec![40], 1)));
-    let ca = h.open(9, a, b);
-    let data: Vec<u8> = (0..100 * MSS as usize).map(|i| (i % 251) as u8).collect();
-    let (mut sent, mut cb, mut got) = (0, None, Vec::new());
-    let mut buf = vec![0u8; 65536];
-    let ok = h.run(Instant::ZERO + Duration::from_secs(600), |h| {
-        if let Some(c) = h.a.conn_mut(ca) {
-            sent += c.send(&data[sent..]).unwrap_or(0);
-        }
-        if cb.is_none() {
-            cb = h.b.accept(9);
-        }
-        if let Some(c) = cb.and_then(|id| h.b.conn_mut(id)) {
-            while let Ok(n) = c.recv(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                got.extend_from_slice(&buf[..n]);
-            }
-        }
-        got.len() == data.len()
-    });
-    assert!(ok && got == data);
-    let c = h.a.conn_mut(ca).unwrap();
-    assert_eq!(
-        c.recovery_algorithm(),
-        ackclock_tcp::RecoveryAlgorithm::NewReno
+    let r = run_pair(
+        config(LossDetection::RackTlp),
+        b,
+        pipe(),
+        1,
+        100 * PAYLOAD,
+        drop_data(vec![40], 1),
+        false,
     );
-    assert_eq!(c.stats().tlp_probes, 0);
-    assert_eq!(c.stats().fast_retransmits, 1);
+    assert_eq!(r.recovery, RecoveryAlgorithm::NewReno);
+    assert_eq!(r.stats.tlp_probes, 0);
+    assert_eq!(r.stats.fast_retransmits, 1);
 }
