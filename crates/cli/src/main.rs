@@ -219,8 +219,8 @@ Examples:
 ", ackclock_units::units_help!()))]
     LiveDemo(live::demo::DemoArgs),
     /// Run packetdrill scripts against the engine in virtual time (profile F: the FreeBSD
-    /// defaults of the FreeBSD TCP test suite); pass/fail per script, and on failure the
-    /// line, what it expected and the packet the engine sent.
+    /// defaults of the FreeBSD TCP test suite; --profile linux: Linux's); pass/fail per
+    /// script, and on failure the line, what it expected and the packet the engine sent.
     Packetdrill(packetdrill_cmd::PacketdrillArgs),
 }
 

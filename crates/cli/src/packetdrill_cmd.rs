@@ -10,9 +10,12 @@ Examples:
   ackclock packetdrill --define STANDARD tests/packetdrill/freebsd-tcp-testsuite/snippets/*.pkt
   ackclock packetdrill --define STANDARD --tolerance-usecs 25000 \\
       tests/packetdrill/freebsd-tcp-testsuite/rcv-data-segments/reordering-12345.pkt
+  ackclock packetdrill --profile linux tests/packetdrill/ackclock-linux/*/*.pkt
 
 Each script gets a fresh endpoint at 192.168.0.1 with profile F (the FreeBSD defaults the
-FreeBSD TCP test suite assumes); the scripted peer is 192.0.2.1, the port 8080. Exit status:
+FreeBSD TCP test suite assumes), or with --profile linux profile L (the defaults of
+google/packetdrill's Linux runner: IW10, window scale 8, Linux's option order, CUBIC,
+RACK-TLP, PRR, undo and F-RTO); the scripted peer is 192.0.2.1, the port 8080. Exit status:
 0 when every script passes, 1 when one fails (its line, what it expected and the packet
 the engine sent are printed), 2 for a script that cannot be read or parsed.")]
 pub struct PacketdrillArgs {
@@ -31,9 +34,19 @@ pub struct PacketdrillArgs {
     /// scripts written for a stack with another option layout).
     #[arg(long)]
     options_as_set: bool,
+    /// The stack the scripts were written for: `freebsd` (profile F, the FreeBSD TCP test
+    /// suite's defaults) or `linux` (profile L, google/packetdrill's Linux defaults, on the
+    /// engine's linux preset).
+    #[arg(long, value_name = "PROFILE", default_value = "freebsd", value_parser = parse_profile)]
+    profile: ackclock_packetdrill::profile::Profile,
     /// Print packets the engine sent after the last event (packetdrill ignores them).
     #[arg(long, short = 'v')]
     verbose: bool,
+}
+
+/// `--profile`'s parser: the error says which names are accepted.
+fn parse_profile(s: &str) -> Result<ackclock_packetdrill::profile::Profile, String> {
+    s.parse()
 }
 
 /// Runs the scripts; the process exit code is 0, 1 (a script failed) or 2 (unreadable).
@@ -42,6 +55,7 @@ pub fn run(a: PacketdrillArgs) -> Result<std::process::ExitCode> {
     let opts = ackclock_packetdrill::RunOptions {
         tolerance_usecs: a.tolerance_usecs,
         options_as_set: a.options_as_set,
+        profile: a.profile,
     };
     let (mut pass, mut fail, mut broken) = (0usize, 0usize, 0usize);
     for path in &a.scripts {

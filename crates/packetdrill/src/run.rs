@@ -3,10 +3,10 @@
 //! emits, system calls map onto its API. Sequence numbers are mapped between script space
 //! and the engine's as nplab packetdrill's `run_packet.c` does.
 
-use crate::profile::{self, Sysctl};
+use crate::profile::{Profile, Sysctl};
 use crate::script::{
-    flag, flags_text, options_text, Action, Arg, Direction, Event, EventTime, OptSpec, PacketSpec,
-    Script, Syscall,
+    flag, flags_text, options_text, Action, Arg, CmpOp, Direction, Event, EventTime, InfoAssert,
+    InfoValue, OptSpec, PacketSpec, Script, Syscall,
 };
 use ackclock_tcp::{ConnId, ConnectionError, Endpoint, EndpointConfig, RecvError, State};
 use ackclock_wire::{checksum, ipv4, Instant};
@@ -42,6 +42,9 @@ pub struct RunOptions {
     /// stack whose option layout differs from the script's, e.g. the Linux order). By
     /// default they are compared kind by kind in wire order, as packetdrill does.
     pub options_as_set: bool,
+    /// The stack the script is run as: profile F (FreeBSD, the default) or profile L
+    /// (google/packetdrill's Linux defaults); see [`crate::profile`].
+    pub profile: Profile,
 }
 
 /// A passed script: what deserves a look all the same.
@@ -80,7 +83,7 @@ impl fmt::Display for Failure {
 
 impl std::error::Error for Failure {}
 
-/// Runs `script` against a fresh endpoint with profile F.
+/// Runs `script` against a fresh endpoint with the profile of `opts` (F by default).
 ///
 /// # Errors
 /// The first event that did not happen as the script says.
@@ -132,6 +135,7 @@ struct Interp<'s> {
     script: &'s Script,
     tolerance_us: u64,
     options_as_set: bool,
+    profile: Profile,
     ep: Endpoint,
     now_ns: u64,
     /// Actual time of the previous event, in ns (for relative times).
@@ -154,6 +158,22 @@ struct Interp<'s> {
     ts_offset: Option<u32>,
     warnings: Vec<String>,
     buf: Vec<u8>,
+    /// For `tcpi_ca_state`: what the interpreter saw of the connection under test.
+    ca: CaTrack,
+}
+
+/// What `tcpi_ca_state` is derived from besides the engine's [`Stats`](ackclock_tcp::Stats):
+/// the timeouts and undos seen so far, the recovery point of the last timeout (Linux's
+/// Loss state lasts until SND.UNA passes the SND.NXT of the timeout, RFC 6582's recovery
+/// point), and whether the scripted peer's last ACK reported data beyond it (a SACK block
+/// above its cumulative ACK, or a duplicate ACK: Linux's Disorder).
+#[derive(Clone, Copy, Debug, Default)]
+struct CaTrack {
+    timeouts: u64,
+    undos: u64,
+    loss_high: Option<u32>,
+    disorder: bool,
+    last_ack: Option<u32>,
 }
 
 fn state_tcpi(s: State) -> &'static str {
@@ -234,6 +254,7 @@ impl<'s> Interp<'s> {
             script,
             tolerance_us: opts.tolerance_usecs.unwrap_or(script.tolerance_usecs),
             options_as_set: opts.options_as_set,
+            profile: opts.profile,
             ep: Endpoint::new(EndpointConfig::new(LOCAL_IP, [0x5a; 16])),
             now_ns: 0,
             prev_ns: 0,
@@ -250,6 +271,7 @@ impl<'s> Interp<'s> {
             ts_offset: None,
             warnings: Vec::new(),
             buf: vec![0u8; 65536],
+            ca: CaTrack::default(),
         }
     }
 
@@ -286,6 +308,7 @@ impl<'s> Interp<'s> {
                 Some(d) if d.as_nanos() <= until_ns => {
                     self.now_ns = self.now_ns.max(d.as_nanos());
                     self.ep.handle_timeout(self.now());
+                    self.observe();
                     self.collect();
                 }
                 _ => {
@@ -319,6 +342,7 @@ impl<'s> Interp<'s> {
                     Action::Syscall(s) => self.syscall(ev, s)?,
                     Action::Shell(cmd) => self.shell(ev, cmd)?,
                     Action::AssertState(want) => self.assert_state(ev, want)?,
+                    Action::AssertInfo(asserts) => self.assert_info(ev, asserts)?,
                 }
                 self.collect();
                 self.prev_ns = t_ns;
@@ -428,6 +452,8 @@ impl<'s> Interp<'s> {
         );
         let now = self.now();
         self.ep.handle_packet(now, &pkt);
+        self.note_ack(p);
+        self.observe();
         Ok(())
     }
 
@@ -449,6 +475,7 @@ impl<'s> Interp<'s> {
                 Some(d) if d.as_nanos() <= deadline && steps < MAX_TIMER_STEPS => {
                     self.now_ns = self.now_ns.max(d.as_nanos());
                     self.ep.handle_timeout(self.now());
+                    self.observe();
                 }
                 _ => {
                     self.now_ns = self.now_ns.max(deadline);
@@ -783,7 +810,7 @@ impl<'s> Interp<'s> {
     ) -> Result<CallResult, Failure> {
         let (fd, _) = self.sock(ev, fd)?;
         let backlog = s.args.get(1).and_then(Arg::int).unwrap_or(1).max(1) as usize;
-        match self.ep.listen(PORT, profile::tcp_config(), backlog) {
+        match self.ep.listen(PORT, self.profile.tcp_config(), backlog) {
             Ok(()) => {
                 self.set_state(fd, SockState::Listening);
                 Ok((0, None))
@@ -847,7 +874,7 @@ impl<'s> Interp<'s> {
         match self.ep.connect(
             now,
             SocketAddrV4::new(REMOTE_IP, PORT),
-            profile::tcp_config(),
+            self.profile.tcp_config(),
         ) {
             Ok(id) => {
                 self.set_state(fd, SockState::Conn(id));
@@ -883,14 +910,7 @@ impl<'s> Interp<'s> {
             }
         };
         let got: Arg = match opt {
-            Some("SO_RCVBUF") => {
-                let v = if sock.peer_syn_seen {
-                    profile::RECVSPACE_ROUNDED
-                } else {
-                    profile::RECVSPACE
-                };
-                Arg::Int(v as i64)
-            }
+            Some("SO_RCVBUF") => Arg::Int(self.profile.rcvbuf(sock.peer_syn_seen) as i64),
             Some("SO_ERROR") => match self.take_so_error(fd, sock) {
                 None => Arg::Int(0),
                 Some(e) => Arg::Symbols(vec![conn_errno(e).into()]),
@@ -1069,34 +1089,54 @@ impl<'s> Interp<'s> {
         }
     }
 
+    /// A backquoted shell line: `sysctl -w NAME=VALUE` (or `sysctl -q`, several settings in
+    /// one line) must be the profile's value; under profile L, google/packetdrill's
+    /// `../common/defaults.sh` is the profile itself; `sockstat ...` counts connections.
     fn shell(&mut self, ev: &Event, cmd: &str) -> Result<(), Failure> {
-        if let Some(rest) = cmd.strip_prefix("sysctl -w ") {
-            let (name, value) = rest
-                .trim()
-                .split_once('=')
-                .ok_or_else(|| self.fail(ev, "sysctl -w wants NAME=VALUE", None))?;
-            return match profile::sysctl(name.trim(), value.trim()) {
-                Sysctl::Matches => Ok(()),
-                Sysctl::Differs { profile } => Err(self.fail(
-                    ev,
-                    format!(
-                        "sysctl {name}={value} is not profile F's value ({profile}); this \
-                         interpreter runs profile F only"
-                    ),
-                    None,
-                )),
-                Sysctl::Unknown => {
-                    Err(self.fail(ev, format!("sysctl {name} is not known to profile F"), None))
+        let p = self.profile;
+        if let Some(rest) = cmd
+            .strip_prefix("sysctl -w ")
+            .or_else(|| cmd.strip_prefix("sysctl -q "))
+        {
+            for (name, value) in sysctl_settings(rest)
+                .ok_or_else(|| self.fail(ev, "sysctl wants NAME=VALUE", None))?
+            {
+                match p.sysctl(&name, &value) {
+                    Sysctl::Matches => {}
+                    Sysctl::Differs { profile } => {
+                        return Err(self.fail(
+                            ev,
+                            format!(
+                                "sysctl {name}={value} is not profile {}'s value ({profile}); \
+                                 this run is profile {} only",
+                                p.letter(),
+                                p.letter()
+                            ),
+                            None,
+                        ))
+                    }
+                    Sysctl::Unknown => {
+                        return Err(self.fail(
+                            ev,
+                            format!("sysctl {name} is not known to profile {}", p.letter()),
+                            None,
+                        ))
+                    }
                 }
-            };
+            }
+            return Ok(());
+        }
+        if p == Profile::Linux && cmd.trim().ends_with("common/defaults.sh") {
+            return Ok(());
         }
         if cmd.starts_with("sockstat") {
             return self.sockstat(ev, cmd);
         }
         Err(self.fail(
             ev,
-            "unsupported shell command (only `sysctl -w NAME=VALUE` and `sockstat ... | grep -c \
-             STATE | grep N`)",
+            "unsupported shell command (only `sysctl -w NAME=VALUE`, `sysctl -q NAME=VALUE ...`, \
+             `sockstat ... | grep -c STATE | grep N` and, under profile L, \
+             `../common/defaults.sh`)",
             None,
         ))
     }
@@ -1152,15 +1192,20 @@ impl<'s> Interp<'s> {
         Ok(())
     }
 
-    fn assert_state(&mut self, ev: &Event, want: &str) -> Result<(), Failure> {
-        let got = match self.under_test_sock().map(|s| s.state) {
+    /// `tcpi_state` of the socket under test.
+    fn tcpi_state(&self) -> &'static str {
+        match self.under_test_sock().map(|s| s.state) {
             Some(SockState::Listening) => "TCPI_LISTEN",
             Some(SockState::Conn(id)) => self
                 .ep
                 .conn(id)
                 .map_or("TCPI_CLOSED", |c| state_tcpi(c.state())),
             _ => "TCPI_CLOSED",
-        };
+        }
+    }
+
+    fn assert_state(&mut self, ev: &Event, want: &str) -> Result<(), Failure> {
+        let got = self.tcpi_state();
         if got != want {
             return Err(self.fail(
                 ev,
@@ -1170,6 +1215,188 @@ impl<'s> Interp<'s> {
         }
         Ok(())
     }
+
+    /// The connection of the socket under test, if it has one.
+    fn conn_under_test(&self) -> Option<&ackclock_tcp::Connection> {
+        match self.under_test_sock().map(|s| s.state) {
+            Some(SockState::Conn(id)) => self.ep.conn(id),
+            _ => None,
+        }
+    }
+
+    /// Notes an injected segment's ACK for `tcpi_ca_state`'s Disorder: a SACK block above
+    /// the cumulative ACK (a D-SACK block below it does not count), or a duplicate ACK.
+    fn note_ack(&mut self, p: &PacketSpec) {
+        if p.flags & flag::ACK == 0 || p.flags & (flag::SYN | flag::RST) != 0 {
+            return;
+        }
+        let Some(ack) = p.ack else { return };
+        let above = |x: u32| (x.wrapping_sub(ack) as i32) > 0;
+        let mut sack_seen = false;
+        let mut sacked_above = false;
+        for o in p.options.iter().flatten() {
+            if let OptSpec::Sack(blocks) = o {
+                sack_seen = true;
+                sacked_above |= blocks
+                    .iter()
+                    .any(|&(l, r)| (l.wrapping_sub(ack) as i32) >= 0 && above(r));
+            }
+        }
+        let flight = self.conn_under_test().map_or(0, |c| c.stats().flight_bytes);
+        let dupack = !sack_seen
+            && p.len == 0
+            && p.flags & flag::FIN == 0
+            && self.ca.last_ack == Some(ack)
+            && flight > 0;
+        self.ca.disorder = sacked_above || dupack;
+        self.ca.last_ack = Some(ack);
+    }
+
+    /// Notes timeouts (the start of Linux's Loss state) and undos (its end when a timeout
+    /// was spurious) of the connection under test.
+    fn observe(&mut self) {
+        let Some(c) = self.conn_under_test() else {
+            return;
+        };
+        let st = c.stats();
+        let (una, _, max) = c.send_sequence();
+        let (una, max) = (una.get(), max.get());
+        if st.timeouts > self.ca.timeouts {
+            self.ca.loss_high = Some(max);
+        }
+        if st.undos > self.ca.undos {
+            self.ca.loss_high = None;
+        }
+        if let Some(h) = self.ca.loss_high {
+            if (una.wrapping_sub(h) as i32) >= 0 {
+                self.ca.loss_high = None;
+            }
+        }
+        self.ca.timeouts = st.timeouts;
+        self.ca.undos = st.undos;
+    }
+
+    /// The value of a TCP_INFO field, as Linux's `tcp_get_info` would report it, derived
+    /// from the engine's [`Stats`](ackclock_tcp::Stats):
+    ///
+    /// - `tcpi_snd_cwnd`, `tcpi_snd_ssthresh`: bytes divided by the send MSS, rounded down
+    ///   (Linux counts packets); an ssthresh never set reads 2147483647 (Linux's
+    ///   `TCP_INFINITE_SSTHRESH`).
+    /// - `tcpi_ca_state`: 4 (Loss) from a timeout until SND.UNA passes the SND.NXT of the
+    ///   timeout, or until the timeout is undone; 3 (Recovery) while the engine is in fast
+    ///   recovery; 1 (Disorder) when the peer's last ACK SACKed data above SND.UNA or was a
+    ///   duplicate ACK; 0 (Open) otherwise. 2 (CWR, an ECN reduction) is never reported:
+    ///   profile L has ECN off as `defaults.sh` does.
+    /// - `tcpi_retransmits`, `tcpi_backoff`: the RTO's backoff shift (Linux resets
+    ///   `icsk_retransmits` on an ACK of new data; the engine keeps the backoff until a valid
+    ///   RTT sample, RFC 6298 §5 and Karn).
+    /// - `tcpi_total_retrans`: segments retransmitted (`Stats::retransmitted_segs`).
+    /// - `tcpi_unacked`: SND.NXT - SND.UNA in segments, rounded up.
+    /// - `tcpi_reordering`: the configured duplicate-ACK threshold (the engine does not
+    ///   raise it on reordering as Linux does; RACK's reordering window adapts instead).
+    /// - `tcpi_rtt`, `tcpi_rttvar`, `tcpi_rto`, `tcpi_min_rtt`: microseconds.
+    fn tcpi_value(&self, field: &str) -> Option<i64> {
+        let c = self.conn_under_test()?;
+        let st = c.stats();
+        let mss = i64::from(st.snd_mss.max(1));
+        let us = |d: ackclock_wire::Duration| (d.as_nanos() / 1000) as i64;
+        Some(match field {
+            "tcpi_snd_cwnd" => i64::from(st.cwnd_bytes) / mss,
+            "tcpi_snd_ssthresh" if st.ssthresh_bytes >= 1 << 30 => 0x7fff_ffff,
+            "tcpi_snd_ssthresh" => i64::from(st.ssthresh_bytes) / mss,
+            "tcpi_ca_state" => {
+                if self.ca.loss_high.is_some() {
+                    4
+                } else if st.in_recovery {
+                    3
+                } else if self.ca.disorder {
+                    1
+                } else {
+                    0
+                }
+            }
+            "tcpi_retransmits" | "tcpi_backoff" => i64::from(c.rtt_estimator().backoff_shift()),
+            "tcpi_total_retrans" => st.retransmitted_segs as i64,
+            "tcpi_unacked" => (i64::from(st.flight_bytes) + mss - 1) / mss,
+            "tcpi_reordering" => i64::from(c.config().dupack_threshold),
+            "tcpi_snd_mss" => i64::from(st.snd_mss),
+            "tcpi_rtt" => us(st.srtt),
+            "tcpi_rttvar" => us(st.rttvar),
+            "tcpi_rto" => us(st.rto),
+            "tcpi_min_rtt" => st.min_rtt.map_or(0, us),
+            "tcpi_snd_wscale" => i64::from(st.snd_wscale),
+            "tcpi_rcv_wscale" => i64::from(st.rcv_wscale),
+            _ => return None,
+        })
+    }
+
+    /// A `%{ }%` block: every assertion must hold for the socket under test.
+    fn assert_info(&mut self, ev: &Event, asserts: &[InfoAssert]) -> Result<(), Failure> {
+        for a in asserts {
+            if a.field == "tcpi_state" {
+                let got = self.tcpi_state();
+                for (op, v) in &a.checks {
+                    let InfoValue::Symbol(want) = v else { continue };
+                    if (got == want) != (*op == CmpOp::Eq) {
+                        return Err(self.fail(
+                            ev,
+                            format!("assert {}: the engine's tcpi_state is {got}", a.text),
+                            None,
+                        ));
+                    }
+                }
+                continue;
+            }
+            let Some(got) = self.tcpi_value(&a.field) else {
+                return Err(self.fail(
+                    ev,
+                    format!(
+                        "assert {}: no connection under test to read {} from",
+                        a.text, a.field
+                    ),
+                    None,
+                ));
+            };
+            for (op, v) in &a.checks {
+                let InfoValue::Int(want) = v else { continue };
+                if !op.holds(got, *want) {
+                    return Err(self.fail(
+                        ev,
+                        format!("assert {}: the engine's {} is {got}", a.text, a.field),
+                        None,
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `NAME=VALUE NAME="V A L" ...` of a sysctl line, quotes removed; `None` when a word has
+/// no `=`.
+fn sysctl_settings(text: &str) -> Option<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    let mut words = Vec::new();
+    let (mut cur, mut quoted) = (String::new(), false);
+    for ch in text.chars() {
+        match ch {
+            '"' | '\'' => quoted = !quoted,
+            c if c.is_whitespace() && !quoted => {
+                if !cur.is_empty() {
+                    words.push(std::mem::take(&mut cur));
+                }
+            }
+            c => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        words.push(cur);
+    }
+    for w in words {
+        let (n, v) = w.split_once('=')?;
+        out.push((n.trim().to_string(), v.trim().to_string()));
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 /// The errno a socket call reports for a connection lost this way (and `SO_ERROR`'s value).

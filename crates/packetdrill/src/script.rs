@@ -77,7 +77,128 @@ pub enum Action {
     Shell(String),
     /// `%{ assert tcpi_state == TCPI_... }%`.
     AssertState(String),
+    /// A `%{ }%` block of TCP_INFO assertions (Linux scripts'), on one line or several:
+    /// `assert tcpi_snd_cwnd == 10`, `assert 2 <= tcpi_unacked <= 4`, ... Each must hold.
+    AssertInfo(Vec<InfoAssert>),
 }
+
+/// A comparison in an assertion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+}
+
+impl CmpOp {
+    /// The operator as written.
+    pub fn text(self) -> &'static str {
+        match self {
+            CmpOp::Eq => "==",
+            CmpOp::Ne => "!=",
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Ge => ">=",
+        }
+    }
+
+    /// `a OP b` read from the other side: `b OP' a`.
+    fn flip(self) -> CmpOp {
+        match self {
+            CmpOp::Lt => CmpOp::Gt,
+            CmpOp::Le => CmpOp::Ge,
+            CmpOp::Gt => CmpOp::Lt,
+            CmpOp::Ge => CmpOp::Le,
+            o => o,
+        }
+    }
+
+    /// Whether `a OP b` holds.
+    pub fn holds(self, a: i64, b: i64) -> bool {
+        match self {
+            CmpOp::Eq => a == b,
+            CmpOp::Ne => a != b,
+            CmpOp::Lt => a < b,
+            CmpOp::Le => a <= b,
+            CmpOp::Gt => a > b,
+            CmpOp::Ge => a >= b,
+        }
+    }
+}
+
+/// One `assert` of a `%{ }%` block, as checks of one TCP_INFO field: `assert 2 <= tcpi_unacked
+/// <= 4` is `tcpi_unacked >= 2` and `tcpi_unacked <= 4`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InfoAssert {
+    /// The field, one of [`TCPI_FIELDS`] (`tcpi_snd_cwnd`).
+    pub field: String,
+    /// `(op, value)`: the field `op` the value must hold for each. `tcpi_state` compares
+    /// with a `TCPI_<STATE>` name ([`InfoValue::Symbol`], `==` or `!=` only); the others
+    /// with numbers (`TCP_CA_Open` ... `TCP_CA_Loss` are read as 0 ... 4).
+    pub checks: Vec<(CmpOp, InfoValue)>,
+    /// The assertion as written, for messages.
+    pub text: String,
+}
+
+/// The value side of an assertion.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InfoValue {
+    /// A number (or a `TCP_CA_*` name, read as its number).
+    Int(i64),
+    /// A state name such as `TCPI_ESTABLISHED`.
+    Symbol(String),
+}
+
+/// The TCP_INFO fields the interpreter can give, from the engine's
+/// [`Stats`](ackclock_tcp::Stats) (see `run.rs` for how each is derived).
+pub const TCPI_FIELDS: &[&str] = &[
+    "tcpi_state",
+    "tcpi_ca_state",
+    "tcpi_snd_cwnd",
+    "tcpi_snd_ssthresh",
+    "tcpi_retransmits",
+    "tcpi_backoff",
+    "tcpi_total_retrans",
+    "tcpi_unacked",
+    "tcpi_reordering",
+    "tcpi_snd_mss",
+    "tcpi_rtt",
+    "tcpi_rttvar",
+    "tcpi_rto",
+    "tcpi_min_rtt",
+    "tcpi_snd_wscale",
+    "tcpi_rcv_wscale",
+];
+
+/// Linux TCP_INFO fields the engine cannot give, with the reason (a parse error names it).
+const TCPI_UNAVAILABLE: &[(&str, &str)] = &[
+    (
+        "tcpi_lost",
+        "the engine does not expose its SACK scoreboard (segments marked lost)",
+    ),
+    (
+        "tcpi_sacked",
+        "the engine does not expose its SACK scoreboard (segments SACKed)",
+    ),
+    (
+        "tcpi_retrans",
+        "the engine does not count retransmissions still in flight",
+    ),
+    (
+        "tcpi_fackets",
+        "FACK is not modelled (and is gone from Linux)",
+    ),
+];
 
 /// The direction of a packet line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -262,8 +383,33 @@ impl Script {
         let mut skipping: Option<usize> = None;
         let mut in_block: Option<usize> = None;
         let mut seen_event = false;
+        // A `%{` block open over several lines: its first line's number and the text so far.
+        let mut block: Option<(usize, String)> = None;
         for (i, raw) in text.lines().enumerate() {
             let line_no = i + 1;
+            if let Some((start, acc)) = block.as_mut() {
+                acc.push('\n');
+                acc.push_str(raw);
+                if raw.contains("}%") {
+                    let (start, acc) = (*start, std::mem::take(acc));
+                    block = None;
+                    let first = acc.lines().next().unwrap_or("").to_string();
+                    let event = parse_event(acc.trim()).map_err(|message| ParseError {
+                        file: name.to_string(),
+                        line: start,
+                        message,
+                        text: first,
+                    })?;
+                    seen_event = true;
+                    events.push(Event {
+                        line: start,
+                        text: acc.split_whitespace().collect::<Vec<_>>().join(" "),
+                        time: event.0,
+                        action: event.1,
+                    });
+                }
+                continue;
+            }
             let err = |message: String| ParseError {
                 file: name.to_string(),
                 line: line_no,
@@ -331,6 +477,11 @@ impl Script {
                 }
                 continue;
             }
+            // A `%{` whose `}%` is on a later line: the lines up to it are the block.
+            if body.contains("%{") && !body.contains("}%") {
+                block = Some((line_no, body.to_string()));
+                continue;
+            }
             // A relative time on the first event means "after time 0", as in packetdrill.
             let event = parse_event(body).map_err(err)?;
             seen_event = true;
@@ -339,6 +490,14 @@ impl Script {
                 text: body.to_string(),
                 time: event.0,
                 action: event.1,
+            });
+        }
+        if let Some((open, _)) = block {
+            return Err(ParseError {
+                file: name.to_string(),
+                line: open,
+                message: "%{ without closing }%".into(),
+                text: text.lines().nth(open - 1).unwrap_or("").to_string(),
             });
         }
         if let Some(open) = in_block {
@@ -419,6 +578,16 @@ fn parse_time(tok: &str) -> Result<EventTime, String> {
 }
 
 fn parse_event(body: &str) -> Result<(EventTime, Action), String> {
+    // google/packetdrill's scripts write `../common/defaults.sh` without a time: at once.
+    if let Some(cmd) = body.strip_prefix('`') {
+        let cmd = cmd
+            .strip_suffix('`')
+            .ok_or_else(|| "shell command without closing backquote".to_string())?;
+        return Ok((
+            EventTime::Relative(0),
+            Action::Shell(cmd.trim().to_string()),
+        ));
+    }
     let (time_tok, rest) = body
         .split_once(char::is_whitespace)
         .ok_or_else(|| "expected `<time> <action>`".to_string())?;
@@ -440,27 +609,154 @@ fn parse_event(body: &str) -> Result<(EventTime, Action), String> {
         let code = code
             .strip_suffix("}%")
             .ok_or_else(|| "%{ without closing }%".to_string())?;
-        Action::AssertState(parse_assert(code.trim())?)
+        parse_assert(code.trim())?
     } else {
         Action::Syscall(parse_syscall(rest)?)
     };
     Ok((time, action))
 }
 
-fn parse_assert(code: &str) -> Result<String, String> {
+fn parse_assert(code: &str) -> Result<Action, String> {
+    let asserts = parse_asserts(code)?;
+    // The FreeBSD suite's one form keeps its own action.
+    if let [a] = asserts.as_slice() {
+        if let (true, [(CmpOp::Eq, InfoValue::Symbol(s))]) =
+            (a.field == "tcpi_state", a.checks.as_slice())
+        {
+            return Ok(Action::AssertState(s.clone()));
+        }
+    }
+    Ok(Action::AssertInfo(asserts))
+}
+
+/// The statements of a `%{ }%` block: `assert EXPR [, message]`, separated by newlines or
+/// `;`. `#` starts a comment (Python's), a trailing `\` continues a line.
+fn parse_asserts(code: &str) -> Result<Vec<InfoAssert>, String> {
+    let mut out = Vec::new();
+    for line in code.lines() {
+        let line = line.split('#').next().unwrap_or("");
+        for stmt in line.split(';') {
+            let stmt = stmt.trim().trim_end_matches('\\').trim();
+            if stmt.is_empty() {
+                continue;
+            }
+            out.push(parse_one_assert(stmt)?);
+        }
+    }
+    if out.is_empty() {
+        return Err("empty %{ }% block (expected `assert tcpi_... == N`)".into());
+    }
+    Ok(out)
+}
+
+fn parse_one_assert(stmt: &str) -> Result<InfoAssert, String> {
     let unsupported = || {
-        format!("unsupported code {code:?}: only `assert tcpi_state == TCPI_<STATE>` is supported")
+        format!(
+            "unsupported code {stmt:?}: only `assert` statements comparing one tcpi_ field \
+             with numbers or names (`assert tcpi_snd_cwnd == 10`, `assert 2 <= tcpi_unacked \
+             <= 4`, `assert tcpi_state == TCPI_ESTABLISHED`) are supported"
+        )
     };
-    let rest = code.strip_prefix("assert").ok_or_else(unsupported)?.trim();
-    let (lhs, rhs) = rest.split_once("==").ok_or_else(unsupported)?;
-    if lhs.trim() != "tcpi_state" {
+    let rest = stmt
+        .strip_prefix("assert")
+        .filter(|r| r.starts_with(char::is_whitespace))
+        .ok_or_else(unsupported)?
+        .trim();
+    // `, message` after the expression is Python's assertion message.
+    let expr = rest.split(',').next().unwrap_or("").trim();
+    // Operands and operators, in order.
+    let mut operands = Vec::new();
+    let mut ops = Vec::new();
+    let mut cur = expr;
+    loop {
+        let next = ["==", "!=", "<=", ">=", "<", ">"]
+            .iter()
+            .filter_map(|op| cur.find(op).map(|i| (i, *op)))
+            .min_by_key(|(i, op)| (*i, usize::MAX - op.len()));
+        match next {
+            Some((i, op)) => {
+                operands.push(cur[..i].trim());
+                ops.push(match op {
+                    "==" => CmpOp::Eq,
+                    "!=" => CmpOp::Ne,
+                    "<=" => CmpOp::Le,
+                    ">=" => CmpOp::Ge,
+                    "<" => CmpOp::Lt,
+                    _ => CmpOp::Gt,
+                });
+                cur = &cur[i + op.len()..];
+            }
+            None => {
+                operands.push(cur.trim());
+                break;
+            }
+        }
+    }
+    if ops.is_empty() || ops.len() > 2 || operands.iter().any(|o| o.is_empty()) {
         return Err(unsupported());
     }
-    let state = rhs.trim();
-    if !state.starts_with("TCPI_") || state.contains(char::is_whitespace) {
+    let fields: Vec<usize> = (0..operands.len())
+        .filter(|&i| operands[i].starts_with("tcpi_"))
+        .collect();
+    let [fi] = fields.as_slice() else {
         return Err(unsupported());
+    };
+    let field = operands[*fi];
+    if let Some((_, why)) = TCPI_UNAVAILABLE.iter().find(|(n, _)| *n == field) {
+        return Err(format!("field {field} is not supported: {why}"));
     }
-    Ok(state.to_string())
+    if !TCPI_FIELDS.contains(&field) {
+        return Err(format!(
+            "unknown field {field} (supported: {})",
+            TCPI_FIELDS.join(", ")
+        ));
+    }
+    let mut checks = Vec::new();
+    for (k, op) in ops.iter().enumerate() {
+        // Operands k and k+1; one of them is the field.
+        let (op, value) = if k == *fi {
+            (*op, operands[k + 1])
+        } else if k + 1 == *fi {
+            (op.flip(), operands[k])
+        } else {
+            return Err(unsupported());
+        };
+        checks.push((op, parse_info_value(field, op, value)?));
+    }
+    Ok(InfoAssert {
+        field: field.to_string(),
+        checks,
+        text: expr.to_string(),
+    })
+}
+
+fn parse_info_value(field: &str, op: CmpOp, v: &str) -> Result<InfoValue, String> {
+    if field == "tcpi_state" {
+        let ok = v.starts_with("TCPI_")
+            && v[5..]
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+        if !ok || !matches!(op, CmpOp::Eq | CmpOp::Ne) {
+            return Err(format!(
+                "field tcpi_state: expected `== TCPI_<STATE>` or `!= TCPI_<STATE>`, got {} {v:?}",
+                op.text()
+            ));
+        }
+        return Ok(InfoValue::Symbol(v.to_string()));
+    }
+    let ca = [
+        "TCP_CA_Open",
+        "TCP_CA_Disorder",
+        "TCP_CA_CWR",
+        "TCP_CA_Recovery",
+        "TCP_CA_Loss",
+    ];
+    if let Some(n) = ca.iter().position(|c| *c == v) {
+        return Ok(InfoValue::Int(n as i64));
+    }
+    parse_int(v)
+        .map(InfoValue::Int)
+        .ok_or_else(|| format!("field {field}: expected a number or TCP_CA_<STATE>, got {v:?}"))
 }
 
 fn parse_u32(tok: &str, what: &str) -> Result<u32, String> {
