@@ -8,11 +8,31 @@
 //! microseconds.
 //!
 //! - [`Script::parse`] reads a script (header options, `#ifdef NAME` blocks, packet
-//!   lines, system calls, `` `sysctl -w` `` and `` `sockstat ...` `` lines,
-//!   `%{ assert tcpi_state == ... }%`). Errors name the file and line.
-//! - [`run`] executes it with profile F (the FreeBSD defaults the suite assumes, in
-//!   [`profile`]) and returns the first event that did not happen as written, with the
-//!   packet the engine sent decoded in the script's terms.
+//!   lines, system calls, `` `sysctl -w` ``, `` `sysctl -q` `` and `` `sockstat ...` ``
+//!   lines, `%{ assert tcpi_... }%` blocks on one line or several). Errors name the file,
+//!   the line and, for an assertion, the field.
+//! - [`run`] executes it with a [`profile::Profile`] and returns the first event that did
+//!   not happen as written, with the packet the engine sent decoded in the script's terms.
+//!
+//! Two profiles say which stack a script was written for ([`profile`]):
+//!
+//! - **Profile F** (the default): the FreeBSD defaults the FreeBSD TCP test suite assumes,
+//!   FreeBSD's option layout, NewReno/SACK recovery.
+//! - **Profile L** (`RunOptions::profile = Profile::Linux`, `ackclock packetdrill --profile
+//!   linux`): the defaults google/packetdrill's Linux runner sets before each script
+//!   (`gtests/net/common/defaults.sh`), on top of [`ackclock_tcp::TcpConfig::linux`]: IW10,
+//!   window scale 8, Linux's option order, SACK, D-SACK and timestamps, CUBIC, RACK-TLP
+//!   (RFC 8985), PRR (RFC 9937), undo (RFC 3708, RFC 3522/4015) and F-RTO (RFC 5682), RTO
+//!   200 ms to 120 s, no slow start after idle. The `` `../common/defaults.sh` `` line of
+//!   such scripts is accepted as the profile itself.
+//!
+//! Linux scripts read TCP_INFO with `%{ assert tcpi_snd_cwnd == 10 }%`: the fields in
+//! [`script::TCPI_FIELDS`] are derived from the engine's [`ackclock_tcp::Stats`]
+//! (`tcpi_snd_cwnd` and `tcpi_snd_ssthresh` in segments, `tcpi_ca_state` 0 Open, 1
+//! Disorder, 3 Recovery, 4 Loss, `tcpi_retransmits`, `tcpi_total_retrans`, `tcpi_unacked`,
+//! `tcpi_reordering`, RTT and RTO in microseconds...); `tcpi_lost`, `tcpi_sacked` and
+//! `tcpi_retrans` need the SACK scoreboard the engine does not expose, and are parse
+//! errors. The `getsockopt(fd, SOL_TCP, TCP_INFO, {...})` form is not supported.
 //!
 //! Sequence numbers are mapped between the script's space and the engine's as nplab
 //! packetdrill does (`run_packet.c`): the local ISN from the first SYN or SYN,ACK the
@@ -49,6 +69,31 @@
 //! let wrong = script.replace("> S. 0:0(0) ack 1 win 65535", "> S. 0:0(0) ack 1 win 1000");
 //! let failure = run_text("open.pkt", &wrong, &[], &RunOptions::default()).unwrap_err();
 //! assert!(failure.starts_with("open.pkt:5: live packet field tcp_window"), "{failure}");
+//! ```
+//!
+//! Under profile L the same open gets Linux's SYN,ACK, and TCP_INFO says IW10:
+//!
+//! ```
+//! use ackclock_packetdrill::{profile::Profile, run_text, RunOptions};
+//!
+//! let script = "\
+//! `../common/defaults.sh`
+//!  0.00 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+//! +0.00 bind(3, ..., ...) = 0
+//! +0.00 listen(3, 1) = 0
+//! +0.10 < S 0:0(0) win 32792 <mss 1000,sackOK,nop,nop,nop,wscale 7>
+//! +0.00 > S. 0:0(0) ack 1 <mss 1460,nop,nop,sackOK,nop,wscale 8>
+//! +0.10 < . 1:1(0) ack 1 win 320
+//! +0.00 accept(3, ..., ...) = 4
+//! +0.00 %{
+//! assert tcpi_snd_cwnd == 10, tcpi_snd_cwnd
+//! assert tcpi_ca_state == TCP_CA_Open
+//! }%
+//! ";
+//! let opts = RunOptions { profile: Profile::Linux, ..RunOptions::default() };
+//! run_text("linux.pkt", script, &[], &opts).unwrap();
+//! // Profile F has another option layout.
+//! assert!(run_text("linux.pkt", script, &[], &RunOptions::default()).is_err());
 //! ```
 
 #![warn(missing_docs)]

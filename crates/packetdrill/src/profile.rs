@@ -277,3 +277,48 @@ pub fn sysctl(name: &str, value: &str) -> Sysctl {
         None => Sysctl::Unknown,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn profiles_by_name() {
+        assert_eq!("linux".parse::<Profile>(), Ok(Profile::Linux));
+        assert_eq!("L".parse::<Profile>(), Ok(Profile::Linux));
+        assert_eq!("FreeBSD".parse::<Profile>(), Ok(Profile::FreeBsd));
+        let e = "bsd".parse::<Profile>().unwrap_err();
+        assert!(
+            e.contains("freebsd (profile F) or linux (profile L)"),
+            "{e}"
+        );
+        assert_eq!(Profile::default(), Profile::FreeBsd);
+        for n in Profile::NAMES {
+            assert_eq!(n.parse::<Profile>().unwrap().name(), *n);
+        }
+    }
+
+    #[test]
+    fn profile_l_is_the_linux_preset_with_defaults_sh() {
+        let c = linux_tcp_config();
+        assert_eq!(c.initial_window, InitialWindow::Rfc6928);
+        assert_eq!(c.option_layout, OptionLayout::Linux);
+        assert_eq!(c.window_scale_shift, Some(8));
+        assert!(c.sack && c.dsack && c.timestamps && c.undo && c.frto);
+        assert!(!c.idle_restart);
+        assert_eq!(c.rtt.min_rto, Duration::from_millis(200));
+        // defaults.sh's values match; others are refused with profile L's value.
+        assert!(matches!(
+            linux_sysctl("net.ipv4.tcp_rmem", "\"4096 540000 15728640\""),
+            Sysctl::Matches
+        ));
+        assert!(matches!(
+            linux_sysctl("net.ipv4.tcp_frto", "0"),
+            Sysctl::Differs { profile: "2" }
+        ));
+        assert!(matches!(
+            Profile::Linux.sysctl("net.inet.tcp.sack.enable", "1"),
+            Sysctl::Unknown
+        ));
+    }
+}

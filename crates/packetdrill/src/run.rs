@@ -1281,7 +1281,8 @@ impl<'s> Interp<'s> {
     ///
     /// - `tcpi_snd_cwnd`, `tcpi_snd_ssthresh`: bytes divided by the send MSS, rounded down
     ///   (Linux counts packets); an ssthresh never set reads 2147483647 (Linux's
-    ///   `TCP_INFINITE_SSTHRESH`).
+    ///   `TCP_INFINITE_SSTHRESH`). During a PRR recovery the engine keeps cwnd at ssthresh
+    ///   and gates sending by PRR's quota, where Linux sets cwnd = pipe + SndCnt per ACK.
     /// - `tcpi_ca_state`: 4 (Loss) from a timeout until SND.UNA passes the SND.NXT of the
     ///   timeout, or until the timeout is undone; 3 (Recovery) while the engine is in fast
     ///   recovery; 1 (Disorder) when the peer's last ACK SACKed data above SND.UNA or was a

@@ -1,7 +1,9 @@
-//! The script language: the subset of packetdrill's that the FreeBSD TCP test suite uses
-//! (header options, `#ifdef`, packet lines, system calls, backquoted shell lines and
-//! `%{ assert tcpi_state == ... }%`), parsed into [`Script`]. Every error names the file
-//! and line; nothing here panics on any input.
+//! The script language: the subset of packetdrill's that the FreeBSD TCP test suite and
+//! our Linux-profile scripts use (header options, `#ifdef`, packet lines, system calls,
+//! backquoted shell lines, with or without a time, and `%{ assert tcpi_... }%` blocks of
+//! TCP_INFO assertions on one line or several, google/packetdrill's form), parsed into
+//! [`Script`]. Every error names the file and line (and, for an assertion, the field);
+//! nothing here panics on any input.
 
 use std::fmt;
 
@@ -1169,6 +1171,74 @@ mod tests {
         let e = one("+0.00 %{ assert tcpi_state == TCPI_SYN_SENT }%").unwrap();
         assert_eq!(e.action, Action::AssertState("TCPI_SYN_SENT".into()));
         assert!(one("+0 %{ print(tcpi_rtt) }%").is_err());
+    }
+
+    #[test]
+    fn tcp_info_asserts_one_line_and_several() {
+        let e = one("+0 %{ assert tcpi_snd_cwnd == 10, tcpi_snd_cwnd }%").unwrap();
+        let Action::AssertInfo(a) = e.action else {
+            panic!()
+        };
+        assert_eq!(a[0].field, "tcpi_snd_cwnd");
+        assert_eq!(a[0].checks, vec![(CmpOp::Eq, InfoValue::Int(10))]);
+        let text = "0 `x`\n+.01 %{\nassert tcpi_ca_state == TCP_CA_Recovery, tcpi_ca_state\n\
+                    assert 2 <= tcpi_unacked <= 4; assert 7 > tcpi_snd_ssthresh\n}%\n+0 `y`\n";
+        let s = Script::parse("t.pkt", text, &[]).unwrap();
+        assert_eq!(s.events.len(), 3);
+        assert_eq!(s.events[1].line, 2);
+        assert_eq!(s.events[2].line, 6);
+        let Action::AssertInfo(a) = &s.events[1].action else {
+            panic!()
+        };
+        assert_eq!(a[0].checks, vec![(CmpOp::Eq, InfoValue::Int(3))]);
+        assert_eq!(
+            a[1].checks,
+            vec![
+                (CmpOp::Ge, InfoValue::Int(2)),
+                (CmpOp::Le, InfoValue::Int(4))
+            ]
+        );
+        // `7 > x` is `x < 7`.
+        assert_eq!(a[2].checks, vec![(CmpOp::Lt, InfoValue::Int(7))]);
+    }
+
+    #[test]
+    fn tcp_info_errors_name_line_and_field() {
+        let e = Script::parse("l.pkt", "0 `x`\n+0 %{ assert tcpi_lost == 1 }%\n", &[]).unwrap_err();
+        assert_eq!((e.file.as_str(), e.line), ("l.pkt", 2));
+        assert!(e.message.contains("tcpi_lost is not supported"), "{e}");
+        let e = one("+0 %{ assert tcpi_bogus == 1 }%").unwrap_err();
+        assert!(e.message.contains("unknown field tcpi_bogus"), "{e}");
+        let e = one("+0 %{ assert tcpi_snd_cwnd == lots }%").unwrap_err();
+        assert!(e.message.contains("field tcpi_snd_cwnd"), "{e}");
+        let e = one("+0 %{ assert tcpi_state < TCPI_LISTEN }%").unwrap_err();
+        assert!(e.message.contains("field tcpi_state"), "{e}");
+        let e =
+            Script::parse("o.pkt", "0 `x`\n+0 %{\nassert tcpi_snd_cwnd == 1\n", &[]).unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.message.contains("without closing"), "{e}");
+        for junk in [
+            "+0 %{ assert }%",
+            "+0 %{ assert == }%",
+            "+0 %{ assert 1 == 2 }%",
+            "+0 %{ assert tcpi_snd_cwnd == tcpi_snd_cwnd }%",
+            "+0 %{ assert tcpi_snd_cwnd <= <= 3 }%",
+            "+0 %{ assert 1 < tcpi_snd_cwnd < 2 < 3 }%",
+            "+0 %{ ; ; }%",
+            "+0 %{ assert tcpi_snd_cwnd == 99999999999999999999999 }%",
+        ] {
+            assert!(Script::parse("junk.pkt", junk, &[]).is_err(), "{junk}");
+        }
+    }
+
+    #[test]
+    fn backquoted_line_without_a_time_runs_at_once() {
+        let s = Script::parse("t.pkt", "`../common/defaults.sh`\n0 `x`\n", &[]).unwrap();
+        assert_eq!(s.events[0].time, EventTime::Relative(0));
+        assert_eq!(
+            s.events[0].action,
+            Action::Shell("../common/defaults.sh".into())
+        );
     }
 
     #[test]
