@@ -141,7 +141,9 @@ impl CongestionControl for Cubic {
         "cubic"
     }
     fn cwnd(&self) -> u32 {
-        (self.cwnd * self.mss).min(f64::from(u32::MAX)) as u32
+        // At least a byte: a window set to part of a segment (`set_cwnd`) rounds down to 0
+        // otherwise, and a zero window never sends again.
+        ((self.cwnd * self.mss).min(f64::from(u32::MAX)) as u32).max(1)
     }
     fn ssthresh(&self) -> u32 {
         (self.ssthresh * self.mss).min(f64::from(u32::MAX)) as u32

@@ -228,3 +228,44 @@ fn rfc3708_3_a_fast_retransmit_whose_resend_is_dsacked_is_undone() {
         }
     }
 }
+
+/// RFC 4015 §3.2's cwnd (the flight plus min(acked, IW)) after a spurious timeout whose
+/// ACK left nothing in flight is a byte or two: the response keeps at least a segment, or
+/// a CUBIC sender (whose window counts segments) rounded it to zero and never sent again.
+/// The adversarial suite's case: 1-byte buffers, 15% loss of the ACKs' direction.
+#[test]
+fn rfc4015_a_spurious_timeout_with_nothing_left_in_flight_keeps_a_window() {
+    use ackclock_testkit::bytes;
+    use ackclock_testkit::pair::{two_way_transfer, Harness, PipeConfig};
+    use ackclock_wire::Duration;
+    let small = |c: TcpConfig| TcpConfig {
+        send_buffer_bytes: 1,
+        recv_buffer_bytes: 1,
+        initial_window: InitialWindow::Segments(1),
+        nagle: false,
+        timestamps: true,
+        window_scale: false,
+        max_retransmits: 100,
+        ..c
+    };
+    let a = small(TcpConfig::vanilla_4_3bsd());
+    let b = small(TcpConfig {
+        mss: 741,
+        undo: true,
+        ..TcpConfig::cubic()
+    });
+    let lossy = PipeConfig {
+        delay: Duration::from_millis(1),
+        loss: 0.149,
+        ..PipeConfig::default()
+    };
+    let clean = PipeConfig {
+        loss: 0.0,
+        ..lossy.clone()
+    };
+    let data = bytes(6, 0x5555);
+    let mut h = Harness::asymmetric(0, lossy, clean);
+    let r = two_way_transfer(&mut h, a, b, &[], &data, Duration::from_secs(200_000));
+    assert_eq!(r.a_got, data);
+    assert!(r.completed);
+}

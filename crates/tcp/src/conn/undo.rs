@@ -126,7 +126,9 @@ impl Connection {
             self.refresh_prediction();
         }
         let iw = self.cfg.initial_window.bytes(self.snd_mss);
-        let cwnd = self.snd_max.since(self.snd_una) + acked.min(iw);
+        // At least one segment: with nothing left in flight and a byte acknowledged, the
+        // formula would leave a window of a byte.
+        let cwnd = (self.snd_max.since(self.snd_una) + acked.min(iw)).max(self.snd_mss);
         // RFC 4015 §3.2: cwnd is set (down, too: the window before the timeout may be far
         // larger than what is in flight now), ssthresh only raised.
         self.set_cwnd(cwnd);
