@@ -800,8 +800,8 @@ impl<'s> Interp<'s> {
         Ok((0, None))
     }
 
-    /// `listen(fd, backlog)`: the engine listens on [`PORT`] with profile F and this backlog
-    /// (at least 1); `EADDRINUSE` when it refuses.
+    /// `listen(fd, backlog)`: the engine listens on [`PORT`] with the run's profile and this
+    /// backlog (at least 1); `EADDRINUSE` when it refuses.
     fn sys_listen(
         &mut self,
         ev: &Event,
@@ -859,7 +859,7 @@ impl<'s> Interp<'s> {
     }
 
     /// `connect(fd, ...)` on a non-blocking socket: the engine opens a connection to the
-    /// scripted peer's [`PORT`] with profile F and the call returns `EINPROGRESS`, as a
+    /// scripted peer's [`PORT`] with the run's profile and the call returns `EINPROGRESS`, as a
     /// non-blocking connect does; `EADDRNOTAVAIL` when the engine refuses.
     fn sys_connect(&mut self, ev: &Event, fd: Option<i64>) -> Result<CallResult, Failure> {
         let (fd, sock) = self.sock(ev, fd)?;
@@ -889,8 +889,8 @@ impl<'s> Interp<'s> {
     }
 
     /// `getsockopt(fd, level, opt, [value], ...)`: the engine's `SO_RCVBUF` (profile F's
-    /// receive buffer, rounded to the MSS once the peer's SYN was seen) or `SO_ERROR` must
-    /// be the `[value]` written.
+    /// receive buffer, rounded to the MSS once the peer's SYN was seen; profile L's
+    /// `tcp_rmem[1]`, see [`Profile::rcvbuf`]) or `SO_ERROR` must be the `[value]` written.
     fn sys_getsockopt(
         &mut self,
         ev: &Event,
