@@ -140,3 +140,60 @@ fn unsupported_calls_and_blocking_calls_are_errors_not_hangs() {
     let f = failure(&text);
     assert!(f.message.contains("would block"), "{f}");
 }
+
+/// A good script under profile L: google/packetdrill's defaults line, Linux's SYN,ACK and a
+/// TCP_INFO block.
+const GOOD_LINUX: &str = "\
+`../common/defaults.sh`
+ 0.00 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
++0.00 bind(3, ..., ...) = 0
++0.00 listen(3, 1) = 0
++0.10 < S 0:0(0) win 32792 <mss 1000,sackOK,nop,nop,nop,wscale 7>
++0.00 > S. 0:0(0) ack 1 <mss 1460,nop,nop,sackOK,nop,wscale 8>
++0.10 < . 1:1(0) ack 1 win 320
++0.00 accept(3, ..., ...) = 4
++0.00 %{
+assert tcpi_snd_cwnd == 10, tcpi_snd_cwnd
+assert tcpi_ca_state == TCP_CA_Open
+}%
+";
+
+fn linux() -> RunOptions {
+    RunOptions {
+        profile: ackclock_packetdrill::profile::Profile::Linux,
+        ..RunOptions::default()
+    }
+}
+
+#[test]
+fn profile_l_passes_linux_script_and_names_the_tcpi_field_that_differs() {
+    let s = Script::parse("good.pkt", GOOD_LINUX, &[]).unwrap();
+    run(&s, &linux()).unwrap();
+    let wrong = GOOD_LINUX.replace("tcpi_snd_cwnd == 10", "tcpi_snd_cwnd == 4");
+    let s = Script::parse("broken.pkt", &wrong, &[]).unwrap();
+    let f = run(&s, &linux()).unwrap_err();
+    assert_eq!(f.line, 9);
+    assert!(
+        f.message.contains("the engine's tcpi_snd_cwnd is 10"),
+        "{f}"
+    );
+}
+
+#[test]
+fn profile_l_refuses_a_sysctl_it_does_not_have() {
+    let text = GOOD_LINUX.replace(
+        "`../common/defaults.sh`",
+        "0 `sysctl -q net.ipv4.tcp_frto=0`",
+    );
+    let s = Script::parse("broken.pkt", &text, &[]).unwrap();
+    let f = run(&s, &linux()).unwrap_err();
+    assert_eq!(f.line, 1);
+    assert!(
+        f.message
+            .contains("net.ipv4.tcp_frto=0 is not profile L's value (2)"),
+        "{f}"
+    );
+    // Profile F does not know the defaults line.
+    let s = Script::parse("good.pkt", GOOD_LINUX, &[]).unwrap();
+    assert_eq!(run(&s, &RunOptions::default()).unwrap_err().line, 1);
+}
