@@ -1,6 +1,7 @@
 //! Scripts are input: whatever the text, parsing and running end with a result or an error
 //! that names a line, never a panic or a hang.
 
+use ackclock_packetdrill::profile::Profile;
 use ackclock_packetdrill::{run, RunOptions, Script};
 use proptest::prelude::*;
 
@@ -59,6 +60,14 @@ fn line() -> impl Strategy<Value = String> {
             "`sysctl -w net.inet.tcp.sack.enable=1`",
             "`sockstat -4 -P tcp -s | grep -c TIME_WAIT | grep 0`",
             "%{ assert tcpi_state == TCPI_LISTEN }%",
+            // Profile L's forms: google/packetdrill's defaults line, sysctl -q, TCP_INFO
+            // blocks on one line or several (an unclosed one too).
+            "`../common/defaults.sh`",
+            "`sysctl -q net.ipv4.tcp_sack=1 net.ipv4.tcp_frto=2`",
+            "%{ assert tcpi_snd_cwnd == 10, tcpi_snd_cwnd }%",
+            "%{\nassert tcpi_ca_state == TCP_CA_Open\nassert 0 <= tcpi_unacked <= 4\n}%",
+            "%{ assert tcpi_snd_ssthresh >= 2; assert tcpi_total_retrans == 0 }%",
+            "%{\nassert tcpi_retransmits == 0",
         ]),
     )
         .prop_map(|(t, c)| format!("{t} {c}"));
@@ -73,6 +82,7 @@ proptest! {
     fn any_script_parses_or_fails_with_a_line_and_runs_to_an_outcome(
         lines in prop::collection::vec(line(), 0..30),
         cut in any::<prop::sample::Index>(),
+        linux in any::<bool>(),
     ) {
         let mut text = lines.join("\n");
         // Sometimes cut the text anywhere (on a character boundary).
@@ -84,9 +94,13 @@ proptest! {
             text.truncate(at);
         }
         match Script::parse("prop.pkt", &text, &["STANDARD"]) {
-            Err(e) => prop_assert!(e.line >= 1 && e.line <= lines.len().max(1)),
+            Err(e) => prop_assert!(e.line >= 1 && e.line <= text.lines().count().max(1)),
             Ok(s) => {
-                if let Err(f) = run(&s, &RunOptions::default()) {
+                let opts = RunOptions {
+                    profile: if linux { Profile::Linux } else { Profile::FreeBsd },
+                    ..RunOptions::default()
+                };
+                if let Err(f) = run(&s, &opts) {
                     prop_assert!(f.line >= 1);
                 }
             }

@@ -6,5 +6,11 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     if let Ok(s) = ackclock_packetdrill::Script::parse("fuzz.pkt", &text, &["STANDARD"]) {
         let _ = ackclock_packetdrill::run(&s, &ackclock_packetdrill::RunOptions::default());
+        // And under profile L (google/packetdrill's Linux defaults).
+        let linux = ackclock_packetdrill::RunOptions {
+            profile: ackclock_packetdrill::profile::Profile::Linux,
+            ..Default::default()
+        };
+        let _ = ackclock_packetdrill::run(&s, &linux);
     }
 });
