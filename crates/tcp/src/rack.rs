@@ -179,6 +179,8 @@ pub(crate) struct Rack {
     /// time; when the timer fires early for it, it is armed again from here (one store per
     /// segment instead of re-arming the timer for each).
     pub probe_base: Instant,
+    /// The probe timer was armed with one segment in flight (WCDelAckT added).
+    pub probe_one_segment: bool,
 }
 
 impl Rack {
@@ -204,6 +206,7 @@ impl Rack {
             probe_due: false,
             timer: None,
             probe_base: Instant::ZERO,
+            probe_one_segment: false,
         }
     }
 

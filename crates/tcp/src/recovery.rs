@@ -418,6 +418,12 @@ impl Recovery {
         }
     }
 
+    /// Takes back the allowance [`limited`](Self::limited) gave (the connection found that
+    /// what it would send is not new data).
+    pub(crate) fn cancel_limited_transmit(&mut self) {
+        self.limited_extra = 0;
+    }
+
     fn limited(&mut self, mss: u32) -> DupAckOutcome {
         if self.limited_transmit && self.dupacks <= 2 && self.dupacks < self.threshold {
             self.limited_extra = mss.saturating_mul(self.dupacks);

@@ -360,6 +360,11 @@ impl Connection {
         if fin {
             flags |= TcpFlags::FIN;
         }
+        if len > 0 && seq + len == data_end && !self.fin_queued {
+            // PSH as on the first transmission (the segment empties the send buffer), as
+            // BSD's tcp_output and Linux's resent skb do.
+            flags |= TcpFlags::PSH;
+        }
         let t = self.write_segment(now, buf, seq, len, flags, true)?;
         self.rec
             .on_retransmit_sent(seq, len + u32::from(fin), rescue);

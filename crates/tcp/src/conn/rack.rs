@@ -161,16 +161,22 @@ impl Connection {
         };
         if r.timer == Some(LossTimer::Probe) {
             r.probe_base = now;
-            return;
+            // A restart only moves the deadline later, except when the timer was armed
+            // for a single segment in flight (with WCDelAckT) and more are now: then the
+            // new deadline may be earlier, and the timer is armed again.
+            if !r.probe_one_segment {
+                return;
+            }
         }
         if !r.tlp_enabled() || r.timer == Some(LossTimer::Reorder) {
             return;
         }
         r.probe_base = now;
-        if let Some(at) = self.probe_deadline() {
+        if let Some((at, one_segment)) = self.probe_deadline() {
             self.timers.set(Timer::Loss, at);
             if let Some(r) = self.rack.as_deref_mut() {
                 r.timer = Some(LossTimer::Probe);
+                r.probe_one_segment = one_segment;
             }
         }
     }
@@ -178,7 +184,7 @@ impl Connection {
     /// When a probe is due (RFC 8985 §7.2) counting from the last restart, or `None` when
     /// none may be sent: during a recovery (fast or after a timeout), with segments SACKed,
     /// with a probe outstanding, or with nothing in flight.
-    fn probe_deadline(&self) -> Option<Instant> {
+    fn probe_deadline(&self) -> Option<(Instant, bool)> {
         let r = self.rack.as_deref()?;
         let quiet = r.tlp_enabled()
             && !self.rec.in_recovery()
@@ -197,7 +203,7 @@ impl Connection {
         let data = self.snd_max.since(self.snd_una) - u32::from(fin_out);
         let one_segment = data <= self.snd_mss;
         let pto = Rack::pto(srtt, one_segment, rto_at.saturating_since(base));
-        Some(base + pto)
+        Some((base + pto, one_segment))
     }
 
     /// The `Loss` timer fired: RACK's reordering timer (§6.2 step 5 again, the waiting
@@ -220,15 +226,21 @@ impl Connection {
                 self.rack = Some(r);
                 // The conditions and the restarts since the timer was armed decide.
                 match self.probe_deadline() {
-                    Some(at) if at > now => {
+                    Some((at, one_segment)) if at > now => {
                         self.timers.set(Timer::Loss, at);
                         if let Some(r) = self.rack.as_deref_mut() {
                             r.timer = Some(LossTimer::Probe);
+                            r.probe_one_segment = one_segment;
                         }
                     }
                     Some(_) => {
                         if let Some(r) = self.rack.as_deref_mut() {
                             r.probe_due = true;
+                        }
+                        // The probe goes instead of a timeout due now (it re-arms the RTO
+                        // when sent).
+                        if self.timers.get(Timer::Rto).is_some_and(|t| t <= now) {
+                            self.timers.set(Timer::Rto, now + self.rtt.rto());
                         }
                     }
                     None => {}

@@ -187,11 +187,14 @@ impl super::Connection {
                 self.stats.delayed_acks_out += 1;
             }
         }
-        if self.timers.take_due(Timer::Rto, now) {
-            self.on_rto(now);
-        }
+        // The loss timer first: a probe timeout capped at the RTO (RFC 8985 §7.2) expires
+        // with it, and the probe, not the timeout, is what §7.2 sends then (the probe
+        // re-arms the RTO).
         if self.timers.take_due(Timer::Loss, now) {
             self.on_loss_timer(now);
+        }
+        if self.timers.take_due(Timer::Rto, now) {
+            self.on_rto(now);
         }
         if self.timers.take_due(Timer::Persist, now) {
             // RFC 1122 4.2.2.17: a peer that answers our probes may keep its window closed
