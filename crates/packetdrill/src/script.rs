@@ -373,6 +373,23 @@ impl Arg {
 /// packetdrill's tolerance when a script states none.
 pub const DEFAULT_TOLERANCE_USECS: u64 = 4000;
 
+/// A header option line (`--name=value`, without the dashes): `Some(tolerance)` for
+/// `--tolerance_usecs`, `None` for an accepted option that changes nothing here.
+fn header_option(opt: &str) -> Result<Option<u64>, String> {
+    let (k, v) = opt.split_once('=').unwrap_or((opt, ""));
+    match k {
+        "ip_version" if v == "ipv4" => Ok(None),
+        "ip_version" => Err(format!("--ip_version={v} is not supported (only ipv4)")),
+        "tolerance_usecs" => v
+            .parse()
+            .map(Some)
+            .map_err(|_| format!("--tolerance_usecs wants microseconds, got {v:?}")),
+        _ => Err(format!(
+            "unknown header option --{k} (supported: --ip_version=ipv4, --tolerance_usecs=N)"
+        )),
+    }
+}
+
 impl Script {
     /// Parses `text` (named `name` in messages) with the preprocessor symbols `defines`
     /// defined (`#ifdef NAME` ... `#endif`; skipped text need not parse).
@@ -457,25 +474,8 @@ impl Script {
                 if seen_event {
                     return Err(err("header option after the first event".into()));
                 }
-                let (k, v) = opt.split_once('=').unwrap_or((opt, ""));
-                match k {
-                    "ip_version" if v == "ipv4" => {}
-                    "ip_version" => {
-                        return Err(err(format!(
-                            "--ip_version={v} is not supported (only ipv4)"
-                        )))
-                    }
-                    "tolerance_usecs" => {
-                        tolerance_usecs = v.parse().map_err(|_| {
-                            err(format!("--tolerance_usecs wants microseconds, got {v:?}"))
-                        })?;
-                    }
-                    _ => {
-                        return Err(err(format!(
-                            "unknown header option --{k} (supported: --ip_version=ipv4, \
-                             --tolerance_usecs=N)"
-                        )))
-                    }
+                if let Some(t) = header_option(opt).map_err(err)? {
+                    tolerance_usecs = t;
                 }
                 continue;
             }
@@ -494,21 +494,17 @@ impl Script {
                 action: event.1,
             });
         }
+        let unclosed = |open: usize, message: &str| ParseError {
+            file: name.to_string(),
+            line: open,
+            message: message.into(),
+            text: text.lines().nth(open - 1).unwrap_or("").to_string(),
+        };
         if let Some((open, _)) = block {
-            return Err(ParseError {
-                file: name.to_string(),
-                line: open,
-                message: "%{ without closing }%".into(),
-                text: text.lines().nth(open - 1).unwrap_or("").to_string(),
-            });
+            return Err(unclosed(open, "%{ without closing }%"));
         }
         if let Some(open) = in_block {
-            return Err(ParseError {
-                file: name.to_string(),
-                line: open,
-                message: "#ifdef without #endif".into(),
-                text: text.lines().nth(open - 1).unwrap_or("").to_string(),
-            });
+            return Err(unclosed(open, "#ifdef without #endif"));
         }
         Ok(Script {
             name: name.to_string(),
