@@ -227,11 +227,13 @@ impl Recovery {
     }
 
     /// A duplicate ACK (RFC 5681 §2's definition, checked by the caller) arrived while data
-    /// was outstanding.
+    /// was outstanding. `resending`: SND.NXT lies below SND.MAX (a timeout pulled it back),
+    /// so what would be sent next is not new data.
     pub(crate) fn on_dupack(
         &mut self,
         snd_una: SeqNum,
         snd_max: SeqNum,
+        resending: bool,
         cc: &dyn CongestionControl,
         ev: &CongestionEvent,
     ) -> DupAckOutcome {
@@ -252,7 +254,7 @@ impl Recovery {
                     });
                     DupAckOutcome::FastRetransmit
                 } else {
-                    self.limited(mss)
+                    self.limited(mss, resending)
                 }
             }
             RecoveryAlgorithm::Reno => {
@@ -272,7 +274,7 @@ impl Recovery {
                     self.inflation = self.inflation.saturating_add(mss);
                     DupAckOutcome::Inflated
                 } else {
-                    self.limited(mss)
+                    self.limited(mss, resending)
                 }
             }
             RecoveryAlgorithm::Sack => {
@@ -282,12 +284,12 @@ impl Recovery {
                 if self.rack {
                     // RACK decides (the connection asks it after the ACK's SACK blocks
                     // are in); the count still drives limited transmit.
-                    return self.limited(mss);
+                    return self.limited(mss, resending);
                 }
                 // RFC 6675 §5 step 2: the threshold, or IsLost(HighACK + 1).
                 let lost = self.sb.is_lost(snd_una, self.threshold, mss);
                 if self.dupacks < self.threshold && !lost {
-                    return self.limited(mss);
+                    return self.limited(mss, resending);
                 }
                 // §5.1: no new episode until HighACK reaches the previous RecoveryPoint.
                 if self.recover_valid && snd_una < self.recover {
@@ -303,7 +305,7 @@ impl Recovery {
                     return DupAckOutcome::Inflated;
                 }
                 if self.dupacks != self.threshold {
-                    return self.limited(mss);
+                    return self.limited(mss, resending);
                 }
                 // RFC 6582 §3.2 step 2: enter only if the cumulative ACK covers more than
                 // `recover` (duplicate ACKs for data sent before a timeout do not start a
@@ -418,14 +420,11 @@ impl Recovery {
         }
     }
 
-    /// Takes back the allowance [`limited`](Self::limited) gave (the connection found that
-    /// what it would send is not new data).
-    pub(crate) fn cancel_limited_transmit(&mut self) {
-        self.limited_extra = 0;
-    }
-
-    fn limited(&mut self, mss: u32) -> DupAckOutcome {
-        if self.limited_transmit && self.dupacks <= 2 && self.dupacks < self.threshold {
+    /// RFC 3042 limited transmit on the first two duplicate ACKs: previously unsent data
+    /// only (§2), so not while `resending`.
+    fn limited(&mut self, mss: u32, resending: bool) -> DupAckOutcome {
+        if self.limited_transmit && !resending && self.dupacks <= 2 && self.dupacks < self.threshold
+        {
             self.limited_extra = mss.saturating_mul(self.dupacks);
             DupAckOutcome::LimitedTransmit
         } else {

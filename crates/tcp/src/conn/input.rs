@@ -813,13 +813,8 @@ impl Connection {
         self.stats.dup_acks_in += 1;
         let ev = self.congestion_event(now);
         let (una, max) = (self.snd_una, self.snd_max);
-        let mut outcome = self.rec.on_dupack(una, max, &*self.cc, &ev);
-        if outcome == DupAckOutcome::LimitedTransmit && self.snd_nxt < self.snd_max {
-            // RFC 3042 §2: limited transmit sends previously unsent data only; after a
-            // timeout pulled SND.NXT back, what it would send is a resend.
-            self.rec.cancel_limited_transmit();
-            outcome = DupAckOutcome::Counted;
-        }
+        let resending = self.snd_nxt < self.snd_max;
+        let outcome = self.rec.on_dupack(una, max, resending, &*self.cc, &ev);
         // The recovery detects, the controller answers: ssthresh (and cwnd) from the loss,
         // then any window the recovery sets on top (Tahoe's one segment).
         if let Some(ev) = self.rec.take_congestion() {

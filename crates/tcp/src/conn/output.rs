@@ -302,12 +302,9 @@ impl Connection {
             return None;
         }
         let seq = self.snd_nxt;
-        let mut flags = TcpFlags::ACK;
+        let mut flags = TcpFlags::ACK | self.push_flag(seq, len, data_end);
         if fin_here && !forced {
             flags |= TcpFlags::FIN;
-        }
-        if len > 0 && seq + len == data_end && !self.fin_queued {
-            flags |= TcpFlags::PSH;
         }
         let t = self.write_segment(now, buf, seq, len, flags, retransmitting)?;
         let advance = len + u32::from(flags.contains(TcpFlags::FIN));
@@ -325,6 +322,17 @@ impl Connection {
             }
         }
         Some(t)
+    }
+
+    /// PSH for `len` data bytes from `seq` that empty the send buffer (ending at `data_end`)
+    /// with no FIN queued behind them; none otherwise.
+    #[inline]
+    pub(super) fn push_flag(&self, seq: SeqNum, len: u32, data_end: SeqNum) -> TcpFlags {
+        if len > 0 && seq + len == data_end && !self.fin_queued {
+            TcpFlags::PSH
+        } else {
+            TcpFlags::NONE
+        }
     }
 
     /// Resends up to `max_len` sequence bytes from `seq` (data, and the FIN if it was sent
@@ -356,14 +364,10 @@ impl Connection {
         if len == 0 && !fin {
             return None;
         }
-        let mut flags = TcpFlags::ACK;
+        // PSH as on the first transmission, as BSD's tcp_output and Linux's resent skb do.
+        let mut flags = TcpFlags::ACK | self.push_flag(seq, len, data_end);
         if fin {
             flags |= TcpFlags::FIN;
-        }
-        if len > 0 && seq + len == data_end && !self.fin_queued {
-            // PSH as on the first transmission (the segment empties the send buffer), as
-            // BSD's tcp_output and Linux's resent skb do.
-            flags |= TcpFlags::PSH;
         }
         let t = self.write_segment(now, buf, seq, len, flags, true)?;
         self.rec

@@ -285,12 +285,9 @@ impl Connection {
             let seq = self.snd_nxt;
             let len = unsent.min(mss).min(rwnd_room);
             let fin_here = self.fin_queued && seq + len == self.fin_seq();
-            let mut flags = TcpFlags::ACK;
+            let mut flags = TcpFlags::ACK | self.push_flag(seq, len, data_end);
             if fin_here {
                 flags |= TcpFlags::FIN;
-            }
-            if seq + len == data_end && !self.fin_queued {
-                flags |= TcpFlags::PSH;
             }
             let t = self.write_segment(now, buf, seq, len, flags, false)?;
             let advance = len + u32::from(fin_here);
