@@ -324,6 +324,9 @@ pub struct Connection {
     undo: Option<undo::Undo>,
     /// F-RTO's step (RFC 5682 §2.1) after a timeout.
     frto: Option<undo::Frto>,
+    /// Our timestamp on the fast retransmit that began the current recovery, with `undo`:
+    /// Eifel detection (RFC 3522) applied to it (`conn/undo.rs`).
+    fr_retransmit_ts: Option<u32>,
     /// RFC 8985 RACK-TLP's per-segment record and state, while `rack_on` (boxed: a
     /// connection without it pays one pointer).
     rack: Option<Box<Rack>>,
@@ -472,6 +475,7 @@ impl Connection {
             prr_cwr: false,
             undo: None,
             frto: None,
+            fr_retransmit_ts: None,
             rack: None,
             rack_on: false,
             ecn_pre_ack: None,

@@ -383,9 +383,32 @@ impl Recovery {
         });
     }
 
+    /// One past the highest byte resent in this SACK episode (RFC 6675 HighRxt + 1): SND.UNA
+    /// at or past it means no resend of the episode is still unacknowledged.
+    pub(crate) fn high_rxt(&self) -> SeqNum {
+        self.sb.high_rxt
+    }
+
     /// RFC 6582's `recover`: SND.MAX when the last episode or timeout began.
     pub(crate) fn recover_point(&self) -> SeqNum {
         self.recover
+    }
+
+    /// The episode's reduction was undone (RFC 3708 / RFC 3522: it was needless): the episode
+    /// ends here, as Linux's undo returns to the open state, and a loss still evident may
+    /// start a new episode at once (so RecoveryPoint no longer holds it back). The
+    /// scoreboard stays: what was SACKed is still SACKed.
+    pub(crate) fn end_on_undo(&mut self) {
+        if !self.in_recovery {
+            return;
+        }
+        self.in_recovery = false;
+        self.recover_valid = false;
+        self.dupacks = 0;
+        self.inflation = 0;
+        self.limited_extra = 0;
+        self.pending = None;
+        self.window = None;
     }
 
     /// A timeout turned out spurious (RFC 4015): its recovery is over, and a loss found

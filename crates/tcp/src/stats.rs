@@ -156,8 +156,10 @@ pub struct Stats {
     /// retransmission (Eifel detection, RFC 3522), or F-RTO found it (RFC 5682, with
     /// [`TcpConfig::frto`](crate::TcpConfig::frto)).
     pub spurious_rtos: u64,
-    /// Fast recoveries whose every retransmission D-SACK reported received twice (RFC 3708;
-    /// tracked with [`TcpConfig::undo`](crate::TcpConfig::undo) or `frto`).
+    /// Fast recoveries found needless: D-SACK reported every retransmission received twice
+    /// (RFC 3708), or the first ACK of new data after the fast retransmit echoed the
+    /// original's timestamp (RFC 3522). Tracked with
+    /// [`TcpConfig::undo`](crate::TcpConfig::undo) (D-SACK also with `frto`).
     pub spurious_recoveries: u64,
     /// Reductions undone (with [`TcpConfig::undo`](crate::TcpConfig::undo) or `frto`).
     pub undos: u64,

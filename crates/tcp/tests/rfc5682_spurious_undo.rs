@@ -269,3 +269,117 @@ fn rfc4015_a_spurious_timeout_with_nothing_left_in_flight_keeps_a_window() {
     assert_eq!(r.a_got, data);
     assert!(r.completed);
 }
+
+/// RFC 3522 §2 for a fast retransmit (as Linux's `tcp_packet_delayed`): the first ACK of new
+/// data after it echoes the original segment's timestamp, older than the retransmission's,
+/// so the "lost" segment was only delayed past three others: the reduction is undone at
+/// once, without waiting for a D-SACK.
+#[test]
+fn rfc3522_2_an_ack_echoing_the_original_after_a_fast_retransmit_undoes_the_recovery() {
+    for undo in [true, false] {
+        let (mut p, f) = flight(
+            TcpConfig {
+                timestamps: true,
+                ..sack_cfg(undo)
+            },
+            true,
+            true,
+        );
+        let before = p.conn().stats();
+        // The duplicates come a round trip later (the timestamps then differ).
+        p.now += ms(40);
+        p.rcv_nxt = f[0].seq;
+        for k in 1..=3 {
+            let mut b = SackBlocks::default();
+            b.push(SackBlock {
+                left: f[1].seq,
+                right: f[k].end(),
+            });
+            let o = p.out(ACK);
+            let ts = o.opts.timestamps;
+            let o = o.opts(TcpOptions {
+                sack: b,
+                timestamps: ts,
+                ..TcpOptions::NONE
+            });
+            p.inject(&o);
+        }
+        assert_eq!(p.conn().stats().fast_retransmits, 1);
+        // The delayed original arrives: the receiver acknowledges through segment 3,
+        // echoing the original's timestamp (the segment that filled the hole).
+        p.ts_recent = f[0].tsval().unwrap();
+        p.rcv_nxt = f[3].end();
+        let o = p.out(ACK);
+        p.inject(&o);
+        let st = p.conn().stats();
+        if undo {
+            assert_eq!((st.spurious_recoveries, st.undos), (1, 1), "{st:?}");
+            assert_eq!(st.ssthresh_bytes, before.ssthresh_bytes, "{st:?}");
+        } else {
+            assert_eq!((st.spurious_recoveries, st.undos), (0, 0));
+        }
+    }
+}
+
+/// RFC 3708 §3 with RFC 9937 PRR, the undo coming on a partial ACK (the episode goes on)
+/// or on the ACK that ends the episode, of a sender still in slow start: the episode ends
+/// with the undo (as Linux's) and cwnd is the window before it. Before, PRR started over
+/// from the restored, unbounded ssthresh, or took its last step to it, and cwnd became 4 GB
+/// (found by reordering scenarios).
+#[test]
+fn rfc3708_3_an_undo_ends_prr_and_restores_the_slow_start_window() {
+    for through in [3, 9] {
+        let (mut p, f) = flight(
+            TcpConfig {
+                window_reduction: ackclock_tcp::WindowReduction::Prr,
+                ..sack_cfg(true)
+            },
+            true,
+            false,
+        );
+        let before = p.conn().stats();
+        assert_eq!(before.ssthresh_bytes, u32::MAX, "slow start: {before:?}");
+        // Segments 1..=3 arrive before 0: three duplicate ACKs.
+        p.rcv_nxt = f[0].seq;
+        for k in 1..=3 {
+            let mut b = SackBlocks::default();
+            b.push(SackBlock {
+                left: f[1].seq,
+                right: f[k].end(),
+            });
+            let o = p.out(ACK).opts(TcpOptions {
+                sack: b,
+                ..TcpOptions::NONE
+            });
+            p.inject(&o);
+        }
+        assert!(p.conn().stats().in_recovery);
+        // The original 0 arrives, then its resend: an ACK through `through` with a D-SACK.
+        p.rcv_nxt = f[through].end();
+        let mut b = SackBlocks::default();
+        b.push(SackBlock {
+            left: f[0].seq,
+            right: f[0].end(),
+        });
+        let o = p.out(ACK).opts(TcpOptions {
+            sack: b,
+            ..TcpOptions::NONE
+        });
+        p.inject(&o);
+        let st = p.conn().stats();
+        assert_eq!((st.spurious_recoveries, st.undos), (1, 1), "{st:?}");
+        assert!(!st.in_recovery, "the undo ends the episode: {st:?}");
+        assert_eq!(st.ssthresh_bytes, u32::MAX, "{st:?}");
+        // The rest of the flight is acknowledged one segment at a time.
+        for s in &f[through + 1..] {
+            ack_to(&mut p, s);
+        }
+        let st = p.conn().stats();
+        assert!(
+            st.cwnd_bytes >= before.cwnd_bytes && st.cwnd_bytes <= 3 * before.cwnd_bytes,
+            "through {through}: slow start from the window before: {} then {}",
+            before.cwnd_bytes,
+            st.cwnd_bytes
+        );
+    }
+}

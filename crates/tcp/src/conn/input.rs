@@ -828,6 +828,7 @@ impl Connection {
         let count = self.rec.dupacks();
         self.emit(now, TraceKind::DupAck { count });
         if outcome == DupAckOutcome::FastRetransmit {
+            self.undo_note_fast_retransmit(now);
             self.stats.fast_retransmits += 1;
             self.stats.recoveries += u64::from(self.rec.in_recovery());
             // Karn: the retransmission makes the timed segment's sample ambiguous
@@ -852,6 +853,7 @@ impl Connection {
         // retransmissions, RFC 7323 §4), else the timed segment (Karn).
         let mut sample = None;
         let mut spurious_timeout = false;
+        let mut spurious_recovery = false;
         if let (true, Some(ts)) = (self.ts_ok, seg.options.timestamps) {
             if ts.tsecr != 0 {
                 let ticks = self.ts_now(now).wrapping_sub(ts.tsecr);
@@ -867,6 +869,14 @@ impl Connection {
                         self.emit(now, TraceKind::SpuriousRetransmit);
                         spurious_timeout = self.cfg.undo;
                     }
+                }
+                if let (true, Some(ft)) = (self.rec.in_recovery(), self.fr_retransmit_ts) {
+                    // The same detection for the fast retransmit that began this recovery,
+                    // on each ACK of new data in it (as Linux's `tcp_try_undo_partial`): an
+                    // echo older than the retransmission means originals filled the holes.
+                    // TS.Recent never moves back (RFC 7323 §5.3 R3), so once a resend has
+                    // filled one, no later echo in the episode is older.
+                    spurious_recovery = ts_geq(ft, ts.tsecr) && ft != ts.tsecr;
                 }
             }
             self.rtt_timed = None;
@@ -909,6 +919,7 @@ impl Connection {
             self.set_cwnd(w);
         }
         if outcome == NewAckOutcome::Exit {
+            self.fr_retransmit_ts = None;
             self.cc.on_recovery_exit(now);
         }
         match outcome {
@@ -965,6 +976,9 @@ impl Connection {
         if spurious_timeout {
             // RFC 4015's response to what Eifel detection found.
             self.undo_spurious_timeout(now, acked);
+        }
+        if spurious_recovery {
+            self.undo_spurious_recovery(now);
         }
     }
 

@@ -122,6 +122,7 @@ impl Connection {
                         self.undo_begin(false);
                         self.cc.on_congestion(&ev);
                     }
+                    self.undo_note_fast_retransmit(now);
                     self.stats.fast_retransmits += 1;
                     self.stats.recoveries += 1;
                     if self.rtt.config().karn {

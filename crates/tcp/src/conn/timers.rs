@@ -283,6 +283,7 @@ impl super::Connection {
                 // A timeout ends the episode, and PRR's reduction with it.
                 self.prr.stop();
                 self.prr_cwr = false;
+                self.fr_retransmit_ts = None;
                 // Go back N: resend from the first unacknowledged byte (4.3BSD, RFC 5681
                 // §3.1 "retransmit from snd_una in slow start").
                 self.snd_nxt = self.snd_una;

@@ -100,13 +100,66 @@ impl Connection {
                 self.stats.spurious_recoveries += 1;
             }
             self.undo_restore(now, u.prior_cwnd, u.prior_ssthresh);
+            if !u.rto {
+                self.undo_end_episode(now);
+            }
         }
+    }
+
+    /// A fast retransmit began a recovery: with `undo` and timestamps, its TSval (the
+    /// retransmission goes out at this `now`) is kept for Eifel detection (RFC 3522 §2: the
+    /// algorithm is for any retransmission, as Linux's `tcp_packet_delayed` applies it).
+    pub(super) fn undo_note_fast_retransmit(&mut self, now: Instant) {
+        if self.cfg.undo && self.ts_ok && self.rec.in_recovery() {
+            self.fr_retransmit_ts = Some(self.ts_now(now));
+        }
+    }
+
+    /// RFC 3522's detection found the fast retransmit needless (the first ACK of new data
+    /// after it echoed the original's timestamp: the original was only delayed, by
+    /// reordering): the reduction is undone, as for D-SACK (RFC 3708), without waiting for
+    /// a D-SACK of every retransmission, but only when no segment resent in the episode is
+    /// still unacknowledged (as Linux's `tcp_try_undo_partial`): the hole the echo shows
+    /// delayed may be another than the one resent, which was lost for real. The episode
+    /// ends with it.
+    pub(super) fn undo_spurious_recovery(&mut self, now: Instant) {
+        let Some(u) = self.undo.filter(|u| !u.rto) else {
+            return;
+        };
+        if self.rec.algorithm() == RecoveryAlgorithm::Sack && self.snd_una < self.rec.high_rxt() {
+            return;
+        }
+        self.stats.spurious_recoveries += 1;
+        self.undo_restore(now, u.prior_cwnd, u.prior_ssthresh);
+        self.undo_end_episode(now);
+    }
+
+    /// A fast recovery's reduction was undone while its episode is still open: the episode
+    /// ends (Linux's undo returns to the open state; a loss still evident starts a new one).
+    /// Left open, PRR would start over on the next ACK from the restored ssthresh, and the
+    /// episode's end would set cwnd to it: the unbounded ssthresh of a slow start (found by a
+    /// scenario with reordering).
+    fn undo_end_episode(&mut self, now: Instant) {
+        if !self.rec.in_recovery() {
+            return;
+        }
+        self.rec.end_on_undo();
+        self.fr_retransmit_ts = None;
+        // (RACK counts the exit on this ACK's pass: `rack_on_ack` sees the episode gone.)
+        self.cc.on_recovery_exit(now);
+        self.emit(now, TraceKind::RecoveryExit);
+        self.refresh_prediction();
     }
 
     /// Restores cwnd and ssthresh to at least `cwnd` and `ssthresh` and forgets the
     /// reduction.
+    ///
+    /// PRR's reduction ends here too, also when the episode has just ended on this ACK: its
+    /// last step would set cwnd to the restored ssthresh, which in slow start is unbounded.
     fn undo_restore(&mut self, now: Instant, cwnd: u32, ssthresh: u32) {
         self.undo = None;
+        self.prr.stop();
+        self.prr_cwr = false;
         self.cc.undo(cwnd, ssthresh);
         self.stats.undos += 1;
         self.emit(now, TraceKind::Undo);
