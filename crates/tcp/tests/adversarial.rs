@@ -1,16 +1,17 @@
 //! The adversarial transfer suite: two-way transfers over a path that loses, reorders,
 //! duplicates and corrupts packets in both directions, across every preset and the knobs an
 //! audit found fragile (MSS from 64 bytes, buffers from one byte to 16 MiB, window scaling,
-//! timestamps and SACK on and off, RACK-TLP, PRR, undo and F-RTO on and off). Every transfer must complete byte-exact, no endpoint
-//! may answer one event with an unbounded burst (the harness checks), and no packet may be
-//! longer than the smaller MSS plus 40 bytes of headers (RFC 9293 §3.7.1: options take room
-//! from the data).
+//! timestamps and SACK on and off, RACK-TLP, PRR, undo and F-RTO on and off). Every transfer
+//! must complete byte-exact, no endpoint may answer one event with an unbounded burst (the
+//! harness checks), no packet may be longer than the smaller MSS plus 40 bytes of headers
+//! (RFC 9293 §3.7.1: options take room from the data), and no congestion window may end
+//! above what its ACKs could have grown it to.
 //!
 //! CI runs 2,000 cases from a fixed seed. Before a submission run the long mode, 100,000
 //! cases from a fresh seed: `ACKCLOCK_PROPTEST_SCALE=50 cargo test --release -p
 //! ackclock-tcp --test adversarial`.
 
-use ackclock_tcp::{InitialWindow, LossDetection, TcpConfig, WindowReduction};
+use ackclock_tcp::{CongestionAlgorithm, InitialWindow, LossDetection, TcpConfig, WindowReduction};
 use ackclock_testkit::bytes;
 use ackclock_testkit::pair::{two_way_transfer, Dir, Harness, PipeConfig};
 use ackclock_wire::Duration;
@@ -123,11 +124,23 @@ proptest! {
             }));
         }
         let mtu = usize::from(a_cfg.mss.min(b_cfg.mss)) + 40;
+        // (No bound without a congestion controller: the window is the receiver's.)
+        let iw = [&a_cfg, &b_cfg].map(|c| (c.congestion != CongestionAlgorithm::None).then_some(c.initial_window));
         let r = two_way_transfer(&mut h, a_cfg, b_cfg, &ab, &ba, Duration::from_secs(200_000));
         let largest = largest.load(std::sync::atomic::Ordering::Relaxed);
         prop_assert!(largest <= mtu, "a {largest}-byte packet on a path whose MSS gives {mtu}");
         prop_assert!(r.b_got == ab, "A->B stream corrupted or short ({} of {})", r.b_got.len(), ab.len());
         prop_assert!(r.a_got == ba, "B->A stream corrupted or short ({} of {})", r.a_got.len(), ba.len());
         prop_assert!(r.completed, "data delivered but not all acknowledged by {:?}", h.now);
+        // The window grows by at most two segments an ACK (RFC 3465's L = 2; one for
+        // Reno's inflation per duplicate) from the initial window, and an undo only
+        // restores an earlier window: a larger cwnd came from nowhere (an undo once set
+        // it to the unbounded ssthresh of a slow start).
+        for (st, iw) in [r.a, r.b].into_iter().zip(iw) {
+            let (Some(st), Some(iw)) = (st, iw) else { continue };
+            let mss = u64::from(st.snd_mss.max(1));
+            let bound = u64::from(iw.bytes(st.snd_mss)) + 2 * mss * (st.segs_in + 1);
+            prop_assert!(u64::from(st.cwnd_bytes) <= bound, "cwnd {} above {bound}: {st:?}", st.cwnd_bytes);
+        }
     }
 }
