@@ -473,6 +473,15 @@ impl Rack {
         if self.dsack_round.is_some_and(|r| snd_una >= r) {
             self.dsack_round = None;
         }
+        if dsack.is_some() {
+            // A D-SACK says a resent segment had arrived: the original was reordered (or
+            // the network duplicated it). Step 3 cannot see that reordering when the
+            // original was resent before it arrived (a zero window marks it lost on the
+            // third SACK), and step 4's growth below only counts once reordering is seen,
+            // so the D-SACK marks it seen, as Linux's SACK tagging does (a D-SACKed
+            // retransmission updates its reordering state).
+            self.reordering_seen = true;
+        }
         if dsack.is_some() && self.dsack_round.is_none() {
             self.dsack_round = Some(snd_nxt);
             self.reo_wnd_mult = self.reo_wnd_mult.saturating_add(1);
@@ -482,6 +491,13 @@ impl Rack {
             advanced,
             dsack: dsack.is_some(),
         }
+    }
+
+    /// A fast retransmit was found needless by timestamps (RFC 3522, `conn/undo.rs`): the
+    /// segment it resent had only been reordered. Reordering is seen (as Linux's
+    /// `tcp_try_undo_partial` records it), so the reordering window is no longer zero.
+    pub(crate) fn note_reordering(&mut self) {
+        self.reordering_seen = true;
     }
 
     /// RFC 8985 §6.2 step 4, the rest of the first half: a recovery (fast or RTO) ended;
@@ -881,6 +897,21 @@ mod tests {
         // Bounded by SRTT.
         r.reo_wnd_mult = 8;
         assert_eq!(r.reo_wnd(true, 3, min, srtt), d(50));
+    }
+
+    /// A reordered segment resent before it arrived (the window is zero until reordering is
+    /// seen) is never delivered as a never-resent one below RACK.fack, so step 3 cannot see
+    /// the reordering; the D-SACK of the resend does, or the window stays zero in every
+    /// recovery and the growth step 4 makes on D-SACK has no effect.
+    #[test]
+    fn rfc8985_6_2_step4_a_dsack_shows_reordering_the_window_can_then_grow() {
+        let mut r = ten_segments();
+        let (min, srtt) = (Some(d(40)), d(50));
+        assert!(!r.reordering_seen());
+        assert_eq!(r.reo_wnd(true, 3, min, srtt), Duration::ZERO);
+        r.on_ack(ms(20), sq(100), sq(1000), &blocks(&[(0, 100)]), None, None);
+        assert!(r.reordering_seen());
+        assert_eq!(r.reo_wnd(true, 3, min, srtt), d(20), "min_RTT/4 x 2");
     }
 
     #[test]

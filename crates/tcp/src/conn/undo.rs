@@ -130,6 +130,9 @@ impl Connection {
             return;
         }
         self.stats.spurious_recoveries += 1;
+        if let Some(r) = self.rack.as_deref_mut() {
+            r.note_reordering();
+        }
         self.undo_restore(now, u.prior_cwnd, u.prior_ssthresh);
         self.undo_end_episode(now);
     }
