@@ -416,11 +416,13 @@ pub struct TcpConfig {
     /// ([`LossDetection::DupAck`], every preset) or RFC 8985 RACK, with or without TLP.
     pub loss_detection: LossDetection,
     /// Undo a window reduction that turns out needless: a fast recovery whose every
-    /// retransmission a D-SACK shows arrived twice (RFC 3708 §3), or a timeout whose first
-    /// ACK echoes a timestamp older than the retransmission (Eifel detection, RFC 3522)
-    /// restores cwnd and ssthresh to what they were before it (for a timeout, RFC 4015's
-    /// response: ssthresh from before, cwnd the flight plus at most an initial window, and
-    /// sending resumes with new data). Default `false` (every preset but `linux`).
+    /// retransmission a D-SACK shows arrived twice (RFC 3708 §3), or in which an ACK of new
+    /// data echoes a timestamp older than the fast retransmit with no resend left
+    /// unacknowledged (Eifel detection, RFC 3522), ends and restores cwnd and ssthresh to
+    /// what they were before it; a timeout whose first ACK echoes a timestamp older than
+    /// the retransmission gets RFC 4015's response (ssthresh from before, cwnd the flight
+    /// plus at most an initial window, and sending resumes with new data). Default `false`
+    /// (every preset but `linux`).
     pub undo: bool,
     /// F-RTO (RFC 5682 §2.1): after a first timeout, the sender resends one segment, sends
     /// two new ones when the next ACK advances, and takes the timeout for spurious when the

@@ -118,9 +118,9 @@ pub struct TcpArgs {
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     pub dsack: Option<bool>,
     /// Undo a needless window reduction: a fast recovery whose every retransmission a
-    /// D-SACK shows arrived twice (RFC 3708), or a timeout whose first ACK echoes a
-    /// timestamp older than the retransmission (RFC 3522 Eifel detection, RFC 4015's
-    /// response).
+    /// D-SACK shows arrived twice (RFC 3708) or whose ACKs echo a timestamp older than the
+    /// fast retransmit (RFC 3522), or a timeout whose first ACK does (RFC 3522 Eifel
+    /// detection, RFC 4015's response).
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     pub undo: Option<bool>,
     /// F-RTO (RFC 5682 §2.1): after a timeout, send new data before resending more and take
