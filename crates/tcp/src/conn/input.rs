@@ -579,9 +579,13 @@ impl Connection {
         let prr_on = self.cfg.window_reduction == WindowReduction::Prr;
         let prr_before = if prr_on && self.sack_ok {
             let low = ack.max(self.snd_una);
-            (self.rec.sacked_bytes(), self.rec.sacked_above(low))
+            (
+                self.rec.sacked_bytes(),
+                self.rec.sacked_above(low),
+                self.fin_delivered(),
+            )
         } else {
-            (0, 0)
+            (0, 0, prr_on && self.fin_delivered())
         };
         let prev_una = self.snd_una;
         let was_recovering = self.rec.in_recovery();
@@ -746,11 +750,20 @@ impl Connection {
         self.emit(now, TraceKind::EcnReduction);
     }
 
+    /// Our FIN has been sent and is acknowledged, cumulatively or by a SACK block.
+    fn fin_delivered(&self) -> bool {
+        if !self.fin_queued {
+            return false;
+        }
+        let fin = self.fin_seq();
+        self.snd_max > fin && (self.snd_una > fin || self.rec.sacked_above(fin) > 0)
+    }
+
     /// RFC 9937 PRR, after an ACK has been through the recovery: starts the reduction on
     /// the ACK that started a fast recovery (§6.1), takes each ACK's step during it (§6.2),
     /// and on the ACK that ends it sets cwnd = ssthresh. `before` is the scoreboard's SACKed
-    /// bytes before the ACK (all, and above the new SND.UNA); `dupack`, that the ACK was a
-    /// duplicate.
+    /// bytes before the ACK (all, and above the new SND.UNA) and whether our FIN was already
+    /// delivered; `dupack`, that the ACK was a duplicate.
     ///
     /// Safe ACK (SND.UNA advanced, no further loss indicated): with SACK, an ACK that moved
     /// SND.UNA and SACKed nothing new. Without SACK, none during an episode: every ACK that
@@ -758,7 +771,12 @@ impl Connection {
     /// the next segment.
     #[cold]
     #[inline(never)]
-    pub(super) fn prr_on_ack(&mut self, prev_una: SeqNum, before: (u32, u32), dupack: bool) {
+    pub(super) fn prr_on_ack(
+        &mut self,
+        prev_una: SeqNum,
+        before: (u32, u32, bool),
+        dupack: bool,
+    ) {
         let mss = self.snd_mss;
         if self.rec.in_recovery() && self.prr_cwr {
             // A loss during an ECN reduction: the recovery's reduction replaces it, from
@@ -781,7 +799,7 @@ impl Connection {
         let acked = self.snd_una.since(prev_una);
         let flight = self.snd_max.since(self.snd_una);
         let sack = self.rec.algorithm() == RecoveryAlgorithm::Sack;
-        let (sacked_before, above_before) = before;
+        let (sacked_before, above_before, fin_before) = before;
         let sacked_after = if sack { self.rec.sacked_bytes() } else { 0 };
         let newly_sacked = sacked_after.saturating_sub(above_before);
         if !self.prr.is_active() {
@@ -806,6 +824,10 @@ impl Connection {
             let (d, pipe) = self.prr.on_ack_without_sack(acked, dupack, flight, mss);
             (d, pipe, false)
         };
+        // DeliveredData counts data (§6.2): the FIN's sequence number, acknowledged or SACKed
+        // by this ACK (a Linux receiver's block covers it), is not a byte delivered. Counted,
+        // it made the bound one byte more than a segment, and a second segment went.
+        let delivered = delivered.saturating_sub(u32::from(!fin_before && self.fin_delivered()));
         self.prr.on_ack(delivered, pipe, safe, mss);
     }
 
