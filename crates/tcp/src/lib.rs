@@ -145,6 +145,7 @@ mod endpoint;
 mod error;
 mod prr;
 mod rack;
+mod rate;
 mod recovery;
 mod recv_buf;
 pub mod rtt;
