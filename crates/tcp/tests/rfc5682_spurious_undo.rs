@@ -71,6 +71,32 @@ fn data_segs(out: &[Seg]) -> Vec<&Seg> {
     out.iter().filter(|s| !s.payload.is_empty()).collect()
 }
 
+/// The peer's ACK (RCV.NXT as set) with one SACK block `[left, right)`, and its timestamps
+/// when the connection has them.
+fn ack_with_block(p: &Peer, left: u32, right: u32) -> Out {
+    let o = p.out(ACK);
+    let ts = o.opts.timestamps;
+    let mut b = SackBlocks::default();
+    b.push(SackBlock { left, right });
+    o.opts(TcpOptions {
+        sack: b,
+        timestamps: ts,
+        ..TcpOptions::NONE
+    })
+}
+
+/// Segments 1, 2 and 3 of the flight arrive before segment 0: three duplicate ACKs with a
+/// growing SACK block, the third of which starts the fast recovery; returns what was sent.
+fn three_dupacks_for_segment_0(p: &mut Peer, f: &[Seg]) -> Vec<Seg> {
+    p.rcv_nxt = f[0].seq;
+    let mut out = Vec::new();
+    for k in 1..=3 {
+        let o = ack_with_block(p, f[1].seq, f[k].end());
+        out.extend(p.inject(&o));
+    }
+    out
+}
+
 /// RFC 5682 §2.1 steps 2.b and 3.b: after the timeout's retransmission, an ACK that covers
 /// it draws two new segments (not resends); the next ACK acknowledges data that was never
 /// resent, so the timeout was spurious: the reduction is undone and nothing more of the old
@@ -187,36 +213,14 @@ fn rfc3708_3_a_fast_retransmit_whose_resend_is_dsacked_is_undone() {
     for undo in [true, false] {
         let (mut p, f) = flight(sack_cfg(undo), true, false);
         // Segments 1..=3 arrive, 0 does not (yet): three duplicate ACKs with SACK blocks.
-        p.rcv_nxt = f[0].seq;
-        let mut rtx = Vec::new();
-        for k in 1..=3 {
-            let mut o = p.out(ACK);
-            let mut b = SackBlocks::default();
-            b.push(SackBlock {
-                left: f[1].seq,
-                right: f[k].end(),
-            });
-            o = o.opts(TcpOptions {
-                sack: b,
-                ..TcpOptions::NONE
-            });
-            rtx.extend(p.inject(&o));
-        }
+        three_dupacks_for_segment_0(&mut p, &f);
         let st = p.conn().stats();
         assert_eq!(st.fast_retransmits, 1, "{st:?}");
         let cwnd_reduced = st.cwnd_bytes;
         // The original 0 arrives, then the resend: the receiver acknowledges everything
         // up to 3 and reports the resent 0 with a D-SACK block.
         p.rcv_nxt = f[3].end();
-        let mut b = SackBlocks::default();
-        b.push(SackBlock {
-            left: f[0].seq,
-            right: f[0].end(),
-        });
-        let o = p.out(ACK).opts(TcpOptions {
-            sack: b,
-            ..TcpOptions::NONE
-        });
+        let o = ack_with_block(&p, f[0].seq, f[0].end());
         p.inject(&o);
         let st = p.conn().stats();
         assert_eq!(st.dsacks_in, 1, "counted whether or not undo is on");
@@ -288,22 +292,7 @@ fn rfc3522_2_an_ack_echoing_the_original_after_a_fast_retransmit_undoes_the_reco
         let before = p.conn().stats();
         // The duplicates come a round trip later (the timestamps then differ).
         p.now += ms(40);
-        p.rcv_nxt = f[0].seq;
-        for k in 1..=3 {
-            let mut b = SackBlocks::default();
-            b.push(SackBlock {
-                left: f[1].seq,
-                right: f[k].end(),
-            });
-            let o = p.out(ACK);
-            let ts = o.opts.timestamps;
-            let o = o.opts(TcpOptions {
-                sack: b,
-                timestamps: ts,
-                ..TcpOptions::NONE
-            });
-            p.inject(&o);
-        }
+        three_dupacks_for_segment_0(&mut p, &f);
         assert_eq!(p.conn().stats().fast_retransmits, 1);
         // The delayed original arrives: the receiver acknowledges through segment 3,
         // echoing the original's timestamp (the segment that filled the hole).
@@ -340,31 +329,11 @@ fn rfc3708_3_an_undo_ends_prr_and_restores_the_slow_start_window() {
         let before = p.conn().stats();
         assert_eq!(before.ssthresh_bytes, u32::MAX, "slow start: {before:?}");
         // Segments 1..=3 arrive before 0: three duplicate ACKs.
-        p.rcv_nxt = f[0].seq;
-        for k in 1..=3 {
-            let mut b = SackBlocks::default();
-            b.push(SackBlock {
-                left: f[1].seq,
-                right: f[k].end(),
-            });
-            let o = p.out(ACK).opts(TcpOptions {
-                sack: b,
-                ..TcpOptions::NONE
-            });
-            p.inject(&o);
-        }
+        three_dupacks_for_segment_0(&mut p, &f);
         assert!(p.conn().stats().in_recovery);
         // The original 0 arrives, then its resend: an ACK through `through` with a D-SACK.
         p.rcv_nxt = f[through].end();
-        let mut b = SackBlocks::default();
-        b.push(SackBlock {
-            left: f[0].seq,
-            right: f[0].end(),
-        });
-        let o = p.out(ACK).opts(TcpOptions {
-            sack: b,
-            ..TcpOptions::NONE
-        });
+        let o = ack_with_block(&p, f[0].seq, f[0].end());
         p.inject(&o);
         let st = p.conn().stats();
         assert_eq!((st.spurious_recoveries, st.undos), (1, 1), "{st:?}");
