@@ -15,6 +15,7 @@
 //!   through a drop-tail gateway and 0.29% and 0.17% through a RED gateway's random drops.
 //! - [`NoCongestionControl`]: the pre-1988 TCP: the window is the receiver's.
 
+use crate::hystart::{HyStartPlusPlus, SlowStartGrowth, CSS_GROWTH_DIVISOR};
 use ackclock_wire::{Duration, Instant};
 use core::fmt;
 
@@ -242,6 +243,8 @@ pub struct Aimd {
     k_avg: Option<f64>,
     /// Whether a congestion signal has been seen (the first interval is not used).
     signalled: bool,
+    /// RFC 9406 HyStart++ for the first slow start (off unless asked for).
+    hystart: HyStartPlusPlus,
 }
 
 impl Aimd {
@@ -257,7 +260,15 @@ impl Aimd {
             acked_since_signal: 0,
             signalled: false,
             k_avg: None,
+            hystart: HyStartPlusPlus::off(),
         }
+    }
+
+    /// The same controller with RFC 9406 HyStart++ ending its first slow start
+    /// ([`TcpConfig::hystart`](crate::TcpConfig::hystart)).
+    pub fn with_hystart_plus_plus(mut self) -> Self {
+        self.hystart = HyStartPlusPlus::new();
+        self
     }
 
     /// The additive increase in use, in segments per round trip (see [`AdaptiveIncrease`]).
@@ -324,6 +335,15 @@ impl CongestionControl for Aimd {
                 Some(l) => ev.bytes_acked.min(l.max(1) * mss),
                 None => mss,
             };
+            let incr = match self.hystart_step(ev) {
+                SlowStartGrowth::Standard => incr,
+                SlowStartGrowth::Conservative => incr / CSS_GROWTH_DIVISOR,
+                SlowStartGrowth::EnterCongestionAvoidance => {
+                    // RFC 9406 §4.2: ssthresh = cwnd, congestion avoidance from here.
+                    self.ssthresh = self.cwnd;
+                    return;
+                }
+            };
             self.cwnd = self.cwnd.saturating_add(incr);
             return;
         }
@@ -364,9 +384,11 @@ impl CongestionControl for Aimd {
         self.cwnd = self.ssthresh;
         self.bytes_acked = 0;
         self.adapt_increase(ev.mss);
+        self.hystart.on_congestion();
     }
 
     fn on_rto(&mut self, ev: &CongestionEvent, first: bool) {
+        self.hystart.on_congestion();
         if first {
             self.ssthresh = self.decreased(ev);
             self.adapt_increase(ev.mss);
@@ -388,6 +410,17 @@ impl CongestionControl for Aimd {
 }
 
 impl Aimd {
+    /// HyStart++'s answer for a slow-start ACK (standard growth when it is off, cold
+    /// otherwise: the first slow start only).
+    #[inline]
+    fn hystart_step(&mut self, ev: &AckEvent) -> SlowStartGrowth {
+        if self.hystart.active() {
+            self.hystart.on_ack(ev)
+        } else {
+            SlowStartGrowth::Standard
+        }
+    }
+
     /// Replaces ssthresh (DCTCP's cut sets both windows).
     pub(crate) fn set_ssthresh(&mut self, ssthresh: u32) {
         self.ssthresh = ssthresh.max(1);

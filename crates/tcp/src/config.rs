@@ -270,6 +270,24 @@ names! {
 /// How the sender decides that a segment was lost, short of the retransmission timer.
 /// Scenario files and flags name it `dupack`, `rack` or `rack-tlp` ([`NAMES`](Self::NAMES)).
 ///
+/// How the first slow start ends ([`TcpConfig::hystart`]), for the AIMD and CUBIC
+/// controllers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize, serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum HyStart {
+    /// `"off"`: slow start runs until the first loss (RFC 5681). The default of every
+    /// preset.
+    #[default]
+    Off,
+    /// `"plus_plus"`: RFC 9406 HyStart++: a rise of the round's minimum RTT by more than
+    /// max(4 ms, min(last round's / 8, 16 ms)) ends slow start into Conservative Slow
+    /// Start (a quarter of the growth, at most 5 rounds, then congestion avoidance with
+    /// ssthresh = cwnd; back to slow start if the RTT falls again). For the first slow start
+    /// only; it needs an RTT sample on most ACKs (timestamps, RFC 7323).
+    PlusPlus,
+}
+
 /// RACK needs SACK: with a peer that does not offer it, a duplicate ACK says nothing about
 /// which segment arrived, and the connection uses the duplicate-ACK threshold (RFC 6582
 /// NewReno) whatever is configured here, as Linux does.
@@ -297,6 +315,12 @@ names! {
     LossDetection,
     "loss_detection",
     [DupAck = "dupack", Rack = "rack", RackTlp = "rack-tlp"],
+    aliases [],
+}
+names! {
+    HyStart,
+    "hystart",
+    [Off = "off", PlusPlus = "plus_plus"],
     aliases [],
 }
 
@@ -429,6 +453,10 @@ pub struct TcpConfig {
     /// ACK after that acknowledges data it did not resend: then the reduction is undone as
     /// with `undo` (RFC 4015's response) and no further segment is resent. Default `false`.
     pub frto: bool,
+    /// How the first slow start of the AIMD and CUBIC controllers ends: at the first loss
+    /// ([`HyStart::Off`], every preset) or by RFC 9406 HyStart++ on RTT growth. Other
+    /// controllers ignore it.
+    pub hystart: HyStart,
     /// The congestion controller that sizes cwnd.
     pub congestion: CongestionAlgorithm,
     /// Duplicate ACKs that trigger fast retransmit ("tcprexmtthresh", 3).
@@ -519,6 +547,7 @@ impl TcpConfig {
             loss_detection: LossDetection::DupAck,
             undo: false,
             frto: false,
+            hystart: HyStart::Off,
             congestion: aimd(SsthreshBase::FlightSize),
             dupack_threshold: 3,
             limited_transmit: false,
@@ -1087,6 +1116,8 @@ pub struct Overrides {
     pub undo: Option<bool>,
     /// [`TcpConfig::frto`].
     pub frto: Option<bool>,
+    /// [`TcpConfig::hystart`]: "off" or "plus_plus" (RFC 9406).
+    pub hystart: Option<HyStart>,
     /// "none", "fixed" (cwnd = the initial window, always), "aimd" (alias "reno"), "cubic".
     /// "aimd" keeps the current AIMD parameters when AIMD is already selected; otherwise,
     /// and always for "cubic", the controller starts from its defaults.
@@ -1341,6 +1372,7 @@ const ROWS: &[Row] = &[
     set!(dsack, |c, v| c.dsack = v),
     set!(undo, |c, v| c.undo = v),
     set!(frto, |c, v| c.frto = v),
+    set!(hystart, |c, v| c.hystart = v),
     step(Overrides::apply_cc),
     step(Overrides::check_aimd_only),
     // d = 1 keeps the window through a loss: loss taken as non-congestive (the reading of

@@ -20,7 +20,9 @@
 use crate::cc::{
     AckEvent, Aimd, CcInit, CongestionControl, CongestionEvent, FixedWindow, NoCongestionControl,
 };
-use crate::config::{CongestionAlgorithm, EcnEcho, RecoveryAlgorithm, TcpConfig, WindowReduction};
+use crate::config::{
+    CongestionAlgorithm, EcnEcho, HyStart, RecoveryAlgorithm, TcpConfig, WindowReduction,
+};
 use crate::cubic::Cubic;
 use crate::ecn_cc::{Dctcp, DecBit};
 use crate::prr::Prr;
@@ -367,17 +369,25 @@ fn make_cc(cfg: &TcpConfig, mss: u32) -> Box<dyn CongestionControl> {
     match &cfg.congestion {
         CongestionAlgorithm::None => Box::new(NoCongestionControl),
         CongestionAlgorithm::Fixed => Box::new(FixedWindow::new(cfg.initial_window.bytes(mss))),
-        CongestionAlgorithm::Aimd(a) => Box::new(Aimd::new(
-            *a,
-            cfg.initial_window.bytes(mss),
-            cfg.initial_ssthresh,
-        )),
-        CongestionAlgorithm::Cubic(c) => Box::new(Cubic::new(
-            *c,
-            mss,
-            cfg.initial_window.bytes(mss),
-            cfg.initial_ssthresh,
-        )),
+        CongestionAlgorithm::Aimd(a) => {
+            let aimd = Aimd::new(*a, cfg.initial_window.bytes(mss), cfg.initial_ssthresh);
+            Box::new(match cfg.hystart {
+                HyStart::Off => aimd,
+                HyStart::PlusPlus => aimd.with_hystart_plus_plus(),
+            })
+        }
+        CongestionAlgorithm::Cubic(c) => {
+            let cubic = Cubic::new(
+                *c,
+                mss,
+                cfg.initial_window.bytes(mss),
+                cfg.initial_ssthresh,
+            );
+            Box::new(match cfg.hystart {
+                HyStart::Off => cubic,
+                HyStart::PlusPlus => cubic.with_hystart_plus_plus(),
+            })
+        }
         CongestionAlgorithm::Dctcp(c) => Box::new(Dctcp::new(
             *c,
             cfg.initial_window.bytes(mss),

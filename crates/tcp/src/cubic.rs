@@ -6,6 +6,7 @@
 //! Window arithmetic is in segments (f64) as the RFC writes it; cwnd is reported in bytes.
 
 use crate::cc::{AckEvent, CongestionControl, CongestionEvent};
+use crate::hystart::{HyStartPlusPlus, SlowStartGrowth, CSS_GROWTH_DIVISOR};
 use ackclock_wire::Instant;
 
 /// RFC 9438 parameters.
@@ -50,6 +51,9 @@ pub(crate) struct Cubic {
     k: f64,
     /// W_est of the Reno-friendly region.
     w_est: f64,
+    /// RFC 9406 HyStart++ for the first slow start (RFC 9438 §4.10 allows it; off unless
+    /// asked for).
+    hystart: HyStartPlusPlus,
 }
 
 impl Cubic {
@@ -72,7 +76,14 @@ impl Cubic {
             epoch_start: None,
             k: 0.0,
             w_est: 0.0,
+            hystart: HyStartPlusPlus::off(),
         }
+    }
+
+    /// The same controller with RFC 9406 HyStart++ ending its first slow start.
+    pub(crate) fn with_hystart_plus_plus(mut self) -> Self {
+        self.hystart = HyStartPlusPlus::new();
+        self
     }
 
     /// W_cubic(t) of §4.2, in segments, `t` in seconds since the epoch start.
@@ -118,6 +129,8 @@ impl Cubic {
     }
 
     fn reduce(&mut self, flight_segments: f64) {
+        // A loss, an ECN mark or a timeout ends the first slow start (RFC 9406 §4.3).
+        self.hystart.on_congestion();
         // §4.7 fast convergence: a flow whose W_max shrinks releases bandwidth faster.
         self.cwnd_prior = self.cwnd;
         if self.cfg.fast_convergence && self.cwnd < self.w_max {
@@ -156,11 +169,24 @@ impl CongestionControl for Cubic {
         let acked = f64::from(ev.bytes_acked) / self.mss;
         if self.cwnd < self.ssthresh {
             // Slow start by byte counting with RFC 3465's limit L = 2 segments per ACK (RFC
-            // 9438 leaves slow start to RFC 5681; HyStart++ is not implemented). Without the
-            // limit, the one cumulative ACK that follows a go-back-N retransmission after a
-            // timeout (acknowledging everything the receiver held) would open cwnd from 1 to
-            // the whole window in one step and send it as a burst.
-            self.cwnd += acked.min(2.0);
+            // 9438 leaves slow start to RFC 5681, or HyStart++ below). Without the limit, the
+            // one cumulative ACK that follows a go-back-N retransmission after a timeout
+            // (acknowledging everything the receiver held) would open cwnd from 1 to the
+            // whole window in one step and send it as a burst.
+            let growth = if self.hystart.active() {
+                self.hystart.on_ack(ev)
+            } else {
+                SlowStartGrowth::Standard
+            };
+            match growth {
+                SlowStartGrowth::Standard => self.cwnd += acked.min(2.0),
+                SlowStartGrowth::Conservative => {
+                    self.cwnd += acked.min(2.0) / f64::from(CSS_GROWTH_DIVISOR);
+                }
+                // RFC 9406 §4.2: ssthresh = cwnd; the next ACK starts an epoch from this
+                // window (W_max = cwnd, K = 0, as after a timeout: no reduction came first).
+                SlowStartGrowth::EnterCongestionAvoidance => self.ssthresh = self.cwnd,
+            }
             return;
         }
         let epoch = match self.epoch_start {

@@ -143,6 +143,7 @@ mod cubic;
 mod ecn_cc;
 mod endpoint;
 mod error;
+mod hystart;
 mod prr;
 mod rack;
 mod rate;
@@ -158,7 +159,8 @@ mod table_alloc;
 
 pub use ackclock_wire::OptionLayout;
 pub use config::{
-    AckPolicy, CongestionAlgorithm, InitialWindow, LossDetection, RecoveryAlgorithm, TcpConfig,
+    AckPolicy, CongestionAlgorithm, HyStart, InitialWindow, LossDetection, RecoveryAlgorithm,
+    TcpConfig,
     WindowReduction, MIN_MSS,
 };
 pub use conn::{Connection, Transmit};

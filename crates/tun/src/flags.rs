@@ -6,7 +6,7 @@
 use crate::DeviceConfig;
 use ackclock_tcp::cc::SsthreshBase;
 use ackclock_tcp::config::{CongestionName, EcnEcho, OverrideError, Overrides, RttEstimatorName};
-use ackclock_tcp::{LossDetection, RecoveryAlgorithm, TcpConfig, WindowReduction};
+use ackclock_tcp::{HyStart, LossDetection, RecoveryAlgorithm, TcpConfig, WindowReduction};
 use ackclock_units as units;
 use ackclock_wire::Duration;
 use anyhow::{bail, Result};
@@ -128,6 +128,11 @@ pub struct TcpArgs {
     /// undone, RFC 4015's response).
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     pub frto: Option<bool>,
+    /// How the first slow start ends (AIMD and CUBIC): off (at the first loss) or plus_plus
+    /// (RFC 9406 HyStart++: when the round's minimum RTT rises, through Conservative Slow
+    /// Start; needs timestamps).
+    #[arg(long, value_name = "NAME", value_parser = names::<HyStart>())]
+    pub hystart: Option<HyStart>,
     /// Congestion control (aimd also as reno; fixed: cwnd = the initial window, always;
     /// dctcp and dec_bit also turn ECN on with the per-packet echo).
     #[arg(long, value_name = "NAME", value_parser = names::<CongestionName>())]
@@ -222,7 +227,8 @@ named!(
     SsthreshBase,
     EcnEcho,
     WindowReduction,
-    LossDetection
+    LossDetection,
+    HyStart
 );
 
 /// A flag that takes one of the engine's names: clap lists them in `--help` and in the
@@ -277,6 +283,7 @@ impl TcpArgs {
             dsack: self.dsack,
             undo: self.undo,
             frto: self.frto,
+            hystart: self.hystart,
             cc: self.cc,
             decrease: self.decrease,
             increase: self.increase,
