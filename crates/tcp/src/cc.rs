@@ -15,7 +15,7 @@
 //!   through a drop-tail gateway and 0.29% and 0.17% through a RED gateway's random drops.
 //! - [`NoCongestionControl`]: the pre-1988 TCP: the window is the receiver's.
 
-use crate::hystart::{HyStartPlusPlus, SlowStartGrowth, CSS_GROWTH_DIVISOR};
+use crate::hystart::{SlowStartExit, SlowStartGrowth, CSS_GROWTH_DIVISOR};
 use ackclock_wire::{Duration, Instant};
 use core::fmt;
 
@@ -243,8 +243,8 @@ pub struct Aimd {
     k_avg: Option<f64>,
     /// Whether a congestion signal has been seen (the first interval is not used).
     signalled: bool,
-    /// RFC 9406 HyStart++ for the first slow start (off unless asked for).
-    hystart: HyStartPlusPlus,
+    /// How slow start ends ([`TcpConfig::hystart`](crate::TcpConfig::hystart)).
+    exit: SlowStartExit,
 }
 
 impl Aimd {
@@ -260,14 +260,14 @@ impl Aimd {
             acked_since_signal: 0,
             signalled: false,
             k_avg: None,
-            hystart: HyStartPlusPlus::off(),
+            exit: SlowStartExit::Standard,
         }
     }
 
-    /// The same controller with RFC 9406 HyStart++ ending its first slow start
+    /// The same controller with its slow start ended by `mode`
     /// ([`TcpConfig::hystart`](crate::TcpConfig::hystart)).
-    pub fn with_hystart_plus_plus(mut self) -> Self {
-        self.hystart = HyStartPlusPlus::new();
+    pub fn with_hystart(mut self, mode: crate::config::HyStart) -> Self {
+        self.exit = SlowStartExit::new(mode);
         self
     }
 
@@ -328,21 +328,24 @@ impl CongestionControl for Aimd {
             return;
         }
         let mss = ev.mss.max(1);
-        if self.cwnd < self.ssthresh {
+        let slow_start = self.cwnd < self.ssthresh;
+        let growth = self.exit_step(ev, mss, slow_start);
+        if growth == SlowStartGrowth::EnterCongestionAvoidance {
+            // HyStart: ssthresh = cwnd, congestion avoidance from here (RFC 9406 §4.2).
+            self.ssthresh = self.cwnd;
+            return;
+        }
+        if slow_start {
             // Slow start: one segment per ACK (seed 16 Nov 1987), or with ABC the bytes
             // acknowledged, at most L segments (RFC 3465 §2.2).
             let incr = match self.cfg.abc_limit_segments {
                 Some(l) => ev.bytes_acked.min(l.max(1) * mss),
                 None => mss,
             };
-            let incr = match self.hystart_step(ev) {
-                SlowStartGrowth::Standard => incr,
-                SlowStartGrowth::Conservative => incr / CSS_GROWTH_DIVISOR,
-                SlowStartGrowth::EnterCongestionAvoidance => {
-                    // RFC 9406 §4.2: ssthresh = cwnd, congestion avoidance from here.
-                    self.ssthresh = self.cwnd;
-                    return;
-                }
+            let incr = if growth == SlowStartGrowth::Conservative {
+                incr / CSS_GROWTH_DIVISOR
+            } else {
+                incr
             };
             self.cwnd = self.cwnd.saturating_add(incr);
             return;
@@ -384,11 +387,11 @@ impl CongestionControl for Aimd {
         self.cwnd = self.ssthresh;
         self.bytes_acked = 0;
         self.adapt_increase(ev.mss);
-        self.hystart.on_congestion();
+        self.exit.on_congestion();
     }
 
     fn on_rto(&mut self, ev: &CongestionEvent, first: bool) {
-        self.hystart.on_congestion();
+        self.exit.on_rto();
         if first {
             self.ssthresh = self.decreased(ev);
             self.adapt_increase(ev.mss);
@@ -410,15 +413,15 @@ impl CongestionControl for Aimd {
 }
 
 impl Aimd {
-    /// HyStart++'s answer for a slow-start ACK (standard growth when it is off, cold
-    /// otherwise: the first slow start only).
+    /// The slow-start exit rule's answer for this ACK (standard growth when none is
+    /// configured: one test).
     #[inline]
-    fn hystart_step(&mut self, ev: &AckEvent) -> SlowStartGrowth {
-        if self.hystart.active() {
-            self.hystart.on_ack(ev)
-        } else {
-            SlowStartGrowth::Standard
+    fn exit_step(&mut self, ev: &AckEvent, mss: u32, slow_start: bool) -> SlowStartGrowth {
+        if matches!(self.exit, SlowStartExit::Standard) {
+            return SlowStartGrowth::Standard;
         }
+        let segments = f64::from(self.cwnd) / f64::from(mss);
+        self.exit.on_ack(ev, segments, slow_start)
     }
 
     /// Replaces ssthresh (DCTCP's cut sets both windows).

@@ -286,6 +286,13 @@ pub enum HyStart {
     /// ssthresh = cwnd; back to slow start if the RTT falls again). For the first slow start
     /// only; it needs an RTT sample on most ACKs (timestamps, RFC 7323).
     PlusPlus,
+    /// `"classic"`: HyStart as Linux's CUBIC runs it (`hystart = 1`, `hystart_detect = 3`;
+    /// Ha and Rhee 2011), the `linux` preset's: from 16 segments of cwnd, an ACK train longer
+    /// than half the minimum RTT, or the round's minimum RTT (of 8 samples) above the
+    /// connection's by clamp(min RTT / 8, 4 ms, 16 ms), ends slow start at once with
+    /// ssthresh = cwnd; a timeout starts it over. Linux has it in CUBIC only; here AIMD runs
+    /// it too when asked.
+    Classic,
 }
 
 /// RACK needs SACK: with a peer that does not offer it, a duplicate ACK says nothing about
@@ -320,7 +327,7 @@ names! {
 names! {
     HyStart,
     "hystart",
-    [Off = "off", PlusPlus = "plus_plus"],
+    [Off = "off", PlusPlus = "plus_plus", Classic = "classic"],
     aliases [],
 }
 
@@ -453,8 +460,9 @@ pub struct TcpConfig {
     /// ACK after that acknowledges data it did not resend: then the reduction is undone as
     /// with `undo` (RFC 4015's response) and no further segment is resent. Default `false`.
     pub frto: bool,
-    /// How the first slow start of the AIMD and CUBIC controllers ends: at the first loss
-    /// ([`HyStart::Off`], every preset) or by RFC 9406 HyStart++ on RTT growth. Other
+    /// How slow start of the AIMD and CUBIC controllers ends: at the first loss
+    /// ([`HyStart::Off`], every preset but `linux`), by RFC 9406 HyStart++ on RTT growth, or
+    /// by Linux CUBIC's HyStart ([`HyStart::Classic`], the `linux` preset). Other
     /// controllers ignore it.
     pub hystart: HyStart,
     /// The congestion controller that sizes cwnd.
@@ -678,6 +686,9 @@ impl TcpConfig {
             // The undo of tcp_try_undo_* (D-SACK, timestamps), and tcp_frto = 2.
             undo: true,
             frto: true,
+            // tcp_cubic's hystart = 1, hystart_detect = 3 (ACK train and delay),
+            // hystart_low_window = 16, hystart_ack_delta_us = 2000.
+            hystart: HyStart::Classic,
             // tcp_congestion_control = cubic (beta 0.7, fast convergence).
             congestion: CongestionAlgorithm::Cubic(CubicConfig::default()),
             // tcp_reordering = 3.
@@ -809,6 +820,7 @@ mod tests {
         assert!(matches!(c.congestion, CongestionAlgorithm::Cubic(_)));
         assert_eq!(c.loss_detection, LossDetection::RackTlp);
         assert_eq!(c.window_reduction, WindowReduction::Prr);
+        assert_eq!(c.hystart, HyStart::Classic);
         assert!(c.undo && c.frto && c.sack && c.dsack && c.timestamps && c.window_scale);
         assert_eq!(c.recovery, RecoveryAlgorithm::Sack);
         assert_eq!(c.initial_window, InitialWindow::Rfc6928);

@@ -20,9 +20,7 @@
 use crate::cc::{
     AckEvent, Aimd, CcInit, CongestionControl, CongestionEvent, FixedWindow, NoCongestionControl,
 };
-use crate::config::{
-    CongestionAlgorithm, EcnEcho, HyStart, RecoveryAlgorithm, TcpConfig, WindowReduction,
-};
+use crate::config::{CongestionAlgorithm, EcnEcho, RecoveryAlgorithm, TcpConfig, WindowReduction};
 use crate::cubic::Cubic;
 use crate::ecn_cc::{Dctcp, DecBit};
 use crate::prr::Prr;
@@ -369,25 +367,19 @@ fn make_cc(cfg: &TcpConfig, mss: u32) -> Box<dyn CongestionControl> {
     match &cfg.congestion {
         CongestionAlgorithm::None => Box::new(NoCongestionControl),
         CongestionAlgorithm::Fixed => Box::new(FixedWindow::new(cfg.initial_window.bytes(mss))),
-        CongestionAlgorithm::Aimd(a) => {
-            let aimd = Aimd::new(*a, cfg.initial_window.bytes(mss), cfg.initial_ssthresh);
-            Box::new(match cfg.hystart {
-                HyStart::Off => aimd,
-                HyStart::PlusPlus => aimd.with_hystart_plus_plus(),
-            })
-        }
-        CongestionAlgorithm::Cubic(c) => {
-            let cubic = Cubic::new(
+        CongestionAlgorithm::Aimd(a) => Box::new(
+            Aimd::new(*a, cfg.initial_window.bytes(mss), cfg.initial_ssthresh)
+                .with_hystart(cfg.hystart),
+        ),
+        CongestionAlgorithm::Cubic(c) => Box::new(
+            Cubic::new(
                 *c,
                 mss,
                 cfg.initial_window.bytes(mss),
                 cfg.initial_ssthresh,
-            );
-            Box::new(match cfg.hystart {
-                HyStart::Off => cubic,
-                HyStart::PlusPlus => cubic.with_hystart_plus_plus(),
-            })
-        }
+            )
+            .with_hystart(cfg.hystart),
+        ),
         CongestionAlgorithm::Dctcp(c) => Box::new(Dctcp::new(
             *c,
             cfg.initial_window.bytes(mss),

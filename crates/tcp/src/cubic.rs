@@ -6,7 +6,7 @@
 //! Window arithmetic is in segments (f64) as the RFC writes it; cwnd is reported in bytes.
 
 use crate::cc::{AckEvent, CongestionControl, CongestionEvent};
-use crate::hystart::{HyStartPlusPlus, SlowStartGrowth, CSS_GROWTH_DIVISOR};
+use crate::hystart::{SlowStartExit, SlowStartGrowth, CSS_GROWTH_DIVISOR};
 use ackclock_wire::Instant;
 
 /// RFC 9438 parameters.
@@ -51,9 +51,9 @@ pub(crate) struct Cubic {
     k: f64,
     /// W_est of the Reno-friendly region.
     w_est: f64,
-    /// RFC 9406 HyStart++ for the first slow start (RFC 9438 §4.10 allows it; off unless
-    /// asked for).
-    hystart: HyStartPlusPlus,
+    /// How slow start ends: at the first loss, by RFC 9406 HyStart++ (RFC 9438 §4.10 allows
+    /// it) or by Linux's HyStart.
+    exit: SlowStartExit,
 }
 
 impl Cubic {
@@ -76,13 +76,13 @@ impl Cubic {
             epoch_start: None,
             k: 0.0,
             w_est: 0.0,
-            hystart: HyStartPlusPlus::off(),
+            exit: SlowStartExit::Standard,
         }
     }
 
-    /// The same controller with RFC 9406 HyStart++ ending its first slow start.
-    pub(crate) fn with_hystart_plus_plus(mut self) -> Self {
-        self.hystart = HyStartPlusPlus::new();
+    /// The same controller with its slow start ended by `mode`.
+    pub(crate) fn with_hystart(mut self, mode: crate::config::HyStart) -> Self {
+        self.exit = SlowStartExit::new(mode);
         self
     }
 
@@ -130,7 +130,7 @@ impl Cubic {
 
     fn reduce(&mut self, flight_segments: f64) {
         // A loss, an ECN mark or a timeout ends the first slow start (RFC 9406 §4.3).
-        self.hystart.on_congestion();
+        self.exit.on_congestion();
         // §4.7 fast convergence: a flow whose W_max shrinks releases bandwidth faster.
         self.cwnd_prior = self.cwnd;
         if self.cfg.fast_convergence && self.cwnd < self.w_max {
@@ -167,25 +167,27 @@ impl CongestionControl for Cubic {
             return;
         }
         let acked = f64::from(ev.bytes_acked) / self.mss;
-        if self.cwnd < self.ssthresh {
+        let slow_start = self.cwnd < self.ssthresh;
+        let growth = match self.exit {
+            SlowStartExit::Standard => SlowStartGrowth::Standard,
+            _ => self.exit.on_ack(ev, self.cwnd, slow_start),
+        };
+        if growth == SlowStartGrowth::EnterCongestionAvoidance {
+            // HyStart: ssthresh = cwnd; the next ACK starts an epoch from this window
+            // (W_max = cwnd, K = 0, as after a timeout: no reduction came first).
+            self.ssthresh = self.cwnd;
+            return;
+        }
+        if slow_start {
             // Slow start by byte counting with RFC 3465's limit L = 2 segments per ACK (RFC
             // 9438 leaves slow start to RFC 5681, or HyStart++ below). Without the limit, the
             // one cumulative ACK that follows a go-back-N retransmission after a timeout
             // (acknowledging everything the receiver held) would open cwnd from 1 to the
             // whole window in one step and send it as a burst.
-            let growth = if self.hystart.active() {
-                self.hystart.on_ack(ev)
+            if growth == SlowStartGrowth::Conservative {
+                self.cwnd += acked.min(2.0) / f64::from(CSS_GROWTH_DIVISOR);
             } else {
-                SlowStartGrowth::Standard
-            };
-            match growth {
-                SlowStartGrowth::Standard => self.cwnd += acked.min(2.0),
-                SlowStartGrowth::Conservative => {
-                    self.cwnd += acked.min(2.0) / f64::from(CSS_GROWTH_DIVISOR);
-                }
-                // RFC 9406 §4.2: ssthresh = cwnd; the next ACK starts an epoch from this
-                // window (W_max = cwnd, K = 0, as after a timeout: no reduction came first).
-                SlowStartGrowth::EnterCongestionAvoidance => self.ssthresh = self.cwnd,
+                self.cwnd += acked.min(2.0);
             }
             return;
         }
@@ -221,6 +223,7 @@ impl CongestionControl for Cubic {
     }
 
     fn on_rto(&mut self, ev: &CongestionEvent, first: bool) {
+        self.exit.on_rto();
         if first {
             self.reduce(f64::from(ev.flight_bytes) / self.mss);
             // §4.8: the first congestion avoidance after a timeout starts from K = 0 and

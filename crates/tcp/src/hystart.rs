@@ -7,9 +7,10 @@
 //! five rounds and then hands over to congestion avoidance; if the RTT falls back below the
 //! level that triggered CSS, the exit was spurious and slow start resumes.
 //!
-//! The controllers (`AIMD` and CUBIC) ask [`HyStartPlusPlus`] on each ACK while cwnd is
-//! below ssthresh; it tells them how to grow ([`SlowStartGrowth`]). It runs for the first
-//! slow start only (§4.3): after a loss or a timeout the standard slow start applies.
+//! The controllers (`AIMD` and CUBIC) hold a [`SlowStartExit`] and ask it on each ACK how
+//! to grow ([`SlowStartGrowth`]). HyStart++ runs for the first slow start only (§4.3): after
+//! a loss or a timeout the standard slow start applies. [`ClassicHyStart`] is the earlier
+//! HyStart as Linux's CUBIC runs it, for the `linux` preset.
 //!
 //! RTT samples: the RFC counts one per ACK (§4.2, `rttSampleCount`), which needs the
 //! timestamps option (RFC 7323), as Linux's HyStart does; without it the engine times one
@@ -87,15 +88,6 @@ impl HyStartPlusPlus {
             last_round_min: None,
             current_round_min: None,
             samples: 0,
-        }
-    }
-
-    /// HyStart++ switched off: every answer is [`SlowStartGrowth::Standard`] (what a
-    /// controller holds when [`crate::config::HyStart::Off`] is configured).
-    pub(crate) const fn off() -> Self {
-        HyStartPlusPlus {
-            phase: Phase::Off,
-            ..Self::new()
         }
     }
 
@@ -182,6 +174,176 @@ impl HyStartPlusPlus {
         } else {
             SlowStartGrowth::Standard
         }
+    }
+}
+
+/// How a controller's slow start ends, as configured ([`crate::config::HyStart`]): what the
+/// AIMD and CUBIC controllers hold and ask on each ACK.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum SlowStartExit {
+    /// At the first loss (RFC 5681).
+    Standard,
+    /// RFC 9406 HyStart++.
+    PlusPlus(HyStartPlusPlus),
+    /// Linux CUBIC's HyStart.
+    Classic(ClassicHyStart),
+}
+
+impl SlowStartExit {
+    /// The rule `mode` names, at the start of a connection.
+    pub(crate) fn new(mode: crate::config::HyStart) -> Self {
+        match mode {
+            crate::config::HyStart::Off => SlowStartExit::Standard,
+            crate::config::HyStart::PlusPlus => SlowStartExit::PlusPlus(HyStartPlusPlus::new()),
+            crate::config::HyStart::Classic => SlowStartExit::Classic(ClassicHyStart::new()),
+        }
+    }
+
+    /// On each ACK of new data outside a recovery (the classic rule keeps its minimum RTT
+    /// from all of them): how slow start grows on it. `slow_start`: cwnd is below ssthresh.
+    #[inline]
+    pub(crate) fn on_ack(
+        &mut self,
+        ev: &AckEvent,
+        cwnd_segments: f64,
+        slow_start: bool,
+    ) -> SlowStartGrowth {
+        match self {
+            SlowStartExit::Standard => SlowStartGrowth::Standard,
+            SlowStartExit::PlusPlus(h) if slow_start && h.active() => h.on_ack(ev),
+            SlowStartExit::PlusPlus(_) => SlowStartGrowth::Standard,
+            SlowStartExit::Classic(h) => {
+                if h.on_ack(ev, cwnd_segments, slow_start) {
+                    SlowStartGrowth::EnterCongestionAvoidance
+                } else {
+                    SlowStartGrowth::Standard
+                }
+            }
+        }
+    }
+
+    /// A loss or an ECN reduction: HyStart++ is over for the connection (RFC 9406 §4.3);
+    /// classic HyStart stays as it is (Linux's resets it on a timeout only).
+    pub(crate) fn on_congestion(&mut self) {
+        if let SlowStartExit::PlusPlus(h) = self {
+            h.on_congestion();
+        }
+    }
+
+    /// A timeout: HyStart++ is over; classic HyStart starts over for the next slow start.
+    pub(crate) fn on_rto(&mut self) {
+        match self {
+            SlowStartExit::PlusPlus(h) => h.on_congestion(),
+            SlowStartExit::Classic(h) => h.on_rto(),
+            SlowStartExit::Standard => {}
+        }
+    }
+}
+
+/// Classic HyStart (Ha and Rhee, "Taming the elephants: New TCP slow start", Computer
+/// Networks 2011), with the rules and constants of Linux's CUBIC (`hystart = 1`,
+/// `hystart_detect = 3`), for the `linux` preset. Two signals end slow start at once with
+/// ssthresh = cwnd, once cwnd is at least 16 segments:
+/// - the ACK train: ACKs of one round arriving within 2 ms of each other for longer than
+///   half of (the minimum RTT + 1 ms): the round's data has spread over about the path's
+///   one-way delay, the pipe is full;
+/// - the delay: the minimum of the round's first 8 RTT samples above the connection's
+///   minimum RTT by more than clamp(minimum RTT / 8, 4 ms, 16 ms).
+///
+/// A timeout starts it over (Linux resets it on entering the loss state); a fast recovery
+/// does not (after one, cwnd is at ssthresh: no slow start).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ClassicHyStart {
+    /// Slow start was left (Linux's `found`).
+    found: bool,
+    /// When this round began, and when the last ACK of its train came.
+    round_start: Option<ackclock_wire::Instant>,
+    last_ack: Option<ackclock_wire::Instant>,
+    /// The round ends when SND.UNA passes this (SND.NXT at its start).
+    end_seq: Option<SeqNum>,
+    /// The smallest of this round's first samples (`None`: none yet).
+    round_min: Option<Duration>,
+    /// Samples taken this round, up to [`CLASSIC_MIN_SAMPLES`].
+    samples: u32,
+    /// The smallest RTT seen on the connection.
+    delay_min: Option<Duration>,
+}
+
+/// Linux's `hystart_low_window`: no HyStart below this many segments of cwnd.
+const CLASSIC_LOW_WINDOW: f64 = 16.0;
+/// Linux's `hystart_ack_delta_us`: ACKs closer than this form a train.
+const CLASSIC_ACK_DELTA: Duration = Duration::from_millis(2);
+/// Linux's `HYSTART_MIN_SAMPLES`: the delay rule compares the minimum of this many.
+const CLASSIC_MIN_SAMPLES: u32 = 8;
+/// Linux's allowance for the pacing of the ACK train's data (`hystart_ack_delay`): the
+/// time 4 maximal GSO super-segments take at the pacing rate, at most 1 ms; at the rates
+/// this engine is run at that is 1 ms.
+const CLASSIC_ACK_DELAY: Duration = Duration::from_millis(1);
+
+impl ClassicHyStart {
+    /// The state of a new connection.
+    pub(crate) const fn new() -> Self {
+        ClassicHyStart {
+            found: false,
+            round_start: None,
+            last_ack: None,
+            end_seq: None,
+            round_min: None,
+            samples: 0,
+            delay_min: None,
+        }
+    }
+
+    /// A timeout: the next slow start runs HyStart again (its minimum RTT is kept).
+    pub(crate) fn on_rto(&mut self) {
+        *self = ClassicHyStart {
+            delay_min: self.delay_min,
+            ..Self::new()
+        };
+    }
+
+    /// On each ACK of new data: `cwnd_segments` and whether the controller is in slow
+    /// start. True when slow start should end here (the controller sets ssthresh = cwnd).
+    pub(crate) fn on_ack(&mut self, ev: &AckEvent, cwnd_segments: f64, slow_start: bool) -> bool {
+        let Some(rtt) = ev.rtt else {
+            return false;
+        };
+        let rtt = rtt.max(Duration::from_micros(1));
+        let min = self.delay_min.map_or(rtt, |m| m.min(rtt));
+        self.delay_min = Some(min);
+        if self.found || !slow_start || cwnd_segments < CLASSIC_LOW_WINDOW {
+            return false;
+        }
+        let now = ev.now;
+        if self.end_seq.is_none_or(|e| ev.snd_una > e) {
+            // A new round: it ends when SND.UNA passes what has been sent by now.
+            self.round_start = Some(now);
+            self.last_ack = Some(now);
+            self.end_seq = Some(ev.snd_max);
+            self.round_min = None;
+            self.samples = 0;
+        }
+        // The ACK train.
+        if let (Some(start), Some(last)) = (self.round_start, self.last_ack) {
+            if now.saturating_since(last) <= CLASSIC_ACK_DELTA {
+                self.last_ack = Some(now);
+                let threshold = Duration::from_nanos((min + CLASSIC_ACK_DELAY).as_nanos() / 2);
+                if now.saturating_since(start) > threshold {
+                    self.found = true;
+                }
+            }
+        }
+        // The delay increase.
+        self.round_min = Some(self.round_min.map_or(rtt, |m| m.min(rtt)));
+        if self.samples < CLASSIC_MIN_SAMPLES {
+            self.samples += 1;
+        } else if let Some(round_min) = self.round_min {
+            let eighth = Duration::from_nanos(min.as_nanos() / MIN_RTT_DIVISOR);
+            if round_min > min + eighth.clamp(MIN_RTT_THRESH, MAX_RTT_THRESH) {
+                self.found = true;
+            }
+        }
+        self.found
     }
 }
 
@@ -329,5 +491,68 @@ mod tests {
             start = end;
         }
         assert!(h.active() && !h.in_css());
+    }
+
+    fn ev_at(ms_: u64, una: u32, max: u32, rtt_us: u64) -> AckEvent {
+        AckEvent {
+            now: Instant::ZERO + Duration::from_micros(ms_),
+            rtt: Some(Duration::from_micros(rtt_us)),
+            ..ev(una, max, None)
+        }
+    }
+
+    /// Linux's ACK-train rule: ACKs of a round closer than 2 ms to each other, spanning more
+    /// than (min RTT + 1 ms) / 2, end slow start; a gap over 2 ms breaks the train.
+    #[test]
+    fn classic_hystart_an_ack_train_longer_than_half_the_min_rtt_ends_slow_start() {
+        // Min RTT 40 ms: the train must span more than 20.5 ms.
+        let mut h = ClassicHyStart::new();
+        let mut found_at = None;
+        for k in 0..30u64 {
+            // One ACK a millisecond.
+            let una = (k as u32 + 1) * 1000;
+            if h.on_ack(&ev_at(k * 1000, una, 1_000_000, 40_000), 20.0, true) && found_at.is_none()
+            {
+                found_at = Some(k);
+            }
+        }
+        assert_eq!(found_at, Some(21), "the first ACK past 20.5 ms of train");
+        // A train broken by a 3 ms gap every 10 ms never gets there.
+        let mut h = ClassicHyStart::new();
+        for k in 0..30u64 {
+            let t = k * 1000 + (k / 10) * 3000;
+            // (After a gap the train stops growing; it restarts only with a new round.)
+            assert!(!h.on_ack(
+                &ev_at(t, (k as u32 + 1) * 1000, 1_000_000, 40_000),
+                20.0,
+                true
+            ));
+        }
+    }
+
+    /// Linux's delay rule: after 8 samples, a round minimum above the connection's minimum
+    /// by more than clamp(min/8, 4 ms, 16 ms) ends slow start; not below 16 segments of cwnd,
+    /// and not outside slow start.
+    #[test]
+    fn classic_hystart_a_delay_rise_ends_slow_start_from_16_segments() {
+        // ACKs 5 ms apart (no train). Round 1 at 40 ms, round 2 at 46 ms (> 40 + 5).
+        let run = |cwnd: f64, slow_start: bool| {
+            let mut h = ClassicHyStart::new();
+            let mut found = false;
+            for k in 0..20u64 {
+                let rtt = if k < 10 { 40_000 } else { 46_000 };
+                // Round 1 ends at 10,000: ACK 10 opens round 2.
+                let max = if k < 10 { 10_000 } else { 1_000_000 };
+                found |= h.on_ack(
+                    &ev_at(k * 5000, (k as u32 + 1) * 1000, max, rtt),
+                    cwnd,
+                    slow_start,
+                );
+            }
+            found
+        };
+        assert!(run(20.0, true));
+        assert!(!run(15.0, true), "below hystart_low_window");
+        assert!(!run(20.0, false), "not in slow start");
     }
 }

@@ -75,3 +75,23 @@ fn rfc9406_4_2_hystart_plus_plus_enters_congestion_avoidance_without_a_loss() {
         );
     }
 }
+
+/// Linux CUBIC's HyStart (`hystart = "classic"`, the `linux` preset's) on the same path: the
+/// ACK train or the delay rise ends slow start with ssthresh = cwnd, without a loss, and
+/// sooner than HyStart++ (no Conservative Slow Start in between).
+#[test]
+fn classic_hystart_ends_slow_start_without_a_loss_before_hystart_plus_plus_would() {
+    for base in [TcpConfig::newreno(), TcpConfig::cubic()] {
+        let name = format!("{:?}", base.congestion).chars().take(5).collect::<String>();
+        let classic = run(config(base.clone(), HyStart::Classic), 1);
+        let pp = run(config(base, HyStart::PlusPlus), 1);
+        assert_eq!(classic.retransmitted_segs, 0, "{name}: no loss");
+        assert!(classic.ssthresh_bytes < 1 << 30, "{name}: {classic:?}");
+        assert!(
+            classic.ssthresh_bytes <= pp.ssthresh_bytes,
+            "{name}: classic left slow start at {} bytes, HyStart++ at {}",
+            classic.ssthresh_bytes,
+            pp.ssthresh_bytes
+        );
+    }
+}

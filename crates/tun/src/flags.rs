@@ -128,9 +128,9 @@ pub struct TcpArgs {
     /// undone, RFC 4015's response).
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     pub frto: Option<bool>,
-    /// How the first slow start ends (AIMD and CUBIC): off (at the first loss) or plus_plus
-    /// (RFC 9406 HyStart++: when the round's minimum RTT rises, through Conservative Slow
-    /// Start; needs timestamps).
+    /// How slow start ends (AIMD and CUBIC): off (at the first loss), plus_plus (RFC 9406
+    /// HyStart++: when the round's minimum RTT rises, through Conservative Slow Start) or
+    /// classic (Linux CUBIC's HyStart: ACK train or delay rise); both need timestamps.
     #[arg(long, value_name = "NAME", value_parser = names::<HyStart>())]
     pub hystart: Option<HyStart>,
     /// Congestion control (aimd also as reno; fixed: cwnd = the initial window, always;
@@ -506,6 +506,20 @@ mod tests {
                 && e.contains("'reno'"),
             "{e}"
         );
+    }
+
+    /// `--hystart` takes off, plus_plus (RFC 9406) and classic (Linux CUBIC's) into the
+    /// config, over the preset's choice.
+    #[test]
+    fn hystart_flag_reaches_the_config_and_lists_the_names() {
+        let t = T::parse_from(["x", "--preset", "cubic", "--hystart", "plus_plus"]);
+        assert_eq!(t.tcp.config().unwrap().hystart, HyStart::PlusPlus);
+        let t = T::parse_from(["x", "--preset", "linux", "--hystart", "off"]);
+        assert_eq!(t.tcp.config().unwrap().hystart, HyStart::Off);
+        let t = T::parse_from(["x", "--preset", "linux"]);
+        assert_eq!(t.tcp.config().unwrap().hystart, HyStart::Classic);
+        let e = T::try_parse_from(["x", "--hystart", "on"]).unwrap_err().to_string();
+        assert!(e.contains("[possible values: off, plus_plus, classic]"), "{e}");
     }
 
     /// `--loss-detection` takes the engine's names (RFC 8985 RACK, with or without TLP) into
