@@ -328,14 +328,13 @@ impl CongestionControl for Aimd {
             return;
         }
         let mss = ev.mss.max(1);
-        let slow_start = self.cwnd < self.ssthresh;
-        let growth = self.exit_step(ev, mss, slow_start);
-        if growth == SlowStartGrowth::EnterCongestionAvoidance {
-            // HyStart: ssthresh = cwnd, congestion avoidance from here (RFC 9406 §4.2).
-            self.ssthresh = self.cwnd;
-            return;
-        }
-        if slow_start {
+        if self.cwnd < self.ssthresh {
+            let growth = self.exit_step(ev, mss);
+            if growth == SlowStartGrowth::EnterCongestionAvoidance {
+                // HyStart: ssthresh = cwnd, congestion avoidance from here (RFC 9406 §4.2).
+                self.ssthresh = self.cwnd;
+                return;
+            }
             // Slow start: one segment per ACK (seed 16 Nov 1987), or with ABC the bytes
             // acknowledged, at most L segments (RFC 3465 §2.2).
             let incr = match self.cfg.abc_limit_segments {
@@ -349,6 +348,10 @@ impl CongestionControl for Aimd {
             };
             self.cwnd = self.cwnd.saturating_add(incr);
             return;
+        }
+        if let SlowStartExit::Classic(h) = &mut self.exit {
+            // Linux's HyStart keeps its minimum RTT from every ACK, for the next slow start.
+            h.on_ack(ev, 0.0, false);
         }
         if let Some(b) = self.cfg.multiplicative_increase {
             // W <- b W per round trip: (b - 1) bytes of window per byte acknowledged.
@@ -413,15 +416,15 @@ impl CongestionControl for Aimd {
 }
 
 impl Aimd {
-    /// The slow-start exit rule's answer for this ACK (standard growth when none is
+    /// The slow-start exit rule's answer for a slow-start ACK (standard growth when none is
     /// configured: one test).
     #[inline]
-    fn exit_step(&mut self, ev: &AckEvent, mss: u32, slow_start: bool) -> SlowStartGrowth {
+    fn exit_step(&mut self, ev: &AckEvent, mss: u32) -> SlowStartGrowth {
         if matches!(self.exit, SlowStartExit::Standard) {
             return SlowStartGrowth::Standard;
         }
         let segments = f64::from(self.cwnd) / f64::from(mss);
-        self.exit.on_ack(ev, segments, slow_start)
+        self.exit.on_ack(ev, segments, true)
     }
 
     /// Replaces ssthresh (DCTCP's cut sets both windows).
