@@ -372,13 +372,8 @@ fn make_cc(cfg: &TcpConfig, mss: u32) -> Box<dyn CongestionControl> {
                 .with_hystart(cfg.hystart),
         ),
         CongestionAlgorithm::Cubic(c) => Box::new(
-            Cubic::new(
-                *c,
-                mss,
-                cfg.initial_window.bytes(mss),
-                cfg.initial_ssthresh,
-            )
-            .with_hystart(cfg.hystart),
+            Cubic::new(*c, mss, cfg.initial_window.bytes(mss), cfg.initial_ssthresh)
+                .with_hystart(cfg.hystart),
         ),
         CongestionAlgorithm::Dctcp(c) => Box::new(Dctcp::new(
             *c,

@@ -160,8 +160,7 @@ mod table_alloc;
 pub use ackclock_wire::OptionLayout;
 pub use config::{
     AckPolicy, CongestionAlgorithm, HyStart, InitialWindow, LossDetection, RecoveryAlgorithm,
-    TcpConfig,
-    WindowReduction, MIN_MSS,
+    TcpConfig, WindowReduction, MIN_MSS,
 };
 pub use conn::{Connection, Transmit};
 pub use cubic::CubicConfig;

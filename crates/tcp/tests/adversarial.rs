@@ -11,7 +11,9 @@
 //! cases from a fresh seed: `ACKCLOCK_PROPTEST_SCALE=50 cargo test --release -p
 //! ackclock-tcp --test adversarial`.
 
-use ackclock_tcp::{CongestionAlgorithm, HyStart, InitialWindow, LossDetection, TcpConfig, WindowReduction};
+use ackclock_tcp::{
+    CongestionAlgorithm, HyStart, InitialWindow, LossDetection, TcpConfig, WindowReduction,
+};
 use ackclock_testkit::bytes;
 use ackclock_testkit::pair::{two_way_transfer, Dir, Harness, PipeConfig};
 use ackclock_wire::Duration;

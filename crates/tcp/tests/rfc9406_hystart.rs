@@ -60,10 +60,17 @@ fn config(base: TcpConfig, hystart: HyStart) -> TcpConfig {
 #[test]
 fn rfc9406_4_2_hystart_plus_plus_enters_congestion_avoidance_without_a_loss() {
     for base in [TcpConfig::newreno(), TcpConfig::cubic()] {
-        let name = format!("{:?}", base.congestion).chars().take(5).collect::<String>();
+        let name = format!("{:?}", base.congestion)
+            .chars()
+            .take(5)
+            .collect::<String>();
         let off = run(config(base.clone(), HyStart::Off), 3);
         let pp = run(config(base, HyStart::PlusPlus), 3);
-        assert_eq!(off.retransmitted_segs + pp.retransmitted_segs, 0, "{name}: no loss");
+        assert_eq!(
+            off.retransmitted_segs + pp.retransmitted_segs,
+            0,
+            "{name}: no loss"
+        );
         // (CUBIC keeps its threshold in segments: "unbounded" is u32::MAX less rounding.)
         assert!(off.ssthresh_bytes > 1 << 30, "{name}: {off:?}");
         assert!(pp.ssthresh_bytes < 1 << 30, "{name}: {pp:?}");
@@ -82,7 +89,10 @@ fn rfc9406_4_2_hystart_plus_plus_enters_congestion_avoidance_without_a_loss() {
 #[test]
 fn classic_hystart_ends_slow_start_without_a_loss_before_hystart_plus_plus_would() {
     for base in [TcpConfig::newreno(), TcpConfig::cubic()] {
-        let name = format!("{:?}", base.congestion).chars().take(5).collect::<String>();
+        let name = format!("{:?}", base.congestion)
+            .chars()
+            .take(5)
+            .collect::<String>();
         let classic = run(config(base.clone(), HyStart::Classic), 1);
         let pp = run(config(base, HyStart::PlusPlus), 1);
         assert_eq!(classic.retransmitted_segs, 0, "{name}: no loss");

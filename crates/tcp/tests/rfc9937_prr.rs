@@ -347,12 +347,20 @@ fn rfc9937_6_2_delivered_data_does_not_count_the_fin() {
     let f = p.drain();
     let fin = f.iter().find(|s| s.has(FIN)).expect("a FIN").clone();
     let last_data_end = fin.end();
-    let data_segs: Vec<Seg> = f.iter().filter(|s| !s.payload.is_empty()).cloned().collect();
+    let data_segs: Vec<Seg> = f
+        .iter()
+        .filter(|s| !s.payload.is_empty())
+        .cloned()
+        .collect();
     assert_eq!(data_segs.len(), 3, "{f:?}");
     // Nothing is acknowledged: the tail loss probe resends the last segment.
     let mut probe = None;
     for _ in 0..300 {
-        probe = p.advance(ms(5)).into_iter().map(|(_, s)| s).find(|s| !s.payload.is_empty());
+        probe = p
+            .advance(ms(5))
+            .into_iter()
+            .map(|(_, s)| s)
+            .find(|s| !s.payload.is_empty());
         if probe.is_some() {
             break;
         }

@@ -518,8 +518,13 @@ mod tests {
         assert_eq!(t.tcp.config().unwrap().hystart, HyStart::Off);
         let t = T::parse_from(["x", "--preset", "linux"]);
         assert_eq!(t.tcp.config().unwrap().hystart, HyStart::Classic);
-        let e = T::try_parse_from(["x", "--hystart", "on"]).unwrap_err().to_string();
-        assert!(e.contains("[possible values: off, plus_plus, classic]"), "{e}");
+        let e = T::try_parse_from(["x", "--hystart", "on"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("[possible values: off, plus_plus, classic]"),
+            "{e}"
+        );
     }
 
     /// `--loss-detection` takes the engine's names (RFC 8985 RACK, with or without TLP) into

@@ -771,12 +771,7 @@ impl Connection {
     /// the next segment.
     #[cold]
     #[inline(never)]
-    pub(super) fn prr_on_ack(
-        &mut self,
-        prev_una: SeqNum,
-        before: (u32, u32, bool),
-        dupack: bool,
-    ) {
+    pub(super) fn prr_on_ack(&mut self, prev_una: SeqNum, before: (u32, u32, bool), dupack: bool) {
         let mss = self.snd_mss;
         if self.rec.in_recovery() && self.prr_cwr {
             // A loss during an ECN reduction: the recovery's reduction replaces it, from
