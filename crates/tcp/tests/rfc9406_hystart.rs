@@ -5,7 +5,7 @@
 //! congestion avoidance with ssthresh = cwnd, without a loss.
 
 use ackclock_tcp::{HyStart, InitialWindow, Stats, TcpConfig};
-use ackclock_testkit::pair::{Harness, PipeConfig};
+use ackclock_testkit::pair::{send_for, Harness, PipeConfig};
 use ackclock_wire::{Duration, Instant};
 
 /// A 10 Mbit/s path with 20 ms each way (a BDP of 50 KB) and an unbounded queue: `secs`
@@ -21,22 +21,7 @@ fn run(c: TcpConfig, secs: u64) -> Stats {
         },
     );
     let ca = h.open(9, c.clone(), c);
-    let data = vec![0u8; 16 << 20];
-    let mut sent = 0;
-    let mut cb = None;
-    h.run(Instant::ZERO + Duration::from_secs(secs), |h| {
-        if let Some(c) = h.a.conn_mut(ca) {
-            sent += c.send(&data[sent..]).unwrap_or(0);
-        }
-        if cb.is_none() {
-            cb = h.b.accept(9);
-        }
-        if let Some(c) = cb.and_then(|id| h.b.conn_mut(id)) {
-            c.recv_discard(usize::MAX);
-        }
-        false
-    });
-    h.a.conn(ca).unwrap().stats()
+    send_for(&mut h, ca, Instant::ZERO + Duration::from_secs(secs))
 }
 
 fn config(base: TcpConfig, hystart: HyStart) -> TcpConfig {

@@ -5,7 +5,7 @@
 
 use ackclock_tcp::cc::AimdConfig;
 use ackclock_tcp::{CongestionAlgorithm, InitialWindow, TcpConfig, TraceKind};
-use ackclock_testkit::pair::{Harness, PipeConfig};
+use ackclock_testkit::pair::{send_for, Harness, PipeConfig};
 use ackclock_wire::{Duration, Instant};
 
 const MSS: u32 = 1000;
@@ -40,22 +40,7 @@ fn cwnd_over_time(c: TcpConfig, secs: u64) -> Vec<(Instant, f64)> {
     );
     let ca = h.open(9, c.clone(), c);
     h.a.conn_mut(ca).unwrap().set_tracing(true);
-    let data = vec![0u8; 64 << 20];
-    let mut sent = 0;
-    let mut cb = None;
-    let limit = Instant::ZERO + Duration::from_secs(secs);
-    h.run(limit, |h| {
-        if let Some(c) = h.a.conn_mut(ca) {
-            sent += c.send(&data[sent..]).unwrap_or(0);
-        }
-        if cb.is_none() {
-            cb = h.b.accept(9);
-        }
-        if let Some(c) = cb.and_then(|id| h.b.conn_mut(id)) {
-            c.recv_discard(usize::MAX);
-        }
-        false
-    });
+    send_for(&mut h, ca, Instant::ZERO + Duration::from_secs(secs));
     let mut t = Vec::new();
     h.a.conn_mut(ca).unwrap().take_trace(&mut t);
     t.iter()

@@ -689,6 +689,29 @@ pub fn two_way_transfer(
     }
 }
 
+/// A sends without end on its connection `ca` (B's listener on port 9 accepts, and its
+/// application discards what arrives) until the harness clock reaches `until`: the steady
+/// bulk flow that window-growth tests watch. Returns A's statistics then (default if the
+/// connection is gone).
+pub fn send_for(h: &mut Harness, ca: ConnId, until: Instant) -> ackclock_tcp::Stats {
+    let data = vec![0u8; 1 << 20];
+    let mut cb = None;
+    h.run(until, |h| {
+        if let Some(c) = h.a.conn_mut(ca) {
+            // The same megabyte again and again: the content does not matter here.
+            let _ = c.send(&data);
+        }
+        if cb.is_none() {
+            cb = h.b.accept(9);
+        }
+        if let Some(c) = cb.and_then(|id| h.b.conn_mut(id)) {
+            c.recv_discard(usize::MAX);
+        }
+        false
+    });
+    h.a.conn(ca).map(|c| c.stats()).unwrap_or_default()
+}
+
 /// A sends `data` to B (B's application reads promptly), then both close. Used by tests.
 pub fn bulk_transfer(
     h: &mut Harness,
