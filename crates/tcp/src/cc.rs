@@ -329,7 +329,8 @@ impl CongestionControl for Aimd {
         }
         let mss = ev.mss.max(1);
         if self.cwnd < self.ssthresh {
-            let growth = self.exit_step(ev, mss);
+            let segments = f64::from(self.cwnd) / f64::from(mss);
+            let growth = self.exit.on_slow_start_ack(ev, segments);
             if growth == SlowStartGrowth::EnterCongestionAvoidance {
                 // HyStart: ssthresh = cwnd, congestion avoidance from here (RFC 9406 §4.2).
                 self.ssthresh = self.cwnd;
@@ -349,10 +350,7 @@ impl CongestionControl for Aimd {
             self.cwnd = self.cwnd.saturating_add(incr);
             return;
         }
-        if let SlowStartExit::Classic(h) = &mut self.exit {
-            // Linux's HyStart keeps its minimum RTT from every ACK, for the next slow start.
-            h.on_ack(ev, 0.0, false);
-        }
+        self.exit.on_avoidance_ack(ev);
         if let Some(b) = self.cfg.multiplicative_increase {
             // W <- b W per round trip: (b - 1) bytes of window per byte acknowledged.
             self.bytes_acked += ((b - 1.0).max(0.0) * f64::from(ev.bytes_acked)) as u64;
@@ -416,17 +414,6 @@ impl CongestionControl for Aimd {
 }
 
 impl Aimd {
-    /// The slow-start exit rule's answer for a slow-start ACK (standard growth when none is
-    /// configured: one test).
-    #[inline]
-    fn exit_step(&mut self, ev: &AckEvent, mss: u32) -> SlowStartGrowth {
-        if matches!(self.exit, SlowStartExit::Standard) {
-            return SlowStartGrowth::Standard;
-        }
-        let segments = f64::from(self.cwnd) / f64::from(mss);
-        self.exit.on_ack(ev, segments, true)
-    }
-
     /// Replaces ssthresh (DCTCP's cut sets both windows).
     pub(crate) fn set_ssthresh(&mut self, ssthresh: u32) {
         self.ssthresh = ssthresh.max(1);

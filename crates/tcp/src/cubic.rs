@@ -167,18 +167,14 @@ impl CongestionControl for Cubic {
             return;
         }
         let acked = f64::from(ev.bytes_acked) / self.mss;
-        let slow_start = self.cwnd < self.ssthresh;
-        let growth = match self.exit {
-            SlowStartExit::Standard => SlowStartGrowth::Standard,
-            _ => self.exit.on_ack(ev, self.cwnd, slow_start),
-        };
-        if growth == SlowStartGrowth::EnterCongestionAvoidance {
-            // HyStart: ssthresh = cwnd; the next ACK starts an epoch from this window
-            // (W_max = cwnd, K = 0, as after a timeout: no reduction came first).
-            self.ssthresh = self.cwnd;
-            return;
-        }
-        if slow_start {
+        if self.cwnd < self.ssthresh {
+            let growth = self.exit.on_slow_start_ack(ev, self.cwnd);
+            if growth == SlowStartGrowth::EnterCongestionAvoidance {
+                // HyStart: ssthresh = cwnd; the next ACK starts an epoch from this window
+                // (W_max = cwnd, K = 0, as after a timeout: no reduction came first).
+                self.ssthresh = self.cwnd;
+                return;
+            }
             // Slow start by byte counting with RFC 3465's limit L = 2 segments per ACK (RFC
             // 9438 leaves slow start to RFC 5681, or HyStart++ below). Without the limit, the
             // one cumulative ACK that follows a go-back-N retransmission after a timeout
@@ -191,6 +187,7 @@ impl CongestionControl for Cubic {
             }
             return;
         }
+        self.exit.on_avoidance_ack(ev);
         let epoch = match self.epoch_start {
             Some(e) => e,
             None => {

@@ -73,12 +73,6 @@ pub(crate) struct HyStartPlusPlus {
     samples: u32,
 }
 
-impl Default for HyStartPlusPlus {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl HyStartPlusPlus {
     /// The state at the start of a connection: slow start, no round yet.
     pub(crate) const fn new() -> Self {
@@ -92,6 +86,7 @@ impl HyStartPlusPlus {
     }
 
     /// True while HyStart++ still decides (the first slow start, not yet left).
+    #[cfg(test)]
     pub(crate) fn active(&self) -> bool {
         self.phase != Phase::Off
     }
@@ -199,26 +194,33 @@ impl SlowStartExit {
         }
     }
 
-    /// On each ACK of new data outside a recovery (the classic rule keeps its minimum RTT
-    /// from all of them): how slow start grows on it. `slow_start`: cwnd is below ssthresh.
+    /// On each ACK of new data in slow start, outside a recovery: how slow start grows on
+    /// it, at `cwnd_segments`.
     #[inline]
-    pub(crate) fn on_ack(
+    pub(crate) fn on_slow_start_ack(
         &mut self,
         ev: &AckEvent,
         cwnd_segments: f64,
-        slow_start: bool,
     ) -> SlowStartGrowth {
         match self {
             SlowStartExit::Standard => SlowStartGrowth::Standard,
-            SlowStartExit::PlusPlus(h) if slow_start && h.active() => h.on_ack(ev),
-            SlowStartExit::PlusPlus(_) => SlowStartGrowth::Standard,
+            SlowStartExit::PlusPlus(h) => h.on_ack(ev),
             SlowStartExit::Classic(h) => {
-                if h.on_ack(ev, cwnd_segments, slow_start) {
+                if h.on_ack(ev, cwnd_segments, true) {
                     SlowStartGrowth::EnterCongestionAvoidance
                 } else {
                     SlowStartGrowth::Standard
                 }
             }
+        }
+    }
+
+    /// On each ACK of new data in congestion avoidance: only the classic rule listens, to
+    /// keep its minimum RTT (Linux's takes it from every ACK) for a later slow start.
+    #[inline]
+    pub(crate) fn on_avoidance_ack(&mut self, ev: &AckEvent) {
+        if let SlowStartExit::Classic(h) = self {
+            h.on_ack(ev, 0.0, false);
         }
     }
 
