@@ -46,6 +46,59 @@ pub struct AckEvent {
     /// SND.MAX: one past the highest sequence number sent (where a window that starts now
     /// ends, for controllers that count per window).
     pub snd_max: crate::seq::SeqNum,
+    /// What the transmit log knows of this ACK's deliveries and of the connection's losses,
+    /// for a controller that asks for it ([`CongestionControl::wants_delivery`]); `None`
+    /// for the others.
+    pub delivery: Option<Delivery>,
+}
+
+pub use crate::rate::RateSample;
+
+/// Where the connection's loss recovery stands after an ACK (Linux's `ca_state`, as far as
+/// a model-based controller needs it: BBR saves its window on entering a recovery, holds
+/// the flight during the first round of a fast recovery, and restores the window on
+/// leaving it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RecoveryPhase {
+    /// No recovery in progress.
+    #[default]
+    Open,
+    /// A fast recovery (RFC 6675, RACK, NewReno) is repairing losses.
+    Fast,
+    /// The retransmission timer expired and the flight it took for lost is being resent.
+    Timeout,
+}
+
+/// An ACK's deliveries as the connection's transmit log sees them (draft-cheng-iccrg-
+/// delivery-rate-estimation; Linux's `struct rate_sample` and the counters BBR reads from
+/// `tcp_sock`). Amounts are bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Delivery {
+    /// `C.delivered` after this ACK: bytes delivered over the connection, cumulatively
+    /// acknowledged or SACKed, retransmissions included (draft §3.1.1). A controller counts
+    /// its round trips with it.
+    pub delivered: u64,
+    /// Bytes this ACK newly delivered, cumulatively or by SACK (Linux's `acked_sacked`).
+    pub newly_delivered: u32,
+    /// `C.lost`: bytes taken for lost over the connection. A segment counts when it is
+    /// resent to repair a loss (fast retransmit, recovery, RACK's marks, the resend after a
+    /// timeout); a tail loss probe does not.
+    pub lost: u64,
+    /// Bytes taken for lost since the previous ACK's event (Linux's `rs->losses`, in
+    /// bytes).
+    pub newly_lost: u32,
+    /// The pipe before this ACK (RFC 6675's, or RACK's with its marks): what was in flight
+    /// and not known delivered or lost.
+    pub prior_in_flight: u32,
+    /// The pipe after this ACK.
+    pub in_flight: u32,
+    /// The connection is in an application-limited phase (draft §3.4): it has less than a
+    /// segment to send while the window is open.
+    pub app_limited: bool,
+    /// The loss recovery in progress after this ACK.
+    pub recovery: RecoveryPhase,
+    /// This ACK's delivery-rate sample (draft §3.3), if it gave one.
+    pub sample: Option<RateSample>,
 }
 
 /// A congestion signal: loss detected by duplicate ACKs, or a timeout.
@@ -110,6 +163,33 @@ pub trait CongestionControl: fmt::Debug + Send {
     fn on_ece(&mut self, ev: &CongestionEvent) -> bool {
         self.on_congestion(ev);
         true
+    }
+    /// Whether the controller models the path from delivery-rate samples (BBR). The
+    /// connection then keeps a stamp with every segment in flight, fills
+    /// [`AckEvent::delivery`], and calls `on_ack` once for every acceptable ACK, after its
+    /// loss detection, whether or not the ACK acknowledged new data (an ACK that only SACKs
+    /// delivers too): Linux's `cong_control` hook. Asked once, when the controller is
+    /// built.
+    fn wants_delivery(&self) -> bool {
+        false
+    }
+    /// The rate to pace data at, in bytes per second, or `None` for none of the
+    /// controller's own (the connection may still pace by
+    /// [`TcpConfig::pacing`](crate::TcpConfig::pacing)). Read after every ACK.
+    fn pacing_rate(&self) -> Option<u64> {
+        None
+    }
+    /// Whether the controller sets the window during a recovery itself, as Linux's BBR
+    /// does through `cong_control`: the connection then runs no PRR and no retraction at
+    /// the end of an episode, and a SACK recovery sends while the pipe is below `cwnd`.
+    fn owns_recovery_window(&self) -> bool {
+        false
+    }
+    /// Data is about to be sent with nothing in flight (Linux's `CA_EVENT_TX_START`);
+    /// `app_limited`: the connection was application-limited, so the idle time was the
+    /// application's.
+    fn on_send_from_idle(&mut self, now: Instant, app_limited: bool) {
+        let _ = (now, app_limited);
     }
 }
 
@@ -497,6 +577,7 @@ mod tests {
             ece: false,
             snd_una: crate::seq::SeqNum::new(0),
             snd_max: crate::seq::SeqNum::new(0),
+            delivery: None,
         }
     }
     fn loss(flight: u32, wnd: u32) -> CongestionEvent {

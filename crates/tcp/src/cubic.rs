@@ -264,6 +264,7 @@ mod tests {
             ece: false,
             snd_una: crate::seq::SeqNum::new(0),
             snd_max: crate::seq::SeqNum::new(0),
+            delivery: None,
         }
     }
 

@@ -266,6 +266,7 @@ mod tests {
             ece,
             snd_una: SeqNum::new(una),
             snd_max: SeqNum::new(max),
+            delivery: None,
         }
     }
 

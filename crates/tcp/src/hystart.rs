@@ -367,6 +367,7 @@ mod tests {
             ece: false,
             snd_una: SeqNum::new(una),
             snd_max: SeqNum::new(max),
+            delivery: None,
         }
     }
 

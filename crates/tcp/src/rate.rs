@@ -52,9 +52,9 @@ const NANOS_PER_SEC: u128 = 1_000_000_000;
 /// What the sender remembers of one transmission of a data packet (§3.1.2, "per-packet
 /// (P) state"), taken by [`RateSampler::on_send`].
 ///
-/// 40 bytes: four 8-byte fields (`P.delivered`, `P.delivered_time`, `P.first_sent_time`,
-/// `P.sent_time`), the 4-byte order of transmission and the `P.is_app_limited` flag, and 3
-/// bytes of padding. It is `Copy` and kept beside each segment in flight; a retransmission
+/// 48 bytes: four 8-byte fields (`P.delivered`, `P.delivered_time`, `P.first_sent_time`,
+/// `P.sent_time`), three 4-byte ones (the order of transmission, and Linux's `P.lost` and
+/// `P.tx_in_flight`, which BBR v3 reads) and the `P.is_app_limited` flag. It is `Copy` and kept beside each segment in flight; a retransmission
 /// replaces it with a fresh one (§3.2: the draft stamps transmissions and
 /// retransmissions alike).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,6 +71,11 @@ pub(crate) struct TxStamp {
     /// packets sent at one instant with one `P.delivered`, which only §3.3's choice of the
     /// most recently sent packet needs.
     order: u32,
+    /// Linux's `P.lost`: `C.lost` when the packet was sent, kept modulo 2^32 (a sample
+    /// spans far less than 4 GB of losses, and the stamp stays at 48 bytes).
+    lost: u32,
+    /// Linux's `P.tx_in_flight`: the pipe just after the packet was sent, itself included.
+    tx_in_flight: u32,
     /// `P.is_app_limited`: whether the connection was in an application-limited phase
     /// (`C.app_limited != 0`) when the packet was sent.
     is_app_limited: bool,
@@ -110,35 +115,41 @@ impl TxStamp {
     }
 }
 
-/// One delivery-rate sample (§3.1.3, "rate sample (rs) output"), made by
-/// [`RateSampler::generate_sample`] for one ACK.
+/// One delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation §3.1.3, "rate
+/// sample (rs) output"), made for one ACK from the most recently sent packet it delivered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct RateSample {
+pub struct RateSample {
     /// `rs.delivery_rate`: `delivered / interval`, in bytes per second, rounded down (and
     /// at most `u64::MAX`). Whole bytes per second are finer than any rate a controller
     /// acts on, and an integer keeps samples exact and comparable in tests.
-    pub(crate) delivery_rate: u64,
+    pub delivery_rate: u64,
     /// `rs.delivered`: bytes delivered over the interval (`C.delivered` now less the
     /// newest packet's `P.delivered`).
-    pub(crate) delivered: u64,
+    pub delivered: u64,
     /// `rs.interval`: the longer of `send_elapsed` and `ack_elapsed` (§3.3).
-    pub(crate) interval: Duration,
+    pub interval: Duration,
     /// `rs.send_elapsed`: the newest packet's `P.sent_time - P.first_sent_time`.
-    pub(crate) send_elapsed: Duration,
+    pub send_elapsed: Duration,
     /// `rs.ack_elapsed`: the time of its delivery less its `P.delivered_time`.
-    pub(crate) ack_elapsed: Duration,
+    pub ack_elapsed: Duration,
     /// `rs.prior_delivered`: the newest packet's `P.delivered`.
-    pub(crate) prior_delivered: u64,
+    pub prior_delivered: u64,
     /// `rs.prior_time`: the newest packet's `P.delivered_time`, where the interval starts.
-    pub(crate) prior_time: Instant,
+    pub prior_time: Instant,
     /// `rs.is_app_limited`: the newest packet's `P.is_app_limited`: the application left a
     /// bubble in the pipe during the interval, so the rate may be below what the path can
     /// carry (§3.4).
-    pub(crate) is_app_limited: bool,
+    pub is_app_limited: bool,
     /// The round-trip time of the newest packet: its delivery less its `P.sent_time`. For
     /// a retransmission that is the time from the retransmission, which is ambiguous by
     /// Karn's argument; a controller's minimum RTT should come from the RTT estimator.
-    pub(crate) rtt: Duration,
+    pub rtt: Duration,
+    /// `rs.lost` (Linux's, for BBR v2/v3): bytes taken for lost between the newest
+    /// packet's transmission and this ACK (`C.lost` now less its `P.lost`).
+    pub lost: u64,
+    /// `rs.tx_in_flight` (Linux's): the pipe just after the newest packet was sent, itself
+    /// included.
+    pub tx_in_flight: u32,
 }
 
 /// The inputs of §3.4's test for an application-limited phase, as the connection knows
@@ -194,6 +205,10 @@ pub(crate) struct RateSampler {
     app_limited: u64,
     /// Transmissions made, wrapping: the next stamp's `order`.
     next_order: u32,
+    /// Linux's `C.lost`: bytes taken for lost over the connection ([`note_lost`]).
+    ///
+    /// [`note_lost`]: RateSampler::note_lost
+    lost: u64,
     /// The newest packet delivered by the ACK being processed, if any yet.
     newest: Option<Newest>,
 }
@@ -207,8 +222,20 @@ impl RateSampler {
             first_sent_time: Instant::ZERO,
             app_limited: 0,
             next_order: 0,
+            lost: 0,
             newest: None,
         }
+    }
+
+    /// `C.lost`: bytes taken for lost over the connection.
+    pub(crate) fn lost(&self) -> u64 {
+        self.lost
+    }
+
+    /// `bytes` more were taken for lost (Linux counts a segment when it is marked lost; the
+    /// connection counts it when it resends it to repair the loss).
+    pub(crate) fn note_lost(&mut self, bytes: u32) {
+        self.lost = self.lost.saturating_add(u64::from(bytes));
     }
 
     /// `C.delivered`: bytes delivered over the connection (cumulatively ACKed or SACKed,
@@ -225,13 +252,19 @@ impl RateSampler {
 
     /// §3.2, "Transmitting a data packet": stamps a transmission, new data or a
     /// retransmission, made at `now`. `flight_was_empty`: nothing was in flight before it
-    /// (SND.NXT == SND.UNA).
+    /// (SND.NXT == SND.UNA). `in_flight`: the pipe just after it, itself included (for
+    /// `P.tx_in_flight`).
     ///
     /// After an idle period the last ACK is old, and measuring from it would stretch the
     /// first sample over the idle time; so a send into an empty pipe starts the interval
     /// afresh at `now` (`C.first_sent_time = C.delivered_time = now`): any ACK from here on
     /// shows what the network delivered since this send.
-    pub(crate) fn on_send(&mut self, now: Instant, flight_was_empty: bool) -> TxStamp {
+    pub(crate) fn on_send(
+        &mut self,
+        now: Instant,
+        flight_was_empty: bool,
+        in_flight: u32,
+    ) -> TxStamp {
         if flight_was_empty {
             self.first_sent_time = now;
             self.delivered_time = now;
@@ -244,6 +277,8 @@ impl RateSampler {
             first_sent_time: self.first_sent_time,
             sent_time: now,
             order,
+            lost: self.lost as u32,
+            tx_in_flight: in_flight,
             is_app_limited: self.app_limited != 0,
         }
     }
@@ -311,6 +346,8 @@ impl RateSampler {
             prior_time: n.stamp.delivered_time,
             is_app_limited: n.stamp.is_app_limited,
             rtt: n.rtt,
+            lost: u64::from((self.lost as u32).wrapping_sub(n.stamp.lost)),
+            tx_in_flight: n.stamp.tx_in_flight,
         })
     }
 
@@ -378,16 +415,16 @@ mod tests {
     }
 
     #[test]
-    fn tx_stamp_is_40_bytes() {
+    fn tx_stamp_is_48_bytes() {
         // Kept with every segment in flight: its size is per-segment memory.
-        assert_eq!(core::mem::size_of::<TxStamp>(), 40);
+        assert_eq!(core::mem::size_of::<TxStamp>(), 48);
     }
 
     #[test]
     fn draft_cheng_3_2_stamp_snapshots_the_connection_state() {
         let mut s = RateSampler::new();
-        let a = s.on_send(ms(0), true);
-        let b = s.on_send(ms(1), false);
+        let a = s.on_send(ms(0), true, 0);
+        let b = s.on_send(ms(1), false, 0);
         assert_eq!(a.delivered(), 0);
         assert_eq!(b.first_sent_time, ms(0));
         assert_eq!(b.delivered_time, ms(0));
@@ -395,7 +432,7 @@ mod tests {
         assert!(!b.is_app_limited());
         ack(&mut s, ms(10), &[a], None);
         // The ACK moved C.delivered, C.delivered_time and C.first_sent_time (to A's send).
-        let c = s.on_send(ms(10), false);
+        let c = s.on_send(ms(10), false, 0);
         assert_eq!(c.delivered(), 1000);
         assert_eq!(c.delivered_time, ms(10));
         assert_eq!(c.first_sent_time, ms(0));
@@ -404,11 +441,11 @@ mod tests {
     #[test]
     fn draft_cheng_3_2_send_after_idle_restarts_the_interval() {
         let mut s = RateSampler::new();
-        let a = s.on_send(ms(0), true);
+        let a = s.on_send(ms(0), true, 0);
         let rs = ack(&mut s, ms(10), &[a], None).expect("a sample");
         assert_eq!(rs.delivery_rate, 100_000); // 1000 B / 10 ms
                                                // A second of silence, then B into an empty pipe at 1010 ms, ACKed 10 ms later.
-        let b = s.on_send(ms(1010), true);
+        let b = s.on_send(ms(1010), true, 0);
         assert_eq!((b.first_sent_time, b.delivered_time), (ms(1010), ms(1010)));
         let rs = ack(&mut s, ms(1020), &[b], None).expect("a sample");
         // Timed from B's send, not from A's ACK at 10 ms: 1000 B / 10 ms, not / 1010 ms.
@@ -416,9 +453,9 @@ mod tests {
         assert_eq!(rs.delivery_rate, 100_000);
         // Had the send not restarted the interval: ack_elapsed 1010 ms, 990 B/s.
         let mut stale = RateSampler::new();
-        let a = stale.on_send(ms(0), true);
+        let a = stale.on_send(ms(0), true, 0);
         ack(&mut stale, ms(10), &[a], None);
-        let b = stale.on_send(ms(1010), false);
+        let b = stale.on_send(ms(1010), false, 0);
         let rs = ack(&mut stale, ms(1020), &[b], None).expect("a sample");
         assert_eq!((rs.interval, rs.delivery_rate), (dur_ms(1010), 990));
     }
@@ -427,8 +464,8 @@ mod tests {
     fn draft_cheng_3_3_interval_is_max_of_send_and_ack_elapsed() {
         // A at 0 into an empty pipe, B at 4 ms: both stamped (0 delivered, at 0, first 0).
         let mut s = RateSampler::new();
-        let a = s.on_send(ms(0), true);
-        let b = s.on_send(ms(4), false);
+        let a = s.on_send(ms(0), true, 0);
+        let b = s.on_send(ms(4), false, 0);
         // One ACK for both at 10 ms: the newest is B, send_elapsed = 4 - 0 = 4 ms,
         // ack_elapsed = 10 - 0 = 10 ms; interval 10 ms, 2000 B / 10 ms = 200 000 B/s.
         let rs = ack(&mut s, ms(10), &[a, b], None).expect("a sample");
@@ -440,7 +477,7 @@ mod tests {
         assert_eq!(rs.rtt, dur_ms(6));
         // C sent at 30 ms (first_sent = B's 4 ms, last ACK at 10 ms), ACKed at 35 ms:
         // send_elapsed 26 ms beats ack_elapsed 25 ms; 1000 B / 26 ms = 38 461.5 B/s.
-        let c = s.on_send(ms(30), false);
+        let c = s.on_send(ms(30), false, 0);
         let rs = ack(&mut s, ms(35), &[c], None).expect("a sample");
         assert_eq!((rs.send_elapsed, rs.ack_elapsed), (dur_ms(26), dur_ms(25)));
         assert_eq!(rs.interval, dur_ms(26));
@@ -455,7 +492,7 @@ mod tests {
         let mut s = RateSampler::new();
         let mut stamps = [None; 17];
         for (i, st) in stamps.iter_mut().enumerate() {
-            *st = Some(s.on_send(ms(i as u64), i == 0));
+            *st = Some(s.on_send(ms(i as u64), i == 0, 0));
         }
         let sent: Vec<TxStamp> = stamps.iter().flatten().copied().collect();
         // The compressed ACK at 17 ms delivers 0..=6; the newest is 6, stamped (0, at 0,
@@ -465,7 +502,7 @@ mod tests {
         assert_eq!(rs.delivery_rate, 411_764);
         // Packet 17 goes at 17 ms, after that ACK: 7000 delivered, at 17 ms, first_sent
         // = packet 6's send at 6 ms.
-        let p17 = s.on_send(ms(17), false);
+        let p17 = s.on_send(ms(17), false, 0);
         // Packets 7..=16 are ACKed on time, one ACK each at i + 10.5 ms.
         for (i, st) in sent.iter().enumerate().skip(7) {
             let rs = ack(&mut s, us(i as u64 * 1000 + 10_500), &[*st], None).expect("sample");
@@ -490,7 +527,7 @@ mod tests {
         // spurious retransmission): 1000 B / 4 ms would claim 250 000 B/s.
         let run = |min_rtt| {
             let mut s = RateSampler::new();
-            let x = s.on_send(ms(100), true);
+            let x = s.on_send(ms(100), true, 0);
             ack(&mut s, ms(104), &[x], min_rtt)
         };
         assert_eq!(run(Some(dur_ms(10))), None);
@@ -499,7 +536,7 @@ mod tests {
         assert_eq!(run(None).map(|r| r.delivery_rate), Some(250_000));
         // The delivery still counts, sample or not.
         let mut s = RateSampler::new();
-        let x = s.on_send(ms(100), true);
+        let x = s.on_send(ms(100), true, 0);
         assert_eq!(ack(&mut s, ms(104), &[x], Some(dur_ms(10))), None);
         assert_eq!(s.delivered(), 1000);
     }
@@ -508,11 +545,11 @@ mod tests {
     fn draft_cheng_3_3_zero_interval_or_nothing_delivered_gives_no_sample() {
         let mut s = RateSampler::new();
         // Sent and ACKed at one instant: no time, no rate (and no division by zero).
-        let a = s.on_send(ms(5), true);
+        let a = s.on_send(ms(5), true, 0);
         assert_eq!(ack(&mut s, ms(5), &[a], None), None);
         assert_eq!(s.delivered(), 1000);
         // An ACK that delivers nothing (a duplicate ACK, a window update).
-        let b = s.on_send(ms(6), true);
+        let b = s.on_send(ms(6), true, 0);
         assert_eq!(s.generate_sample(None), None);
         // And the empty ACK left nothing behind for the next one.
         let rs = ack(&mut s, ms(16), &[b], None).expect("a sample");
@@ -534,13 +571,13 @@ mod tests {
         ];
         for order in orders {
             let mut s = RateSampler::new();
-            let a = s.on_send(ms(0), true);
-            let b = s.on_send(ms(1), false);
-            let _c = s.on_send(ms(2), false);
-            let d = s.on_send(ms(3), false);
+            let a = s.on_send(ms(0), true, 0);
+            let b = s.on_send(ms(1), false, 0);
+            let _c = s.on_send(ms(2), false, 0);
+            let d = s.on_send(ms(3), false, 0);
             ack(&mut s, ms(10), &[a], None);
-            let e = s.on_send(ms(10), false);
-            let f = s.on_send(ms(11), false);
+            let e = s.on_send(ms(10), false, 0);
+            let f = s.on_send(ms(11), false, 0);
             let sacked = [b, d, e, f];
             let walk = order.map(|i| sacked[i]);
             let rs = ack(&mut s, ms(14), &walk, None).expect("a sample");
@@ -552,7 +589,7 @@ mod tests {
             assert_eq!(rs.delivery_rate, 363_636);
             assert_eq!(rs.rtt, dur_ms(3));
             // C.first_sent_time is now F's send time.
-            assert_eq!(s.on_send(ms(15), false).first_sent_time, ms(11));
+            assert_eq!(s.on_send(ms(15), false, 0).first_sent_time, ms(11));
         }
     }
 
@@ -562,8 +599,8 @@ mod tests {
         // first, B is the newest: send_elapsed 5 ms, rtt 5 ms.
         for swap in [false, true] {
             let mut s = RateSampler::new();
-            let a = s.on_send(ms(0), true);
-            let b = s.on_send(ms(5), false);
+            let a = s.on_send(ms(0), true, 0);
+            let b = s.on_send(ms(5), false, 0);
             let walk = if swap { [b, a] } else { [a, b] };
             let rs = ack(&mut s, ms(10), &walk, None).expect("a sample");
             assert_eq!((rs.send_elapsed, rs.rtt), (dur_ms(5), dur_ms(5)));
@@ -572,9 +609,9 @@ mod tests {
         // packets: the sample is the later packet's, application-limited.
         for swap in [false, true] {
             let mut s = RateSampler::new();
-            let a = s.on_send(ms(0), true);
+            let a = s.on_send(ms(0), true, 0);
             s.mark_app_limited(1000);
-            let b = s.on_send(ms(0), false);
+            let b = s.on_send(ms(0), false, 0);
             assert!(!a.is_app_limited() && b.is_app_limited());
             let walk = if swap { [b, a] } else { [a, b] };
             let rs = ack(&mut s, ms(10), &walk, None).expect("a sample");
@@ -587,13 +624,13 @@ mod tests {
         // A at 0 ms (empty pipe), B at 1 ms. A is lost; B is SACKed at 11 ms: 1000 B over
         // max(1, 11) ms = 90 909 B/s.
         let mut s = RateSampler::new();
-        let a = s.on_send(ms(0), true);
-        let b = s.on_send(ms(1), false);
+        let a = s.on_send(ms(0), true, 0);
+        let b = s.on_send(ms(1), false, 0);
         let rs = ack(&mut s, ms(11), &[b], None).expect("a sample");
         assert_eq!(rs.delivery_rate, 90_909);
         // A is retransmitted at 30 ms (A is still outstanding: the pipe is not empty). The
         // new stamp: 1000 delivered, at 11 ms, first_sent 1 ms (B's send).
-        let a2 = s.on_send(ms(30), false);
+        let a2 = s.on_send(ms(30), false, 0);
         assert_ne!(a2, a);
         assert_eq!(
             (a2.delivered(), a2.delivered_time, a2.first_sent_time),
@@ -646,7 +683,7 @@ mod tests {
         while acked < table.len() {
             let (_, _, ack_at, delivered, interval, rate) = table[acked];
             if sent < table.len() && table[sent].1 < ack_at {
-                stamps[sent] = Some(s.on_send(ms(table[sent].1), sent == acked));
+                stamps[sent] = Some(s.on_send(ms(table[sent].1), sent == acked, 0));
                 sent += 1;
                 continue;
             }
@@ -670,7 +707,7 @@ mod tests {
         // 4000 in flight when the application runs out of data at 29.5 ms.
         let mut p = [None; 14];
         for (i, st) in p.iter_mut().enumerate() {
-            *st = Some(s.on_send(ms(i as u64), i == 0));
+            *st = Some(s.on_send(ms(i as u64), i == 0, 0));
         }
         let p: Vec<TxStamp> = p.iter().flatten().copied().collect();
         for (i, st) in p.iter().enumerate().take(10) {
@@ -688,7 +725,7 @@ mod tests {
         // The bubble lasts until C.delivered passes 10 000 + 4000.
         assert_eq!(s.app_limited, 14_000);
         // The application writes one packet, E, at 30 ms: sent into the bubble.
-        let e = s.on_send(ms(30), false);
+        let e = s.on_send(ms(30), false, 0);
         assert!(e.is_app_limited());
         // Packets 10..=13, sent before the bubble, give samples that are not marked.
         for (i, st) in p.iter().enumerate().skip(10) {
@@ -697,7 +734,7 @@ mod tests {
         }
         // 14 000 delivered: not past the bubble yet, so F at 33 ms is marked too.
         assert!(s.is_app_limited());
-        let f = s.on_send(ms(33), false);
+        let f = s.on_send(ms(33), false, 0);
         assert!(f.is_app_limited());
         // E's ACK takes C.delivered to 15 000 > 14 000: its sample is marked (its stamp
         // was), and the phase ends with this ACK.
@@ -705,7 +742,7 @@ mod tests {
         assert!(rs.is_app_limited);
         assert!(!s.is_app_limited());
         // G, sent after the bubble, is not; F's sample still is.
-        let g = s.on_send(ms(50), false);
+        let g = s.on_send(ms(50), false, 0);
         assert!(!g.is_app_limited());
         assert!(
             ack(&mut s, ms(53), &[f], None)
@@ -772,7 +809,7 @@ mod tests {
         };
         assert!(s.check_app_limited(&idle));
         assert_eq!(s.app_limited, 1);
-        let a = s.on_send(ms(0), true);
+        let a = s.on_send(ms(0), true, 0);
         assert!(a.is_app_limited());
         let rs = ack(&mut s, ms(10), &[a], None).expect("a sample");
         assert!(rs.is_app_limited);
@@ -843,7 +880,7 @@ mod tests {
             let at = sched[acked].2;
             if stamps.len() < sched.len() && sched[stamps.len()].1 < at {
                 let now = Instant::from_nanos(sched[stamps.len()].1);
-                stamps.push(s.on_send(now, stamps.len() == acked));
+                stamps.push(s.on_send(now, stamps.len() == acked, 0));
                 continue;
             }
             while acked < sched.len() && sched[acked].2 == at {
@@ -896,10 +933,10 @@ mod tests {
     fn no_input_panics_and_counts_saturate() {
         let mut s = RateSampler::new();
         // Time running backwards: elapsed times are zero, so no sample.
-        let a = s.on_send(ms(100), true);
+        let a = s.on_send(ms(100), true, 0);
         assert_eq!(ack(&mut s, ms(50), &[a], None), None);
         // Delivered near the end of u64: saturates, and a rate from 1 ns does not overflow.
-        let b = s.on_send(Instant::ZERO, true);
+        let b = s.on_send(Instant::ZERO, true, 0);
         s.delivered = u64::MAX - 10;
         s.on_delivered(Instant::from_nanos(1), &b, u32::MAX);
         assert_eq!(s.delivered(), u64::MAX);
@@ -909,8 +946,8 @@ mod tests {
         assert_eq!(s.app_limited, u64::MAX);
         // The transmission counter wraps without upsetting the order of a burst.
         s.next_order = u32::MAX;
-        let c = s.on_send(ms(0), false);
-        let d = s.on_send(ms(0), false);
+        let c = s.on_send(ms(0), false, 0);
+        let d = s.on_send(ms(0), false, 0);
         assert!(d.sent_after(&c) && !c.sent_after(&d));
     }
 }

@@ -962,6 +962,7 @@ impl Connection {
             ece: self.ecn_ok && seg.flags.contains(TcpFlags::ECE),
             snd_una: self.snd_una,
             snd_max: self.snd_max,
+            delivery: None,
         };
         // Reno opens the window on the recovery ACK after the retraction, as 4.3BSD-Reno's
         // tcp_input does; NewReno's full ACK has already set cwnd (RFC 6582 §3.2 step 3).
