@@ -33,7 +33,7 @@ use crate::resolve::Invalid;
 use ackclock_gateway::{ImpairmentConfig, QdiscConfig};
 use ackclock_tcp::cc::SsthreshBase;
 use ackclock_tcp::config::{CongestionName, EcnEcho, Overrides, RttEstimatorName};
-use ackclock_tcp::{HyStart, LossDetection, RecoveryAlgorithm, WindowReduction};
+use ackclock_tcp::{HyStart, LossDetection, Pacing, RecoveryAlgorithm, WindowReduction};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::ops::Range;
@@ -737,6 +737,7 @@ fn override_name_message(path: &str, written: &str) -> Option<String> {
         "window_reduction" => (WindowReduction::NAMES, WindowReduction::ALIASES),
         "loss_detection" => (LossDetection::NAMES, LossDetection::ALIASES),
         "hystart" => (HyStart::NAMES, HyStart::ALIASES),
+        "pacing" => (Pacing::NAMES, Pacing::ALIASES),
         _ => return None,
     };
     let listed: Vec<String> = names
@@ -871,6 +872,7 @@ mod tests {
             |o| o.loss_detection,
         );
         check("hystart", HyStart::NAMES, HyStart::ALIASES, |o| o.hystart);
+        check("pacing", Pacing::NAMES, Pacing::ALIASES, |o| o.pacing);
         let o: Overrides = toml::from_str("cc = \"reno\"").unwrap();
         assert_eq!(o.cc, Some(CongestionName::Aimd));
     }

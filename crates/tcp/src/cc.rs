@@ -175,7 +175,11 @@ pub trait CongestionControl: fmt::Debug + Send {
     }
     /// The rate to pace data at, in bytes per second, or `None` for none of the
     /// controller's own (the connection may still pace by
-    /// [`TcpConfig::pacing`](crate::TcpConfig::pacing)). Read after every ACK.
+    /// [`TcpConfig::pacing`](crate::TcpConfig::pacing)). Read when the handshake completes,
+    /// then after every ACK for a controller that [`wants_delivery`], or with
+    /// `TcpConfig::pacing` on.
+    ///
+    /// [`wants_delivery`]: CongestionControl::wants_delivery
     fn pacing_rate(&self) -> Option<u64> {
         None
     }

@@ -267,9 +267,6 @@ names! {
     aliases [],
 }
 
-/// How the sender decides that a segment was lost, short of the retransmission timer.
-/// Scenario files and flags name it `dupack`, `rack` or `rack-tlp` ([`NAMES`](Self::NAMES)).
-///
 /// How the first slow start ends ([`TcpConfig::hystart`]), for the AIMD and CUBIC
 /// controllers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -295,6 +292,9 @@ pub enum HyStart {
     Classic,
 }
 
+/// How the sender decides that a segment was lost, short of the retransmission timer.
+/// Scenario files and flags name it `dupack`, `rack` or `rack-tlp` ([`NAMES`](Self::NAMES)).
+///
 /// RACK needs SACK: with a peer that does not offer it, a duplicate ACK says nothing about
 /// which segment arrived, and the connection uses the duplicate-ACK threshold (RFC 6582
 /// NewReno) whatever is configured here, as Linux does.
@@ -328,6 +328,31 @@ names! {
     HyStart,
     "hystart",
     [Off = "off", PlusPlus = "plus_plus", Classic = "classic"],
+    aliases [],
+}
+
+/// Whether a window-based controller's data is paced ([`TcpConfig::pacing`]). A controller
+/// with a pacing rate of its own (BBR) is always paced at it. Scenario files and flags name
+/// it `off` or `linux` ([`NAMES`](Self::NAMES)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize, serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum Pacing {
+    /// `"off"`: segments go as soon as the windows allow, in bursts as ACKs open them (the
+    /// seeds' ack clock). The default of every preset.
+    #[default]
+    Off,
+    /// `"linux"`: Linux's rule for a paced window-based controller (`tcp_update_pacing_rate`
+    /// with `tcp_pacing_ss_ratio` 200 and `tcp_pacing_ca_ratio` 120): max(cwnd, flight) /
+    /// SRTT, doubled while cwnd is below half ssthresh (slow start), times 1.2 after; no
+    /// pacing before the first RTT sample.
+    Linux,
+}
+
+names! {
+    Pacing,
+    "pacing",
+    [Off = "off", Linux = "linux"],
     aliases [],
 }
 
@@ -465,6 +490,14 @@ pub struct TcpConfig {
     /// by Linux CUBIC's HyStart ([`HyStart::Classic`], the `linux` preset). Other
     /// controllers ignore it.
     pub hystart: HyStart,
+    /// Pacing for window-based controllers ([`Pacing::Off`] by default, every preset).
+    pub pacing: Pacing,
+    /// How far a paced sender may run ahead of its schedule: after a late wake-up it may
+    /// send this much time's worth of data at once to catch up, so that a host whose timer
+    /// fires late does not fall below the rate (a token bucket of `rate x pacing_burst`
+    /// bytes). Zero (the default) spaces every segment exactly, as the simulator can; a live
+    /// host sets it to its timer's lateness.
+    pub pacing_burst: Duration,
     /// The congestion controller that sizes cwnd.
     pub congestion: CongestionAlgorithm,
     /// Duplicate ACKs that trigger fast retransmit ("tcprexmtthresh", 3).
@@ -556,6 +589,8 @@ impl TcpConfig {
             undo: false,
             frto: false,
             hystart: HyStart::Off,
+            pacing: Pacing::Off,
+            pacing_burst: Duration::ZERO,
             congestion: aimd(SsthreshBase::FlightSize),
             dupack_threshold: 3,
             limited_transmit: false,
@@ -1021,6 +1056,7 @@ mod tests {
             (Overrides { clock_granularity_ms: Some(1e5), ..o() }, "100000"),
             (Overrides { ack_every: Some(0), ..o() }, "0"),
             (Overrides { delayed_ack_ms: Some(f64::NAN), ..o() }, "NaN"),
+            (Overrides { pacing_burst_ms: Some(1001.0), ..o() }, "1001"),
             (Overrides { decrease: Some(0.0), ..o() }, "0"),
             (Overrides { increase: Some(-1.0), ..o() }, "-1"),
             (Overrides { adaptive_increase: Some(0.6), ..o() }, "0.6"),
@@ -1049,8 +1085,8 @@ mod tests {
             .collect();
         assert_eq!(shown[0], "mss: 64 to 65495 bytes");
         assert_eq!(shown[6], "rfc793_alpha: [0, 1)");
-        assert_eq!(shown[16], "adaptive_increase: (0, 0.5] (a loss rate)");
-        assert_eq!(shown[17], "multiplicative_increase: above 1, at most 1000");
+        assert_eq!(shown[17], "adaptive_increase: (0, 0.5] (a loss rate)");
+        assert_eq!(shown[18], "multiplicative_increase: above 1, at most 1000");
     }
 }
 
@@ -1128,8 +1164,12 @@ pub struct Overrides {
     pub undo: Option<bool>,
     /// [`TcpConfig::frto`].
     pub frto: Option<bool>,
-    /// [`TcpConfig::hystart`]: "off" or "plus_plus" (RFC 9406).
+    /// [`TcpConfig::hystart`]: "off", "plus_plus" (RFC 9406) or "classic".
     pub hystart: Option<HyStart>,
+    /// [`TcpConfig::pacing`]: "off" or "linux".
+    pub pacing: Option<Pacing>,
+    /// [`TcpConfig::pacing_burst`], in milliseconds, 0 to 1000.
+    pub pacing_burst_ms: Option<f64>,
     /// "none", "fixed" (cwnd = the initial window, always), "aimd" (alias "reno"), "cubic".
     /// "aimd" keeps the current AIMD parameters when AIMD is already selected; otherwise,
     /// and always for "cubic", the controller starts from its defaults.
@@ -1385,6 +1425,8 @@ const ROWS: &[Row] = &[
     set!(undo, |c, v| c.undo = v),
     set!(frto, |c, v| c.frto = v),
     set!(hystart, |c, v| c.hystart = v),
+    set!(pacing, |c, v| c.pacing = v),
+    range!(pacing_burst_ms: f64, Closed(0.0, 1000.0), "ms", |c, v| c.pacing_burst = ms(v)),
     step(Overrides::apply_cc),
     step(Overrides::check_aimd_only),
     // d = 1 keeps the window through a loss: loss taken as non-congestive (the reading of

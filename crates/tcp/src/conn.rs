@@ -42,12 +42,15 @@ use ackclock_wire::{
     checksum, packet, Duration, Instant, Ipv4Header, SackBlock, TcpFlags, TcpHeader, TcpOptions,
 };
 use core::net::SocketAddrV4;
+use output::Resend;
 use std::sync::Arc;
 use timers::{Timer, Timers};
 
 mod ack_policy;
+mod delivery;
 mod input;
 mod output;
+mod pacing;
 mod rack;
 mod timers;
 mod undo;
@@ -281,6 +284,18 @@ pub struct Connection {
     /// RFC 8985 RACK detects losses (configured, SACK agreed and SACK recovery in use):
     /// `rack` holds its state.
     rack_on: bool,
+    /// The controller models the path from delivery-rate samples
+    /// ([`CongestionControl::wants_delivery`]): `rack` holds the transmit log with its
+    /// stamps, and the controller hears of every ACK after loss detection
+    /// (`conn/delivery.rs`).
+    cc_model: bool,
+    /// The controller sets the window during a recovery
+    /// ([`CongestionControl::owns_recovery_window`]): no PRR, no retraction.
+    cc_owns_recovery: bool,
+    /// The pacing rate in bytes per second, 0 when not paced (`conn/pacing.rs`).
+    pace_rate: u64,
+    /// The earliest time the next data segment may go when paced.
+    pace_at: Instant,
 
     /// Counters, those of every segment first (the end of the hot block), the others after.
     stats: Counters,
@@ -327,9 +342,11 @@ pub struct Connection {
     /// Our timestamp on the fast retransmit that began the current recovery, with `undo`:
     /// Eifel detection (RFC 3522) applied to it (`conn/undo.rs`).
     fr_retransmit_ts: Option<u32>,
-    /// RFC 8985 RACK-TLP's per-segment record and state, while `rack_on` (boxed: a
-    /// connection without it pays one pointer).
+    /// RFC 8985 RACK-TLP's per-segment record and state, while `rack_on` or `cc_model`
+    /// (boxed: a connection without it pays one pointer).
     rack: Option<Box<Rack>>,
+    /// With `cc_model`: `C.delivered` and `C.lost` at the last event, for what an ACK adds.
+    model_seen: (u64, u64),
     error: Option<ConnectionError>,
 }
 
@@ -430,6 +447,7 @@ impl Connection {
             local.port(),
             remote.port(),
         );
+        let (cc_model, cc_owns_recovery) = (cc.wants_delivery(), cc.owns_recovery_window());
         let mut c = Connection {
             state,
             local,
@@ -475,6 +493,11 @@ impl Connection {
             fr_retransmit_ts: None,
             rack: None,
             rack_on: false,
+            cc_model,
+            cc_owns_recovery,
+            pace_rate: 0,
+            pace_at: now,
+            model_seen: (0, 0),
             ecn_pre_ack: None,
             ecn_recover: None,
             sack_recent: [SeqNum::new(0); 4],
@@ -696,6 +719,10 @@ impl Connection {
             State::SynSent | State::SynReceived | State::Established | State::CloseWait
                 if !self.fin_queued =>
             {
+                if self.cc_model {
+                    // draft-cheng §3.4: tested before the data is queued.
+                    self.rate_check_app_limited();
+                }
                 let n = self.send_buf.write(data);
                 if n < data.len() || self.send_buf.free() == 0 {
                     self.send_blocked = true;
@@ -726,6 +753,10 @@ impl Connection {
             State::SynSent | State::SynReceived | State::Established | State::CloseWait
                 if !self.fin_queued =>
             {
+                if self.cc_model {
+                    // draft-cheng §3.4: tested before the data is queued.
+                    self.rate_check_app_limited();
+                }
                 let r = self.send_buf.write_with(f);
                 if self.send_buf.free() == 0 {
                     // Full: `Writable` tells the application when space comes back.

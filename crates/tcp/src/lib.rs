@@ -159,8 +159,8 @@ mod table_alloc;
 
 pub use ackclock_wire::OptionLayout;
 pub use config::{
-    AckPolicy, CongestionAlgorithm, HyStart, InitialWindow, LossDetection, RecoveryAlgorithm,
-    TcpConfig, WindowReduction, MIN_MSS,
+    AckPolicy, CongestionAlgorithm, HyStart, InitialWindow, LossDetection, Pacing,
+    RecoveryAlgorithm, TcpConfig, WindowReduction, MIN_MSS,
 };
 pub use conn::{Connection, Transmit};
 pub use cubic::CubicConfig;

@@ -25,6 +25,7 @@
 //! - after an RTO the engine resends from SND.UNA (go-back-N, RFC 5681 §3.1) as without
 //!   RACK, rather than only the segments §6.3 would mark lost.
 
+use crate::rate::{RateSampler, TxStamp};
 use crate::seq::SeqNum;
 use ackclock_wire::{Duration, Instant, SackBlocks};
 use std::collections::VecDeque;
@@ -138,10 +139,32 @@ pub(crate) struct AckSummary {
     pub dsack: bool,
 }
 
+/// Delivery-rate estimation on the transmit record (draft-cheng-iccrg-delivery-rate-
+/// estimation, `crate::rate`), kept when the congestion controller asks for it (BBR): a
+/// stamp per segment of the record, in a ring parallel to it (entry i stamps segment i).
+#[derive(Clone, Debug)]
+struct RateLog {
+    sampler: RateSampler,
+    stamps: VecDeque<TxStamp>,
+    /// The RTT of the most recently sent segment the last ACK delivered that was never
+    /// resent, measured on the engine's clock (the timestamp option's are whole
+    /// milliseconds): what Linux gives BBR as `rs->rtt_us`. Taken by the connection.
+    ack_rtt: Option<Duration>,
+    /// The least of those RTTs over the connection: the floor a rate sample's interval
+    /// must reach (draft-cheng §3.3), and the controller's minimum RTT.
+    min_rtt: Option<Duration>,
+}
+
 /// RACK's per-connection state (RFC 8985 §5.2) with its per-segment record, and TLP's.
+///
+/// The record is also the connection's transmit log for delivery-rate estimation: a
+/// controller that models the path (BBR) has it kept, with a stamp per segment, whether or
+/// not RACK detects losses ([`Rack::with_rate`]).
 #[derive(Clone, Debug)]
 pub(crate) struct Rack {
     log: VecDeque<Sent>,
+    /// The rate stamps, when the controller asks for delivery-rate samples.
+    rate: Option<RateLog>,
     /// Bytes of the record marked lost and not sent again.
     lost_bytes: u32,
     /// Bytes of the record SACKed.
@@ -188,6 +211,7 @@ impl Rack {
     pub(crate) fn new(tlp: bool, iss: SeqNum) -> Self {
         Rack {
             log: VecDeque::new(),
+            rate: None,
             lost_bytes: 0,
             sacked_bytes: 0,
             segs_sacked: 0,
@@ -208,6 +232,31 @@ impl Rack {
             probe_base: Instant::ZERO,
             probe_one_segment: false,
         }
+    }
+
+    /// The same record with delivery-rate stamps kept beside it.
+    pub(crate) fn with_rate(mut self) -> Self {
+        self.rate = Some(RateLog {
+            sampler: RateSampler::new(),
+            stamps: VecDeque::new(),
+            ack_rtt: None,
+            min_rtt: None,
+        });
+        self
+    }
+
+    /// With rate stamps: the last ACK's unambiguous RTT (taken: `None` next time unless an
+    /// ACK measured one) and the connection's minimum, both to the nanosecond.
+    pub(crate) fn take_ack_rtt(&mut self) -> (Option<Duration>, Option<Duration>) {
+        match self.rate.as_mut() {
+            Some(rl) => (rl.ack_rtt.take(), rl.min_rtt),
+            None => (None, None),
+        }
+    }
+
+    /// The delivery-rate sampler, when stamps are kept.
+    pub(crate) fn sampler(&mut self) -> Option<&mut RateSampler> {
+        self.rate.as_mut().map(|r| &mut r.sampler)
     }
 
     /// TLP is enabled.
@@ -259,6 +308,9 @@ impl Rack {
     /// Frees the record's memory (the connection is done sending).
     pub(crate) fn release(&mut self) {
         self.log = VecDeque::new();
+        if let Some(r) = self.rate.as_mut() {
+            r.stamps = VecDeque::new();
+        }
         self.lost_bytes = 0;
         self.sacked_bytes = 0;
         self.segs_sacked = 0;
@@ -267,11 +319,21 @@ impl Rack {
     /// RFC 8985 §6.1: `[start, end)` was sent at `now` (`fin`: its last sequence number is
     /// the FIN). Parts already in the record are resends (their time moves to `now`, they
     /// are marked retransmitted and no longer lost); the part beyond the record is new.
-    pub(crate) fn on_transmit(&mut self, start: SeqNum, end: SeqNum, now: Instant, fin: bool) {
+    /// `repair`: a resend made to repair a loss (not a tail loss probe), whose bytes count
+    /// as lost for delivery-rate estimation.
+    pub(crate) fn on_transmit(
+        &mut self,
+        start: SeqNum,
+        end: SeqNum,
+        now: Instant,
+        fin: bool,
+        repair: bool,
+    ) {
         let fin_flag = if fin { FIN } else { 0 };
         if end <= start {
             return;
         }
+        let was_empty = self.log.is_empty();
         let order = self.next_order;
         self.next_order = order.wrapping_add(1);
         let last_end = match self.log.back() {
@@ -285,15 +347,21 @@ impl Rack {
                     order,
                     flags: fin_flag,
                 });
+                if self.rate.is_some() {
+                    self.stamp_range(now, was_empty, self.log.len() - 1, 0);
+                }
                 return;
             }
         };
         let start = start.max(self.log.front().map_or(start, |s| s.start));
         let mid = end.min(last_end);
+        let mut first = self.log.len();
+        let mut resent = 0;
         if start < mid {
             self.split_at(start);
             self.split_at(mid);
             let mut i = self.index_of(start);
+            first = i;
             while i < self.log.len() && self.log[i].start < mid {
                 let s = &mut self.log[i];
                 if s.flags & LOST != 0 {
@@ -305,6 +373,7 @@ impl Rack {
                 }
                 s.xmit = now;
                 s.order = order;
+                resent += s.len();
                 i += 1;
             }
         }
@@ -316,6 +385,44 @@ impl Rack {
                 order,
                 flags: fin_flag,
             });
+        }
+        if self.rate.is_some() {
+            let lost = if repair { resent } else { 0 };
+            self.stamp_range(now, was_empty, first, lost);
+        }
+    }
+
+    /// Delivery-rate estimation's part of a transmission (draft-cheng §3.2): one stamp for
+    /// it, given to the segments from index `first` to the end of what it touched (new ones
+    /// at the back get theirs pushed). `lost`: bytes it resent to repair a loss.
+    #[cold]
+    fn stamp_range(&mut self, now: Instant, was_empty: bool, first: usize, lost: u32) {
+        let pipe = self.pipe(self.span());
+        let Some(rl) = self.rate.as_mut() else {
+            return;
+        };
+        rl.sampler.note_lost(lost);
+        let stamp = rl.sampler.on_send(now, was_empty, pipe);
+        let Some(order) = self.log.get(first).map(|s| s.order) else {
+            return;
+        };
+        // The resent segments are contiguous from `first`; a new one, if any, is last.
+        let mut i = first;
+        while i < rl.stamps.len() && self.log[i].order == order {
+            rl.stamps[i] = stamp;
+            i += 1;
+        }
+        if rl.stamps.len() < self.log.len() {
+            rl.stamps.push_back(stamp);
+        }
+    }
+
+    /// The sequence space the record spans: SND.UNA (or the part of the first segment not
+    /// yet acknowledged) to SND.MAX.
+    fn span(&self) -> u32 {
+        match (self.log.front(), self.log.back()) {
+            (Some(f), Some(b)) => b.end.since(f.start),
+            _ => 0,
         }
     }
 
@@ -333,6 +440,12 @@ impl Rack {
                 // The FIN, if any, is in the right part.
                 self.log[i].flags &= !FIN;
                 self.log.insert(i + 1, Sent { start: s, ..e });
+                if let Some(rl) = self.rate.as_mut() {
+                    // Both parts keep the transmission's stamp.
+                    if let Some(st) = rl.stamps.get(i).copied() {
+                        rl.stamps.insert(i + 1, st);
+                    }
+                }
                 if e.flags & SACKED != 0 {
                     // Two SACKed segments where there was one.
                     self.segs_sacked += 1;
@@ -393,7 +506,15 @@ impl Rack {
             }
             min_rtt.is_none_or(|m| now.saturating_since(s.xmit) >= m)
         };
+        // The most recently sent segment delivered that was never resent: its RTT is
+        // unambiguous (Karn), to the nanosecond (for delivery-rate estimation).
+        let mut clean: Option<(Instant, u32)> = None;
         let mut deliver = |s: &Sent, cumulative: bool| {
+            if s.flags & RETRANS == 0
+                && clean.is_none_or(|(t, o)| sent_after(s.xmit, s.order, t, o))
+            {
+                clean = Some((s.xmit, s.order));
+            }
             if usable(s, cumulative)
                 && latest.is_none_or(|(t, o)| sent_after(s.xmit, s.order, t, o))
             {
@@ -419,14 +540,22 @@ impl Rack {
                     }
                     if s.flags & SACKED != 0 {
                         self.sacked_bytes -= cut;
+                    } else if let Some(rl) = self.rate.as_mut() {
+                        if let Some(st) = rl.stamps.front() {
+                            rl.sampler.on_delivered(now, st, cut);
+                        }
                     }
                     self.log[0].start = snd_una;
                 }
                 break;
             }
             self.log.pop_front();
+            let stamp = self.rate.as_mut().and_then(|rl| rl.stamps.pop_front());
             if s.flags & SACKED == 0 {
                 deliver(&s, true);
+                if let (Some(rl), Some(st)) = (self.rate.as_mut(), stamp) {
+                    rl.sampler.on_delivered(now, &st, s.len());
+                }
             }
             self.uncount(&s);
         }
@@ -445,6 +574,11 @@ impl Rack {
                 let s = self.log[i];
                 if s.covered_by(l, r) && s.flags & SACKED == 0 {
                     deliver(&s, false);
+                    if let Some(rl) = self.rate.as_mut() {
+                        if let Some(st) = rl.stamps.get(i) {
+                            rl.sampler.on_delivered(now, st, s.len());
+                        }
+                    }
                     if s.flags & LOST != 0 {
                         self.lost_bytes -= s.len();
                     }
@@ -456,6 +590,11 @@ impl Rack {
             }
         }
         self.fack = fack;
+        if let (Some(rl), Some((t, _))) = (self.rate.as_mut(), clean) {
+            let rtt = now.saturating_since(t);
+            rl.ack_rtt = Some(rtt);
+            rl.min_rtt = Some(rl.min_rtt.map_or(rtt, |m| m.min(rtt)));
+        }
         self.reordering_seen |= reordered;
         let mut advanced = false;
         if let Some((t, o)) = latest {
@@ -685,9 +824,56 @@ mod tests {
     fn ten_segments() -> Rack {
         let mut r = Rack::new(true, sq(0));
         for k in 0..10u32 {
-            r.on_transmit(sq(k * 100), sq(k * 100 + 100), ms(1 + u64::from(k)), false);
+            r.on_transmit(
+                sq(k * 100),
+                sq(k * 100 + 100),
+                ms(1 + u64::from(k)),
+                false,
+                true,
+            );
         }
         r
+    }
+
+    /// The stamps of delivery-rate estimation stay beside their segments when a resend
+    /// splits one, each byte is delivered once (by SACK or by the cumulative ACK, not
+    /// both), and bytes resent to repair a loss count as lost (draft-cheng §3.2, §3.3).
+    #[test]
+    fn draft_cheng_3_2_stamps_follow_the_record_through_splits_sacks_and_acks() {
+        let mut r = Rack::new(false, sq(0)).with_rate();
+        for k in 0..4u32 {
+            r.on_transmit(
+                sq(k * 100),
+                sq(k * 100 + 100),
+                ms(1 + u64::from(k)),
+                false,
+                true,
+            );
+        }
+        // Part of the second segment is resent: it splits in two, each part with a stamp.
+        r.on_transmit(sq(150), sq(200), ms(8), false, true);
+        let rl = r.rate.as_ref().expect("stamps kept");
+        assert_eq!((r.log.len(), rl.stamps.len()), (5, 5));
+        assert_eq!(rl.sampler.lost(), 50, "the repair's bytes count as lost");
+        assert_eq!(rl.stamps[1].sent_time(), ms(2));
+        assert_eq!(rl.stamps[2].sent_time(), ms(8));
+        // A SACK of the last two segments delivers 200 bytes; the newest sent at 4 ms.
+        r.on_ack(ms(30), sq(0), sq(400), &blocks(&[(200, 400)]), None, None);
+        let s = r.sampler().unwrap();
+        assert_eq!(s.delivered(), 200);
+        let rs = s.generate_sample(None).expect("a sample");
+        assert_eq!(rs.rtt, d(26));
+        // The cumulative ACK of everything delivers the other 200 only.
+        r.on_ack(ms(40), sq(400), sq(400), &blocks(&[]), None, None);
+        let s = r.sampler().unwrap();
+        assert_eq!(s.delivered(), 400);
+        let rs = s.generate_sample(None).expect("a sample");
+        assert_eq!(rs.rtt, d(32), "the newest delivered is the resend at 8 ms");
+        assert_eq!(rs.lost, 0, "nothing was lost after the resend was sent");
+        assert!(r.log.is_empty() && r.rate.as_ref().unwrap().stamps.is_empty());
+        // The unambiguous RTT comes from the newest segment never resent (the part of the
+        // split segment that was not resent, sent at 2 ms), not from the resend.
+        assert_eq!(r.take_ack_rtt(), (Some(d(38)), Some(d(26))));
     }
 
     #[test]
@@ -704,13 +890,13 @@ mod tests {
     fn rfc8985_6_2_step5_a_resend_at_the_same_instant_as_higher_data_is_later_than_it() {
         let mut r = Rack::new(false, sq(0));
         for k in 0..5u32 {
-            r.on_transmit(sq(k * 100), sq(k * 100 + 100), ms(1), false);
+            r.on_transmit(sq(k * 100), sq(k * 100 + 100), ms(1), false, true);
         }
         r.on_ack(ms(10), sq(0), sq(500), &blocks(&[(100, 500)]), None, None);
         assert_eq!(r.detect_loss(ms(10), Duration::ZERO).0, 100);
         // More data and the resend at one instant, the resend last.
-        r.on_transmit(sq(500), sq(600), ms(10), false);
-        r.on_transmit(sq(0), sq(100), ms(10), false);
+        r.on_transmit(sq(500), sq(600), ms(10), false, true);
+        r.on_transmit(sq(0), sq(100), ms(10), false, true);
         r.on_ack(ms(20), sq(0), sq(600), &blocks(&[(100, 600)]), None, None);
         assert_eq!(
             r.detect_loss(ms(20), Duration::ZERO).0,
@@ -741,7 +927,7 @@ mod tests {
         let mut r = ten_segments();
         assert_eq!(r.segments(), 10);
         // Resend 150..250: the second and third segments split at 150 and 250.
-        r.on_transmit(sq(150), sq(250), ms(50), false);
+        r.on_transmit(sq(150), sq(250), ms(50), false, true);
         assert_eq!(r.segments(), 12);
         let spans: Vec<_> = r.log.iter().map(|s| (s.start.get(), s.end.get())).collect();
         assert_eq!(
@@ -752,7 +938,7 @@ mod tests {
         assert_eq!(r.log[2].flags, RETRANS);
         assert_eq!(r.log[1].xmit, ms(2));
         // A send that overlaps the end resends the old part and adds the new.
-        r.on_transmit(sq(950), sq(1100), ms(60), false);
+        r.on_transmit(sq(950), sq(1100), ms(60), false, true);
         let last: Vec<_> = r
             .log
             .iter()
@@ -767,9 +953,9 @@ mod tests {
     fn rfc2018_a_segment_ending_with_the_fin_is_sacked_when_its_data_is() {
         for right in [200, 201] {
             let mut r = Rack::new(true, sq(0));
-            r.on_transmit(sq(0), sq(100), ms(1), false);
+            r.on_transmit(sq(0), sq(100), ms(1), false, true);
             // 100 data bytes and the FIN.
-            r.on_transmit(sq(100), sq(201), ms(2), true);
+            r.on_transmit(sq(100), sq(201), ms(2), true, true);
             // This engine's receiver reports the data (200), Linux's the FIN too (201).
             let s = r.on_ack(ms(30), sq(0), sq(201), &blocks(&[(100, right)]), None, None);
             assert!(s.advanced, "right edge {right}");
@@ -778,8 +964,8 @@ mod tests {
         }
         // A resend of part of it leaves the FIN with the right part.
         let mut r = Rack::new(true, sq(0));
-        r.on_transmit(sq(0), sq(101), ms(1), true);
-        r.on_transmit(sq(0), sq(50), ms(5), false);
+        r.on_transmit(sq(0), sq(101), ms(1), true, true);
+        r.on_transmit(sq(0), sq(50), ms(5), false, true);
         assert_eq!(r.log[0].flags & FIN, 0);
         assert_eq!(r.log[1].flags & FIN, FIN);
     }
@@ -811,7 +997,7 @@ mod tests {
     #[test]
     fn rfc8985_6_2_step2_an_ambiguous_retransmission_is_not_a_sample() {
         let mut r = ten_segments();
-        r.on_transmit(sq(0), sq(100), ms(40), false);
+        r.on_transmit(sq(0), sq(100), ms(40), false, true);
         // Delivered 2 ms after the resend, with a minimum RTT of 10 ms: the original arrived.
         let s = r.on_ack(
             ms(42),
@@ -825,7 +1011,7 @@ mod tests {
         assert_eq!(r.xmit_ts, None);
         // With timestamps, an echo older than the resend says the same.
         let mut r = ten_segments();
-        r.on_transmit(sq(0), sq(100), ms(40), false);
+        r.on_transmit(sq(0), sq(100), ms(40), false, true);
         let ts_of = |t: Instant| (t.as_nanos() / 1_000_000) as u32;
         let s = r.on_ack(
             ms(60),
@@ -869,7 +1055,7 @@ mod tests {
     fn rfc8985_6_2_step3_a_resent_segment_below_fack_is_not_reordering() {
         let mut r = ten_segments();
         r.on_ack(ms(20), sq(0), sq(1000), &blocks(&[(500, 600)]), None, None);
-        r.on_transmit(sq(0), sq(100), ms(21), false);
+        r.on_transmit(sq(0), sq(100), ms(21), false, true);
         r.on_ack(
             ms(40),
             sq(100),
@@ -972,7 +1158,7 @@ mod tests {
         assert_eq!(r.lost_bytes(), 300);
         assert_eq!(r.pipe(1000), 0);
         // Resending one takes its mark off.
-        r.on_transmit(sq(0), sq(100), ms(29), false);
+        r.on_transmit(sq(0), sq(100), ms(29), false, true);
         assert_eq!(r.lost_bytes(), 200);
         assert_eq!(r.first_lost(), Some((sq(100), 100)));
         assert_eq!(r.pipe(1000), 100);
@@ -984,11 +1170,11 @@ mod tests {
         r.on_ack(ms(30), sq(0), sq(1000), &blocks(&[(100, 1000)]), None, None);
         r.detect_loss(ms(30), Duration::ZERO);
         assert_eq!(r.first_lost(), Some((sq(0), 100)));
-        r.on_transmit(sq(0), sq(100), ms(31), false);
+        r.on_transmit(sq(0), sq(100), ms(31), false, true);
         // Nothing is delivered past the resend yet: it is not lost.
         assert_eq!(r.detect_loss(ms(80), Duration::ZERO).0, 0);
         // New data sent after the resend is delivered: the resend, older, is lost.
-        r.on_transmit(sq(1000), sq(1100), ms(32), false);
+        r.on_transmit(sq(1000), sq(1100), ms(32), false, true);
         r.on_ack(ms(60), sq(0), sq(1100), &blocks(&[(100, 1100)]), None, None);
         assert_eq!(r.detect_loss(ms(60), Duration::ZERO).0, 100);
     }

@@ -6,7 +6,7 @@
 use crate::DeviceConfig;
 use ackclock_tcp::cc::SsthreshBase;
 use ackclock_tcp::config::{CongestionName, EcnEcho, OverrideError, Overrides, RttEstimatorName};
-use ackclock_tcp::{HyStart, LossDetection, RecoveryAlgorithm, TcpConfig, WindowReduction};
+use ackclock_tcp::{HyStart, LossDetection, Pacing, RecoveryAlgorithm, TcpConfig, WindowReduction};
 use ackclock_units as units;
 use ackclock_wire::Duration;
 use anyhow::{bail, Result};
@@ -133,6 +133,14 @@ pub struct TcpArgs {
     /// classic (Linux CUBIC's HyStart: ACK train or delay rise); both need timestamps.
     #[arg(long, value_name = "NAME", value_parser = names::<HyStart>())]
     pub hystart: Option<HyStart>,
+    /// Pacing for window-based controllers: off, or linux (max(cwnd, flight) / SRTT times
+    /// 2 in slow start, 1.2 after, as Linux paces); BBR always paces at its own rate.
+    #[arg(long, value_name = "NAME", value_parser = names::<Pacing>())]
+    pub pacing: Option<Pacing>,
+    /// How far a paced sender may run ahead of its schedule after a late wake-up, in ms:
+    /// the live loop's timer lateness (default: what the loop measured; 0 spaces exactly).
+    #[arg(long, value_name = "MS", value_parser = units::millis())]
+    pub pacing_burst_ms: Option<f64>,
     /// Congestion control (aimd also as reno; fixed: cwnd = the initial window, always;
     /// dctcp and dec_bit also turn ECN on with the per-packet echo).
     #[arg(long, value_name = "NAME", value_parser = names::<CongestionName>())]
@@ -228,7 +236,8 @@ named!(
     EcnEcho,
     WindowReduction,
     LossDetection,
-    HyStart
+    HyStart,
+    Pacing
 );
 
 /// A flag that takes one of the engine's names: clap lists them in `--help` and in the
@@ -284,6 +293,8 @@ impl TcpArgs {
             undo: self.undo,
             frto: self.frto,
             hystart: self.hystart,
+            pacing: self.pacing,
+            pacing_burst_ms: self.pacing_burst_ms,
             cc: self.cc,
             decrease: self.decrease,
             increase: self.increase,
@@ -525,6 +536,20 @@ mod tests {
             e.contains("[possible values: off, plus_plus, classic]"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn pacing_flags_reach_the_config() {
+        let t = T::parse_from(["x", "--pacing", "linux", "--pacing-burst-ms", "2"]);
+        let c = t.tcp.config().unwrap();
+        assert_eq!(
+            (c.pacing, c.pacing_burst),
+            (Pacing::Linux, Duration::from_millis(2))
+        );
+        let e = T::try_parse_from(["x", "--pacing", "fq"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("off") && e.contains("linux"), "{e}");
     }
 
     /// `--loss-detection` takes the engine's names (RFC 8985 RACK, with or without TLP) into

@@ -144,9 +144,14 @@ impl Connection {
             }
         }
         let prev_una = self.snd_una;
+        let prior_in_flight = self.model_before_ack();
         self.process_new_ack(now, seg);
-        if self.rack_on {
+        if self.rack.is_some() {
             self.rack_on_ack(now, seg, prev_una, false, false);
+        }
+        if self.cc_model {
+            let ece = self.ecn_ok && seg.flags.contains(TcpFlags::ECE);
+            self.model_on_ack(now, prev_una, prior_in_flight, ece);
         }
         self.update_send_window(seg.seq, seg.ack, wnd, true);
         self.update_ts_recent(now, seg);
@@ -311,6 +316,9 @@ impl Connection {
             CongestionAlgorithm::Fixed => self.cc = make_cc(&self.cfg, mss),
             _ => self.set_cwnd(self.cfg.initial_window.bytes(mss)),
         }
+        // A controller's pacing rate holds from the first segment of data (BBR's initial
+        // rate comes from the initial window; Linux sets it when the controller starts).
+        self.update_pacing_rate();
     }
 
     pub(super) fn take_syn_options(&mut self, now: Instant, seg: &Segment<'_>) {
@@ -576,7 +584,8 @@ impl Connection {
         let wnd = u32::from(seg.window) << self.snd_wscale;
         // RFC 9937 §6.2 needs the change in the bytes SACKed: the scoreboard before this ACK
         // (all of it, and the part above the new SND.UNA), with PRR only.
-        let prr_on = self.cfg.window_reduction == WindowReduction::Prr;
+        let prr_on = self.cfg.window_reduction == WindowReduction::Prr && !self.cc_owns_recovery;
+        let prior_in_flight = self.model_before_ack();
         let prr_before = if prr_on && self.sack_ok {
             let low = ack.max(self.snd_una);
             (
@@ -628,7 +637,7 @@ impl Connection {
         } else {
             self.process_new_ack(now, seg);
         }
-        if self.rack_on {
+        if self.rack.is_some() {
             // Before PRR: the ACK on which RACK starts a recovery is PRR's first (§6.1).
             self.rack_on_ack(now, seg, prev_una, was_recovering, is_dup);
         }
@@ -637,6 +646,10 @@ impl Connection {
         }
         if self.frto.is_some() {
             self.frto_on_ack(now, prev_una, is_dup);
+        }
+        if self.cc_model {
+            let ece = self.ecn_ok && seg.flags.contains(TcpFlags::ECE);
+            self.model_on_ack(now, prev_una, prior_in_flight, ece);
         }
         self.update_send_window(seg.seq, ack, wnd, acked_new);
         if self.ecn_ok && seg.flags.contains(TcpFlags::ECE) {
@@ -739,7 +752,7 @@ impl Connection {
         self.cwr_pending = true;
         self.ecn_recover = Some(self.snd_max);
         self.stats.ecn_reductions += 1;
-        if self.cfg.window_reduction == WindowReduction::Prr {
+        if self.cfg.window_reduction == WindowReduction::Prr && !self.cc_owns_recovery {
             // RFC 9937 §1: PRR brings the flight down to the new ssthresh over the next
             // round trip, as in a fast recovery, with RecoverFS the flight (nothing is
             // missing, none of it SACKed).
@@ -932,8 +945,11 @@ impl Connection {
             .rec
             .on_new_ack(prev_una, ack, flight_after, &*self.cc, mss);
         if let Some(w) = self.rec.take_window() {
-            // The retraction or deflation at the end of an episode.
-            self.set_cwnd(w);
+            // The retraction or deflation at the end of an episode (a controller that owns
+            // the recovery's window sets its own).
+            if !self.cc_owns_recovery {
+                self.set_cwnd(w);
+            }
         }
         if outcome == NewAckOutcome::Exit {
             self.fr_retransmit_ts = None;
@@ -970,8 +986,12 @@ impl Connection {
             NewAckOutcome::Exit => self.cfg.recovery == crate::config::RecoveryAlgorithm::Reno,
             _ => true,
         };
-        if grow {
+        // A model-based controller hears of this ACK after loss detection (`model_on_ack`).
+        if grow && !self.cc_model {
             self.cc.on_ack(&ev);
+            if self.cfg.pacing != crate::config::Pacing::Off {
+                self.update_pacing_rate();
+            }
         }
         // RFC 6298 §5.2/5.3: stop the timer when all is acknowledged, else restart it;
         // except that NewReno's later partial ACKs do not (RFC 6582 §3.2 step 4, the

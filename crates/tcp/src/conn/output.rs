@@ -4,6 +4,18 @@
 
 use super::*;
 
+/// Why a segment is resent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Resend {
+    /// To repair a loss (fast retransmit, a recovery's NextSeg, RACK's marks): its bytes
+    /// count as lost for delivery-rate estimation.
+    Repair,
+    /// RFC 6675's rescue retransmission (rule 4 of NextSeg), which also repairs.
+    Rescue,
+    /// A tail loss probe (RFC 8985 §7.3): not taken for lost.
+    Probe,
+}
+
 impl Connection {
     /// Writes the next packet to send into `buf` and describes it, or returns `None` when
     /// there is nothing to send now. Call it until it returns `None`.
@@ -55,8 +67,10 @@ impl Connection {
             return t;
         }
         // Nothing more to send now: arm the persist timer for a zero window (also after an
-        // application write or a probe, which no input follows) or the SWS override.
-        self.update_timers_after(now, true);
+        // application write or a probe, which no input follows) or the SWS override (not
+        // when pacing, not the window, holds the data back).
+        let quiescent = !self.timers.is_armed(Timer::Pace);
+        self.update_timers_after(now, quiescent);
         None
     }
 
@@ -138,18 +152,22 @@ impl Connection {
             // first; then new data (RFC 6675's rules 3 and 4 stand in for the loss
             // detection RACK does).
             return match r.first_lost() {
-                Some((seq, len)) => Err(self.retransmit(now, buf, seq, len.min(mss), false)),
+                Some((seq, len)) => {
+                    Err(self.retransmit(now, buf, seq, len.min(mss), Resend::Repair))
+                }
                 None if new_ok => Ok(room.min(rwnd_room)),
                 None => Err(None),
             };
         }
         match self.rec.next_seg(self.snd_una, mss, new_ok) {
             Some(NextSeg::Retransmit { seq, len }) => {
-                Err(self.retransmit(now, buf, seq, len, false))
+                Err(self.retransmit(now, buf, seq, len, Resend::Repair))
             }
             // RFC 6675 rule 4: the recovery notes the rescue (RescueRxt) and leaves HighRxt
             // where it was.
-            Some(NextSeg::Rescue { seq, len }) => Err(self.retransmit(now, buf, seq, len, true)),
+            Some(NextSeg::Rescue { seq, len }) => {
+                Err(self.retransmit(now, buf, seq, len, Resend::Rescue))
+            }
             Some(NextSeg::NewData) => Ok(room.min(rwnd_room)),
             None => Err(None),
         }
@@ -180,6 +198,9 @@ impl Connection {
         if self.snd_una == self.snd_max {
             // Nothing was outstanding: the user timeout counts from now.
             self.progress_at = now;
+            if self.cc_model && advance > 0 {
+                self.model_send_from_idle(now);
+            }
         }
         if forced {
             // The probe byte is not counted as sent: SND.NXT stays so that the byte is
@@ -208,6 +229,9 @@ impl Connection {
     /// recovery's first, then new data as the windows, Nagle and sender SWS avoidance
     /// (RFC 9293 §3.8.6.2.1) allow.
     pub(super) fn send_data(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        if self.pace_rate != 0 && !self.pace_allows(now) {
+            return None;
+        }
         let mss = self.payload_limit();
         let data_end = self.buf_seq + self.send_buf.len();
         // 0. A tail loss probe whose timeout expired (RFC 8985 §7.3).
@@ -219,7 +243,7 @@ impl Connection {
         // 1. A retransmission the recovery asked for goes first, whatever the window.
         if let Some(req) = self.rec.take_retransmit() {
             if req.seq >= self.snd_una && req.seq < self.snd_max {
-                let t = self.retransmit(now, buf, req.seq, mss, false);
+                let t = self.retransmit(now, buf, req.seq, mss, Resend::Repair);
                 if t.is_some() && req.restart_timer {
                     self.timers.set(Timer::Rto, now + self.rtt.rto());
                 }
@@ -314,13 +338,15 @@ impl Connection {
         }
         self.account_sent(now, seq, advance, forced, retransmitting);
         self.last_send_at = now;
-        if self.rack_on {
-            self.rack_sent(now, seq, advance, flags.contains(TcpFlags::FIN));
-            if !retransmitting && !forced {
+        if self.rack.is_some() {
+            let fin = flags.contains(TcpFlags::FIN);
+            self.rack_sent(now, seq, advance, fin, retransmitting);
+            if self.rack_on && !retransmitting && !forced {
                 // RFC 8985 §7.2: new data (re)starts the probe timeout.
                 self.rack_schedule_probe(now);
             }
         }
+        self.pace_on_sent(now, len);
         Some(t)
     }
 
@@ -336,16 +362,14 @@ impl Connection {
     }
 
     /// Resends up to `max_len` sequence bytes from `seq` (data, and the FIN if it was sent
-    /// right after them), marking it a retransmission.
-    /// Resends sent bytes from `seq`, at most `max_len`; `rescue` for RFC 6675's rescue
-    /// retransmission (rule 4 of NextSeg).
+    /// right after them), marking it a retransmission; `why` says what for.
     pub(super) fn retransmit(
         &mut self,
         now: Instant,
         buf: &mut [u8],
         seq: SeqNum,
         max_len: u32,
-        rescue: bool,
+        why: Resend,
     ) -> Option<Transmit> {
         let data_end = self.buf_seq + self.send_buf.len();
         // Only bytes that were sent are resent (RFC 5681 §3.2 "the segment that appears to
@@ -371,10 +395,9 @@ impl Connection {
         }
         let t = self.write_segment(now, buf, seq, len, flags, true)?;
         self.rec
-            .on_retransmit_sent(seq, len + u32::from(fin), rescue);
-        if self.rack_on {
-            self.rack_sent(now, seq, len + u32::from(fin), fin);
-        }
+            .on_retransmit_sent(seq, len + u32::from(fin), why == Resend::Rescue);
+        self.rack_sent(now, seq, len + u32::from(fin), fin, why != Resend::Probe);
+        self.pace_on_sent(now, len);
         if self.prr.is_active() {
             // RFC 9937 prr_out counts retransmissions too.
             self.prr.on_sent(len);

@@ -18,15 +18,29 @@ impl Connection {
             && self.rec.algorithm() == RecoveryAlgorithm::Sack;
         self.rack_on = on;
         self.rec.set_rack(on);
-        let tlp = self.cfg.loss_detection == LossDetection::RackTlp;
-        self.rack = on.then(|| Box::new(Rack::new(tlp, self.iss)));
+        let tlp = on && self.cfg.loss_detection == LossDetection::RackTlp;
+        // A controller that models the path (BBR) needs the record as its transmit log,
+        // with RACK's loss detection or without.
+        self.rack = if self.cc_model {
+            Some(Box::new(Rack::new(tlp, self.iss).with_rate()))
+        } else {
+            on.then(|| Box::new(Rack::new(tlp, self.iss)))
+        };
     }
 
-    /// RFC 8985 §6.1: `[seq, seq + advance)` was just sent (`fin`: ending with the FIN).
+    /// RFC 8985 §6.1: `[seq, seq + advance)` was just sent (`fin`: ending with the FIN);
+    /// `repair`: a resend that repairs a loss (see `Rack::on_transmit`).
     #[inline]
-    pub(super) fn rack_sent(&mut self, now: Instant, seq: SeqNum, advance: u32, fin: bool) {
+    pub(super) fn rack_sent(
+        &mut self,
+        now: Instant,
+        seq: SeqNum,
+        advance: u32,
+        fin: bool,
+        repair: bool,
+    ) {
         if let Some(r) = self.rack.as_deref_mut() {
-            r.on_transmit(seq, seq + advance, now, fin);
+            r.on_transmit(seq, seq + advance, now, fin, repair);
         }
     }
 
@@ -71,6 +85,11 @@ impl Connection {
             echo,
             self.rtt.min_rtt(),
         );
+        if !self.rack_on {
+            // The record only as the transmit log of delivery-rate estimation.
+            self.rack = Some(r);
+            return;
+        }
         let was_rto_recovery = self.rec.in_rto_recovery(prev_una);
         if (was_recovering && !self.rec.in_recovery())
             || (was_rto_recovery && !self.rec.in_rto_recovery(self.snd_una))
@@ -293,12 +312,13 @@ impl Connection {
             let t = self.write_segment(now, buf, seq, len, flags, false)?;
             let advance = len + u32::from(fin_here);
             self.account_sent(now, seq, advance, false, false);
-            self.rack_sent(now, seq, advance, fin_here);
+            self.rack_sent(now, seq, advance, fin_here, false);
+            self.pace_on_sent(now, len);
             self.last_send_at = now;
             (t, false)
         } else {
             let (seq, len) = last?;
-            (self.retransmit(now, buf, seq, len, false)?, true)
+            (self.retransmit(now, buf, seq, len, Resend::Probe)?, true)
         };
         let end = self.snd_max;
         if let Some(r) = self.rack.as_deref_mut() {

@@ -4,7 +4,7 @@
 //! the connection's next deadline is the least of them.
 //!
 //! The table also remembers whether a timer was armed earlier than the time the
-//! endpoint's timer heap will next look at this connection (`heap_deadline`): only then
+//! endpoint's timer heap will next look at this connection (`heap`): only then
 //! does the heap need a new entry, so re-arming the retransmission timer on every ACK costs
 //! a compare, not a heap push.
 
@@ -25,28 +25,40 @@ pub(crate) enum Timer {
     /// RFC 8985: RACK's reordering timer or TLP's probe timeout, whichever the connection's
     /// RACK state says (`Rack::timer`); only with RACK.
     Loss = 4,
+    /// Pacing: data waits for its send time (`conn/pacing.rs`); firing only lets
+    /// `poll_transmit` send it.
+    Pace = 5,
 }
 
 /// An unarmed slot: later than every deadline, so the earliest is a plain minimum.
 const UNARMED: u64 = u64::MAX;
 
-/// The five deadlines, in nanoseconds of [`Instant`] (`UNARMED` when off).
+/// `heap`'s flag bit: a timer was armed earlier than the heap's deadline since the last
+/// `take_armed_early`.
+const ARMED_EARLY: u64 = 1 << 63;
+/// `heap`'s deadline bits: nanoseconds, `HEAP_NEVER` for none.
+const HEAP_NEVER: u64 = ARMED_EARLY - 1;
+
+/// The six deadlines, in nanoseconds of [`Instant`] (`UNARMED` when off).
+///
+/// 56 bytes, so that the table and the connection's configuration pointer fill one cache
+/// line (what the endpoint's timer heap reads of an idle connection): the heap's deadline
+/// and the armed-early flag share a word.
 #[derive(Debug)]
 pub(crate) struct Timers {
-    at: [u64; 5],
+    at: [u64; 6],
     /// When the endpoint's timer heap will next look at this connection, in nanoseconds
-    /// (`UNARMED`: never).
-    heap_deadline: Cell<u64>,
-    /// A timer was armed earlier than `heap_deadline` since the last `take_armed_early`.
-    armed_early: bool,
+    /// below 2^63 (`HEAP_NEVER`: never; later instants, 292 years on, count as never),
+    /// and in the top bit (`ARMED_EARLY`) whether a timer was armed earlier than that since
+    /// the last `take_armed_early`.
+    heap: Cell<u64>,
 }
 
 impl Timers {
     pub(crate) fn new() -> Self {
         Timers {
-            at: [UNARMED; 5],
-            armed_early: false,
-            heap_deadline: Cell::new(UNARMED),
+            at: [UNARMED; 6],
+            heap: Cell::new(HEAP_NEVER),
         }
     }
 
@@ -65,8 +77,9 @@ impl Timers {
     /// Arms `t` for `at` (re-arms it if it was armed).
     #[inline(always)]
     pub(crate) fn set(&mut self, t: Timer, at: Instant) {
-        if at.as_nanos() < self.heap_deadline.get() {
-            self.armed_early = true;
+        let heap = self.heap.get();
+        if at.as_nanos() < heap & HEAP_NEVER {
+            self.heap.set(heap | ARMED_EARLY);
         }
         // An instant at u64::MAX nanoseconds (584 years) would read as unarmed; the
         // engine's timers are bounded far below (config limits of 10^7 ms).
@@ -85,10 +98,11 @@ impl Timers {
         self.cancel(Timer::Loss);
         self.cancel(Timer::Persist);
         self.cancel(Timer::DelayedAck);
+        self.cancel(Timer::Pace);
     }
 
     pub(crate) fn cancel_all(&mut self) {
-        self.at = [UNARMED; 5];
+        self.at = [UNARMED; 6];
     }
 
     /// Whether `t` is armed and due at `now`; if so it is disarmed (it fires once).
@@ -114,19 +128,23 @@ impl Timers {
             .min(self.at[Timer::Persist as usize])
             .min(d)
             .min(self.at[Timer::TimeWait as usize])
-            .min(self.at[Timer::Loss as usize]);
+            .min(self.at[Timer::Loss as usize])
+            .min(self.at[Timer::Pace as usize]);
         (m != UNARMED).then(|| Instant::from_nanos(m))
     }
 
     /// Whether a timer was armed earlier than the heap's deadline since the last call.
     #[inline]
     pub(crate) fn take_armed_early(&mut self) -> bool {
-        std::mem::take(&mut self.armed_early)
+        let heap = self.heap.get();
+        self.heap.set(heap & HEAP_NEVER);
+        heap & ARMED_EARLY != 0
     }
 
     #[inline]
     pub(crate) fn set_heap_deadline(&self, t: Option<Instant>) {
-        self.heap_deadline.set(t.map_or(UNARMED, Instant::as_nanos));
+        let at = t.map_or(HEAP_NEVER, |t| t.as_nanos().min(HEAP_NEVER));
+        self.heap.set(self.heap.get() & ARMED_EARLY | at);
     }
 }
 
@@ -193,6 +211,8 @@ impl super::Connection {
         if self.timers.take_due(Timer::Loss, now) {
             self.on_loss_timer(now);
         }
+        // A paced segment's send time: `poll_transmit` sends it now.
+        self.timers.take_due(Timer::Pace, now);
         if self.timers.take_due(Timer::Rto, now) {
             self.on_rto(now);
         }
