@@ -14,15 +14,18 @@
 //! rate, and a controller keeps it only if it is higher than what it has.
 //!
 //! The module is pure state and arithmetic, like the rest of the engine: no clock (the
-//! caller passes `now`), no I/O, no allocation. The connection will use it in three places
-//! (issue 27; BBR's bandwidth model and pacing are built on these samples):
+//! caller passes `now`), no I/O, no allocation. The connection uses it, for a controller
+//! that asks (BBR's bandwidth model and pacing are built on these samples), in three places:
 //! - on every transmission of data, new or retransmitted, [`RateSampler::on_send`] returns
-//!   the packet's [`TxStamp`], which the connection keeps with the segment (§3.2);
+//!   the packet's [`TxStamp`], which the transmit log (`crate::rack`) keeps beside the
+//!   segment (§3.2);
 //! - on an ACK, [`RateSampler::on_delivered`] once for each segment the ACK newly
 //!   acknowledges, cumulatively or by SACK, then [`RateSampler::generate_sample`] once for
 //!   the whole ACK (§3.3);
-//! - when the application writes, at the start of ACK processing and at the start of a
-//!   timer that may send, [`RateSampler::check_app_limited`] (§3.4).
+//! - when the application writes and at the start of ACK processing,
+//!   [`RateSampler::check_app_limited`] (§3.4; the draft also runs it when a timer that may
+//!   send fires, which the connection does not: a timeout's resend is not application-
+//!   limited, and the next ACK runs the test).
 //!
 //! Amounts are bytes: `delivered` is cumulative over the connection (u64), a packet's size
 //! is a u32. Rates are whole bytes per second, rounded down.
@@ -38,11 +41,6 @@
 //! - the draft's `P.delivered_time = 0` mark ("already SACKed") is the caller's: it calls
 //!   [`RateSampler::on_delivered`] only for packets newly delivered, which its SACK
 //!   scoreboard knows, so the stamp stays a plain value.
-
-// Not used by the connection yet: issue 27 wires it in next (stamps kept with the segments,
-// samples handed to the congestion controller). Until then everything here is dead code to
-// rustc.
-#![allow(dead_code)]
 
 use ackclock_wire::{Duration, Instant};
 
@@ -81,6 +79,8 @@ pub(crate) struct TxStamp {
     is_app_limited: bool,
 }
 
+// The accessors serve the tests; the sampler reads the fields.
+#[cfg(test)]
 impl TxStamp {
     /// `P.sent_time`: when this transmission was made.
     pub(crate) fn sent_time(&self) -> Instant {
@@ -97,7 +97,9 @@ impl TxStamp {
     pub(crate) fn is_app_limited(&self) -> bool {
         self.is_app_limited
     }
+}
 
+impl TxStamp {
     /// Whether this transmission was made after `other`'s: §3.3 builds the sample from the
     /// most recently sent packet an ACK delivers. `C.delivered` never decreases, so a later
     /// transmission has a `P.delivered` at least as large; among equals the later
