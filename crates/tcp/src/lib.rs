@@ -136,6 +136,7 @@
 // `cc::SsthreshBase` and the congestion-control traits, `rtt::RttConfig` and
 // `rtt::RttEstimator`). The others are private; what callers see of them is re-exported
 // below.
+mod bbr;
 pub mod cc;
 pub mod config;
 mod conn;
@@ -158,6 +159,7 @@ mod syn_cookie;
 mod table_alloc;
 
 pub use ackclock_wire::OptionLayout;
+pub use bbr::{Bbr, BbrConfig, BbrMode};
 pub use config::{
     AckPolicy, CongestionAlgorithm, HyStart, InitialWindow, LossDetection, Pacing,
     RecoveryAlgorithm, TcpConfig, WindowReduction, MIN_MSS,
