@@ -741,7 +741,7 @@ impl CongestionControl for Bbr {
         self.update_bw(&d);
         if d.sample.is_some_and(|s| s.interval > Duration::ZERO) {
             self.aggregation.update(
-                self.rounds.start,
+                (self.rounds.start, false),
                 self.delivered_time,
                 (self.bandwidth(), d.newly_delivered),
                 (self.cwnd, self.mss),
@@ -956,9 +956,11 @@ impl AckAggregation {
 
     /// An ACK that gave a rate sample (Linux skips the others) and delivered `acked`
     /// bytes at `now`, with the bandwidth estimate `bw`, cwnd `cwnd` and MSS `mss`.
+    /// `short_window`: the windows last one round instead of the configured number (v3
+    /// does this until the pipe is full, so that STARTUP's fast growth is not remembered).
     pub(crate) fn update(
         &mut self,
-        round_start: bool,
+        (round_start, short_window): (bool, bool),
         now: Instant,
         (bw, acked): (u64, u32),
         (cwnd, mss): (u32, u32),
@@ -968,7 +970,8 @@ impl AckAggregation {
         }
         if round_start {
             self.rounds = (self.rounds + 1).min(0x1f);
-            if self.rounds >= self.window_rounds {
+            let window = if short_window { 1 } else { self.window_rounds };
+            if self.rounds >= window {
                 self.rounds = 0;
                 self.index ^= 1;
                 self.extra[self.index] = 0;

@@ -137,6 +137,7 @@
 // `rtt::RttEstimator`). The others are private; what callers see of them is re-exported
 // below.
 mod bbr;
+mod bbr3;
 pub mod cc;
 pub mod config;
 mod conn;
@@ -160,6 +161,7 @@ mod table_alloc;
 
 pub use ackclock_wire::OptionLayout;
 pub use bbr::{Bbr, BbrConfig, BbrMode};
+pub use bbr3::{Bbr3, Bbr3Config, ProbeBwPhase};
 pub use config::{
     AckPolicy, CongestionAlgorithm, HyStart, InitialWindow, LossDetection, Pacing,
     RecoveryAlgorithm, TcpConfig, WindowReduction, MIN_MSS,
