@@ -887,7 +887,7 @@ mod tests {
         };
         assert_eq!(
             err("[flow.receiver_overrides]\nack_every = 1\ncc = \"cubbic\"\n"),
-            "x.toml:15: field `flow[0].receiver_overrides.cc`: cc = \"cubbic\": expected one of none, fixed, aimd (alias reno), cubic, dctcp, dec_bit (did you mean \"cubic\"?)"
+            "x.toml:15: field `flow[0].receiver_overrides.cc`: cc = \"cubbic\": expected one of none, fixed, aimd (alias reno), cubic, dctcp, dec_bit, bbr, bbr3 (did you mean \"cubic\"?)"
         );
         assert_eq!(
             err("tcp_overrides = { rtt_estimator = 'Jacobson' }\n"),

@@ -73,6 +73,14 @@ pub enum CongestionAlgorithm {
     /// were set, one packet more otherwise (needs `ecn`, the per-packet echo and a gateway
     /// that sets the bit).
     DecBit(crate::ecn_cc::DecBitConfig),
+    /// BBR v1 (Cardwell et al. 2016; Linux `tcp_bbr.c`): a model of the bottleneck's rate
+    /// and the path's minimum RTT from delivery-rate samples, paced at gain x bandwidth.
+    /// Each connection mixes its initial sequence number into the seed of the gain cycle's
+    /// random start.
+    Bbr(crate::bbr::BbrConfig),
+    /// BBR v3 (google/bbr v3, draft-ietf-ccwg-bbr): v1's model bounded by loss (2% per
+    /// round) and ECN, with PROBE_BW's DOWN/CRUISE/REFILL/UP phases.
+    Bbr3(crate::bbr3::Bbr3Config),
     /// A controller from outside the engine, built per connection by the factory.
     Custom(Arc<dyn CongestionControlFactory>),
 }
@@ -87,6 +95,8 @@ impl PartialEq for CongestionAlgorithm {
             (C::Cubic(a), C::Cubic(b)) => a == b,
             (C::Dctcp(a), C::Dctcp(b)) => a == b,
             (C::DecBit(a), C::DecBit(b)) => a == b,
+            (C::Bbr(a), C::Bbr(b)) => a == b,
+            (C::Bbr3(a), C::Bbr3(b)) => a == b,
             (C::Custom(a), C::Custom(b)) => Arc::ptr_eq(a, b),
             _ => false,
         }
@@ -127,6 +137,10 @@ pub enum CongestionName {
     /// `"dec_bit"`: [`CongestionAlgorithm::DecBit`] (turns on `ecn` with the per-packet
     /// echo).
     DecBit,
+    /// `"bbr"`: [`CongestionAlgorithm::Bbr`], BBR v1.
+    Bbr,
+    /// `"bbr3"`: [`CongestionAlgorithm::Bbr3`], BBR v3.
+    Bbr3,
 }
 
 /// The names of a field-less enum as scenario files and command-line flags spell them:
@@ -209,6 +223,8 @@ names! {
         Cubic = "cubic",
         Dctcp = "dctcp",
         DecBit = "dec_bit",
+        Bbr = "bbr",
+        Bbr3 = "bbr3",
     ],
     aliases ["reno" = "aimd"],
 }
@@ -921,7 +937,7 @@ mod tests {
         assert_eq!(R::NAMES.len(), 5);
         assert_eq!(
             C::NAMES,
-            ["none", "fixed", "aimd", "cubic", "dctcp", "dec_bit"]
+            ["none", "fixed", "aimd", "cubic", "dctcp", "dec_bit", "bbr", "bbr3"]
         );
         assert_eq!("reno".parse::<C>(), Ok(C::Aimd));
         assert_eq!(
@@ -937,7 +953,7 @@ mod tests {
         let e = "Cubic".parse::<C>().unwrap_err();
         assert_eq!(
             e.to_string(),
-            "cc = \"Cubic\": expected one of none, fixed, aimd, cubic, dctcp, dec_bit"
+            "cc = \"Cubic\": expected one of none, fixed, aimd, cubic, dctcp, dec_bit, bbr, bbr3"
         );
     }
 
@@ -1564,6 +1580,12 @@ impl Overrides {
                 };
                 c.ecn = self.ecn.unwrap_or(true);
                 c.ecn_echo = self.ecn_echo.unwrap_or(EcnEcho::PerPacket);
+            }
+            Some(CongestionName::Bbr) => {
+                c.congestion = CongestionAlgorithm::Bbr(Default::default())
+            }
+            Some(CongestionName::Bbr3) => {
+                c.congestion = CongestionAlgorithm::Bbr3(Default::default())
             }
         }
         Ok(())

@@ -380,7 +380,15 @@ pub(crate) const EV_PEER_CLOSED: u8 = 8;
 /// The connection reached CLOSED.
 pub(crate) const EV_CLOSED: u8 = 16;
 
-fn make_cc(cfg: &TcpConfig, mss: u32) -> Box<dyn CongestionControl> {
+/// The controller of a connection whose initial sequence number is `iss` (BBR seeds the
+/// random start of its gain cycle with it, so that flows of one configuration differ).
+fn make_cc(cfg: &TcpConfig, mss: u32, iss: SeqNum) -> Box<dyn CongestionControl> {
+    let init = CcInit {
+        mss,
+        initial_window: cfg.initial_window.bytes(mss),
+        initial_ssthresh: cfg.initial_ssthresh,
+    };
+    let salt = u64::from(iss.get());
     match &cfg.congestion {
         CongestionAlgorithm::None => Box::new(NoCongestionControl),
         CongestionAlgorithm::Fixed => Box::new(FixedWindow::new(cfg.initial_window.bytes(mss))),
@@ -400,11 +408,21 @@ fn make_cc(cfg: &TcpConfig, mss: u32) -> Box<dyn CongestionControl> {
         CongestionAlgorithm::DecBit(c) => {
             Box::new(DecBit::new(*c, cfg.initial_window.bytes(mss), mss))
         }
-        CongestionAlgorithm::Custom(f) => f.build(CcInit {
-            mss,
-            initial_window: cfg.initial_window.bytes(mss),
-            initial_ssthresh: cfg.initial_ssthresh,
-        }),
+        CongestionAlgorithm::Bbr(c) => Box::new(crate::bbr::Bbr::new(
+            crate::bbr::BbrConfig {
+                seed: c.seed ^ salt,
+                ..*c
+            },
+            init,
+        )),
+        CongestionAlgorithm::Bbr3(c) => Box::new(crate::bbr3::Bbr3::new(
+            crate::bbr3::Bbr3Config {
+                seed: c.seed ^ salt,
+                ..*c
+            },
+            init,
+        )),
+        CongestionAlgorithm::Custom(f) => f.build(init),
     }
 }
 
@@ -436,7 +454,7 @@ impl Connection {
         state: State,
     ) -> Self {
         let mss = u32::from(cfg.mss).max(1);
-        let cc = make_cc(&cfg, mss);
+        let cc = make_cc(&cfg, mss, iss);
         let rec = Recovery::new(cfg.recovery, cfg.dupack_threshold, cfg.limited_transmit);
         let trace = None;
         let template = packet::Ipv4TcpTemplate::new(

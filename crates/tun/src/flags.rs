@@ -142,7 +142,8 @@ pub struct TcpArgs {
     #[arg(long, value_name = "MS", value_parser = units::millis())]
     pub pacing_burst_ms: Option<f64>,
     /// Congestion control (aimd also as reno; fixed: cwnd = the initial window, always;
-    /// dctcp and dec_bit also turn ECN on with the per-packet echo).
+    /// dctcp and dec_bit also turn ECN on with the per-packet echo; bbr and bbr3 are BBR v1
+    /// and v3, paced at their model of the path).
     #[arg(long, value_name = "NAME", value_parser = names::<CongestionName>())]
     pub cc: Option<CongestionName>,
     /// AIMD multiplicative decrease factor d.

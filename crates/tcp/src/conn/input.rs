@@ -313,7 +313,7 @@ impl Connection {
         match self.cfg.congestion {
             CongestionAlgorithm::None => {}
             // The fixed window is counted in segments of the negotiated MSS.
-            CongestionAlgorithm::Fixed => self.cc = make_cc(&self.cfg, mss),
+            CongestionAlgorithm::Fixed => self.cc = make_cc(&self.cfg, mss, self.iss),
             _ => self.set_cwnd(self.cfg.initial_window.bytes(mss)),
         }
         // A controller's pacing rate holds from the first segment of data (BBR's initial
@@ -367,7 +367,7 @@ impl Connection {
         self.set_rcv_mss(u32::from(self.cfg.mss).saturating_sub(ts_len).max(1));
         // Before the handshake completes the controller was built for the configured MSS;
         // rebuild it for the one negotiated.
-        self.cc = make_cc(&self.cfg, self.snd_mss);
+        self.cc = make_cc(&self.cfg, self.snd_mss, self.iss);
         self.last_ack_sent = seg.seq + 1u32;
         self.rcv_adv = self.rcv_nxt;
         self.init_rack();
