@@ -296,6 +296,8 @@ pub struct Connection {
     pace_rate: u64,
     /// The earliest time the next data segment may go when paced.
     pace_at: Instant,
+    /// Data waits for `pace_at`: `poll_timeout` reports it.
+    pace_held: bool,
 
     /// Counters, those of every segment first (the end of the hot block), the others after.
     stats: Counters,
@@ -515,6 +517,7 @@ impl Connection {
             cc_owns_recovery,
             pace_rate: 0,
             pace_at: now,
+            pace_held: false,
             model_seen: (0, 0),
             ecn_pre_ack: None,
             ecn_recover: None,
@@ -1125,6 +1128,7 @@ impl Connection {
         }
         self.recv_buf.release();
         self.timers.cancel_all();
+        self.pace_held = false;
         self.ack_now = false;
         self.syn_pending = false;
         self.state = State::Closed;

@@ -69,7 +69,7 @@ impl Connection {
         // Nothing more to send now: arm the persist timer for a zero window (also after an
         // application write or a probe, which no input follows) or the SWS override (not
         // when pacing, not the window, holds the data back).
-        let quiescent = !self.timers.is_armed(Timer::Pace);
+        let quiescent = !self.pace_held;
         self.update_timers_after(now, quiescent);
         None
     }

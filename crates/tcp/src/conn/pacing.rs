@@ -5,8 +5,9 @@
 //! while cwnd is below half ssthresh and 1.2 after.
 //!
 //! Each segment sent moves the next send time on by its length at the rate (Linux's
-//! `tcp_wstamp_ns`); `send_data` holds data until then and arms the `Pace` timer for it,
-//! which `poll_timeout` reports. A sender that wakes late keeps up to
+//! `tcp_wstamp_ns`); `send_data` holds data until then and marks it held (`pace_held`),
+//! and `poll_timeout` reports the send time as a deadline (kept outside the timer table,
+//! whose size is one cache line's worth with the configuration pointer). A sender that wakes late keeps up to
 //! [`TcpConfig::pacing_burst`] of the lost time as credit (a token bucket of rate x burst
 //! bytes): the schedule restarts from `now - burst`, not from `now`. ACKs, SYNs and RSTs are
 //! never held.
@@ -54,10 +55,11 @@ impl Connection {
     }
 
     /// Whether pacing lets a data segment go at `now` (the caller tests `pace_rate != 0`
-    /// first). If not, the `Pace` timer is armed for the send time when something waits.
+    /// first). If not, and something waits to be sent, the send time becomes a deadline.
     #[inline(never)]
     pub(super) fn pace_allows(&mut self, now: Instant) -> bool {
         if self.pace_at <= now {
+            self.pace_held = false;
             return true;
         }
         let data_end = self.buf_seq + self.send_buf.len();
@@ -66,8 +68,9 @@ impl Connection {
             || self.fin_queued
             || self.rec.in_recovery()
             || self.probe_now;
-        if waiting {
-            self.timers.set(Timer::Pace, self.pace_at);
+        if waiting && !self.pace_held {
+            self.pace_held = true;
+            self.timers.note_deadline(self.pace_at);
         }
         false
     }

@@ -4,7 +4,7 @@
 //! the connection's next deadline is the least of them.
 //!
 //! The table also remembers whether a timer was armed earlier than the time the
-//! endpoint's timer heap will next look at this connection (`heap`): only then
+//! endpoint's timer heap will next look at this connection (`heap_deadline`): only then
 //! does the heap need a new entry, so re-arming the retransmission timer on every ACK costs
 //! a compare, not a heap push.
 
@@ -25,40 +25,28 @@ pub(crate) enum Timer {
     /// RFC 8985: RACK's reordering timer or TLP's probe timeout, whichever the connection's
     /// RACK state says (`Rack::timer`); only with RACK.
     Loss = 4,
-    /// Pacing: data waits for its send time (`conn/pacing.rs`); firing only lets
-    /// `poll_transmit` send it.
-    Pace = 5,
 }
 
 /// An unarmed slot: later than every deadline, so the earliest is a plain minimum.
 const UNARMED: u64 = u64::MAX;
 
-/// `heap`'s flag bit: a timer was armed earlier than the heap's deadline since the last
-/// `take_armed_early`.
-const ARMED_EARLY: u64 = 1 << 63;
-/// `heap`'s deadline bits: nanoseconds, `HEAP_NEVER` for none.
-const HEAP_NEVER: u64 = ARMED_EARLY - 1;
-
-/// The six deadlines, in nanoseconds of [`Instant`] (`UNARMED` when off).
-///
-/// 56 bytes, so that the table and the connection's configuration pointer fill one cache
-/// line (what the endpoint's timer heap reads of an idle connection): the heap's deadline
-/// and the armed-early flag share a word.
+/// The five deadlines, in nanoseconds of [`Instant`] (`UNARMED` when off).
 #[derive(Debug)]
 pub(crate) struct Timers {
-    at: [u64; 6],
+    at: [u64; 5],
     /// When the endpoint's timer heap will next look at this connection, in nanoseconds
-    /// below 2^63 (`HEAP_NEVER`: never; later instants, 292 years on, count as never),
-    /// and in the top bit (`ARMED_EARLY`) whether a timer was armed earlier than that since
-    /// the last `take_armed_early`.
-    heap: Cell<u64>,
+    /// (`UNARMED`: never).
+    heap_deadline: Cell<u64>,
+    /// A timer was armed earlier than `heap_deadline` since the last `take_armed_early`.
+    armed_early: bool,
 }
 
 impl Timers {
     pub(crate) fn new() -> Self {
         Timers {
-            at: [UNARMED; 6],
-            heap: Cell::new(HEAP_NEVER),
+            at: [UNARMED; 5],
+            armed_early: false,
+            heap_deadline: Cell::new(UNARMED),
         }
     }
 
@@ -77,9 +65,8 @@ impl Timers {
     /// Arms `t` for `at` (re-arms it if it was armed).
     #[inline(always)]
     pub(crate) fn set(&mut self, t: Timer, at: Instant) {
-        let heap = self.heap.get();
-        if at.as_nanos() < heap & HEAP_NEVER {
-            self.heap.set(heap | ARMED_EARLY);
+        if at.as_nanos() < self.heap_deadline.get() {
+            self.armed_early = true;
         }
         // An instant at u64::MAX nanoseconds (584 years) would read as unarmed; the
         // engine's timers are bounded far below (config limits of 10^7 ms).
@@ -98,11 +85,10 @@ impl Timers {
         self.cancel(Timer::Loss);
         self.cancel(Timer::Persist);
         self.cancel(Timer::DelayedAck);
-        self.cancel(Timer::Pace);
     }
 
     pub(crate) fn cancel_all(&mut self) {
-        self.at = [UNARMED; 6];
+        self.at = [UNARMED; 5];
     }
 
     /// Whether `t` is armed and due at `now`; if so it is disarmed (it fires once).
@@ -128,23 +114,28 @@ impl Timers {
             .min(self.at[Timer::Persist as usize])
             .min(d)
             .min(self.at[Timer::TimeWait as usize])
-            .min(self.at[Timer::Loss as usize])
-            .min(self.at[Timer::Pace as usize]);
+            .min(self.at[Timer::Loss as usize]);
         (m != UNARMED).then(|| Instant::from_nanos(m))
+    }
+
+    /// Notes a deadline kept outside the table (pacing's send time, `conn/pacing.rs`) that
+    /// `poll_timeout` reports: earlier than the heap's, it needs a look as a timer does.
+    #[inline]
+    pub(crate) fn note_deadline(&mut self, at: Instant) {
+        if at.as_nanos() < self.heap_deadline.get() {
+            self.armed_early = true;
+        }
     }
 
     /// Whether a timer was armed earlier than the heap's deadline since the last call.
     #[inline]
     pub(crate) fn take_armed_early(&mut self) -> bool {
-        let heap = self.heap.get();
-        self.heap.set(heap & HEAP_NEVER);
-        heap & ARMED_EARLY != 0
+        std::mem::take(&mut self.armed_early)
     }
 
     #[inline]
     pub(crate) fn set_heap_deadline(&self, t: Option<Instant>) {
-        let at = t.map_or(HEAP_NEVER, |t| t.as_nanos().min(HEAP_NEVER));
-        self.heap.set(self.heap.get() & ARMED_EARLY | at);
+        self.heap_deadline.set(t.map_or(UNARMED, Instant::as_nanos));
     }
 }
 
@@ -164,17 +155,22 @@ impl super::Connection {
         self.timers.set_heap_deadline(t);
     }
 
-    /// The earliest armed timer (retransmission, persist, delayed ACK or TIME-WAIT), or
-    /// `None` when none is. When the time reaches it, call
+    /// The earliest armed timer (retransmission, persist, delayed ACK, TIME-WAIT, RACK's, or
+    /// the send time of data held by pacing), or `None` when none is. When the time reaches it, call
     /// [`handle_timeout`](Self::handle_timeout). Any call that takes `now` or changes the
     /// connection may move it.
     #[inline]
     pub fn poll_timeout(&self) -> Option<Instant> {
-        if self.cfg.ack.delayed_ack_clock {
+        let t = if self.cfg.ack.delayed_ack_clock {
             self.timers.earliest(Some(self.delack_deadline()))
         } else {
             self.timers.earliest(None)
+        };
+        if self.pace_held {
+            // Data waits for its paced send time (`conn/pacing.rs`).
+            return Some(t.map_or(self.pace_at, |t| t.min(self.pace_at)));
         }
+        t
     }
 
     /// Runs the timers due at `now`; the others are left alone, so an early call is
@@ -211,8 +207,10 @@ impl super::Connection {
         if self.timers.take_due(Timer::Loss, now) {
             self.on_loss_timer(now);
         }
-        // A paced segment's send time: `poll_transmit` sends it now.
-        self.timers.take_due(Timer::Pace, now);
+        if self.pace_held && self.pace_at <= now {
+            // The paced send time came: `poll_transmit` sends.
+            self.pace_held = false;
+        }
         if self.timers.take_due(Timer::Rto, now) {
             self.on_rto(now);
         }
