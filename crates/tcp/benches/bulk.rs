@@ -37,9 +37,15 @@
 //! `valgrind --tool=callgrind --toggle-collect='bulk::profiled_transfers*'`.
 //! `ACKCLOCK_BULK_TCP=sack|sack-rack-tlp` runs ours with SACK recovery (`TcpConfig::sack()`),
 //! with or without RFC 8985 RACK-TLP, instead of `TcpConfig::newreno()` (the RACK cost in
-//! BENCHMARKS.md).
+//! BENCHMARKS.md); `sack-bbr` with BBR v1 and RACK-TLP (the transmit log's stamps, the
+//! model and pacing), `sack-paced` with Linux's pacing rule (each segment then waits for
+//! its send time, and the bench advances virtual time to it: the cost includes a timer
+//! event per segment, as a paced host has).
 
-use ackclock_tcp::{ConnId, Endpoint, EndpointConfig, LossDetection, TcpConfig};
+use ackclock_tcp::{
+    BbrConfig, CongestionAlgorithm, ConnId, Endpoint, EndpointConfig, LossDetection, Pacing,
+    TcpConfig,
+};
 use ackclock_wire::{checksum, Instant};
 use core::net::{Ipv4Addr, SocketAddrV4};
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
@@ -249,7 +255,20 @@ impl Ours {
                 loss_detection: LossDetection::RackTlp,
                 ..TcpConfig::sack()
             },
-            Ok(other) => panic!("ACKCLOCK_BULK_TCP is sack or sack-rack-tlp, not {other}"),
+            Ok("sack-bbr") => TcpConfig {
+                loss_detection: LossDetection::RackTlp,
+                congestion: CongestionAlgorithm::Bbr(BbrConfig::default()),
+                ..TcpConfig::sack()
+            },
+            Ok("sack-paced") => TcpConfig {
+                pacing: Pacing::Linux,
+                ..TcpConfig::sack()
+            },
+            Ok(other) => {
+                panic!(
+                    "ACKCLOCK_BULK_TCP is sack, sack-rack-tlp, sack-bbr or sack-paced, not {other}"
+                )
+            }
             Err(_) => TcpConfig::newreno(),
         };
         let cfg = TcpConfig {

@@ -292,6 +292,9 @@ pub struct Connection {
     /// The controller sets the window during a recovery
     /// ([`CongestionControl::owns_recovery_window`]): no PRR, no retraction.
     cc_owns_recovery: bool,
+    /// Pacing by Linux's rule for a window-based controller ([`TcpConfig::pacing`]): the
+    /// rate follows cwnd / SRTT after every ACK.
+    pace_window: bool,
     /// The pacing rate in bytes per second, 0 when not paced (`conn/pacing.rs`).
     pace_rate: u64,
     /// The earliest time the next data segment may go when paced.
@@ -515,6 +518,7 @@ impl Connection {
             rack_on: false,
             cc_model,
             cc_owns_recovery,
+            pace_window: cfg.pacing != crate::config::Pacing::Off,
             pace_rate: 0,
             pace_at: now,
             pace_held: false,
@@ -575,7 +579,7 @@ impl Connection {
 
     #[inline]
     fn prediction_allowed(&self) -> u8 {
-        let ack = self.cfg.header_prediction
+        let base = self.cfg.header_prediction
             && self.state == State::Established
             && self.snd_nxt == self.snd_max
             && !self.probe_now
@@ -585,6 +589,11 @@ impl Connection {
             // F-RTO the ACKs after a timeout.
             && !self.prr_cwr
             && self.frto.is_none();
+        // A model-based controller (BBR) hears of every ACK after loss detection with the
+        // transmit log's delivery (`conn/delivery.rs`): its segments take the general path,
+        // which keeps that work off the predicted one. (Data alone could still be predicted,
+        // but the prediction's ACK test relies on `HP_DATA` implying `HP_ACK`.)
+        let ack = base && !self.cc_model;
         // The data path copies into the receive ring without asking: it must exist (the
         // first data segment, on the general path, allocates it).
         // With the per-packet ECN echo, data after a marked segment may change the echo

@@ -215,6 +215,10 @@ impl Recovery {
     pub(crate) fn take_retransmit(&mut self) -> Option<RetransmitRequest> {
         self.pending.take()
     }
+    /// Puts back a retransmission taken but not sent (pacing held it).
+    pub(crate) fn restore_retransmit(&mut self, req: RetransmitRequest) {
+        self.pending = Some(req);
+    }
     /// Takes the loss the controller must answer, if the last duplicate ACK detected one.
     pub(crate) fn take_congestion(&mut self) -> Option<CongestionEvent> {
         self.congestion.take()

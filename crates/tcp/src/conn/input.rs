@@ -144,14 +144,10 @@ impl Connection {
             }
         }
         let prev_una = self.snd_una;
-        let prior_in_flight = self.model_before_ack();
+        // (A model-based controller's ACKs are not predicted: `prediction_allowed`.)
         self.process_new_ack(now, seg);
-        if self.rack.is_some() {
+        if self.rack_on {
             self.rack_on_ack(now, seg, prev_una, false, false);
-        }
-        if self.cc_model {
-            let ece = self.ecn_ok && seg.flags.contains(TcpFlags::ECE);
-            self.model_on_ack(now, prev_una, prior_in_flight, ece);
         }
         self.update_send_window(seg.seq, seg.ack, wnd, true);
         self.update_ts_recent(now, seg);
@@ -989,7 +985,7 @@ impl Connection {
         // A model-based controller hears of this ACK after loss detection (`model_on_ack`).
         if grow && !self.cc_model {
             self.cc.on_ack(&ev);
-            if self.cfg.pacing != crate::config::Pacing::Off {
+            if self.pace_window {
                 self.update_pacing_rate();
             }
         }

@@ -228,20 +228,28 @@ impl Connection {
     /// The next data segment (or FIN, or zero-window probe) to send, if any: the loss
     /// recovery's first, then new data as the windows, Nagle and sender SWS avoidance
     /// (RFC 9293 §3.8.6.2.1) allow.
+    ///
+    /// Pacing (`conn/pacing.rs`) holds every kind of data segment until its send time; it is
+    /// tested in each branch that would send, so that the common call, which finds nothing
+    /// to send, does not pay for it.
     pub(super) fn send_data(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
-        if self.pace_rate != 0 && !self.pace_allows(now) {
-            return None;
-        }
         let mss = self.payload_limit();
         let data_end = self.buf_seq + self.send_buf.len();
         // 0. A tail loss probe whose timeout expired (RFC 8985 §7.3).
         if self.probe_due() {
+            if self.pace_blocks(now) {
+                return None;
+            }
             if let Some(t) = self.send_probe(now, buf) {
                 return Some(t);
             }
         }
         // 1. A retransmission the recovery asked for goes first, whatever the window.
         if let Some(req) = self.rec.take_retransmit() {
+            if self.pace_blocks(now) {
+                self.rec.restore_retransmit(req);
+                return None;
+            }
             if req.seq >= self.snd_una && req.seq < self.snd_max {
                 let t = self.retransmit(now, buf, req.seq, mss, Resend::Repair);
                 if t.is_some() && req.restart_timer {
@@ -255,6 +263,9 @@ impl Connection {
         // 1b. SACK recovery (RFC 6675 §5 step C).
         let mut sack_usable = None;
         if self.rec.sack_recovery() {
+            if self.pace_blocks(now) {
+                return None;
+            }
             match self.send_sack_recovery(now, buf, mss, data_end) {
                 Ok(room) => sack_usable = Some(room),
                 Err(t) => return t,
@@ -275,6 +286,9 @@ impl Connection {
         // nothing sent. Return before the congestion window is asked (a virtual call), as
         // happens on most calls (every ACK a receiver sends is followed by one).
         if data_end == self.snd_nxt && !self.probe_now && !self.fin_queued {
+            return None;
+        }
+        if self.pace_blocks(now) {
             return None;
         }
         let cwnd = self.cc.cwnd().saturating_add(self.rec.extra_window());
