@@ -97,6 +97,47 @@ pub struct DeviceCounters {
     pub turns: u64,
     /// Turns that went to sleep in `epoll_wait` (the others found more work waiting).
     pub sleeps: u64,
+    /// Sleeps that ended when the timer fired (a deadline of the engine or the
+    /// application), and how late the next turn began after that deadline: what a paced
+    /// sender loses on each wake-up, and so the burst allowance it needs
+    /// ([`TcpConfig::pacing_burst`](ackclock_tcp::TcpConfig::pacing_burst)).
+    pub timer_wakes: u64,
+    /// Wake-ups by the timer, by how late the turn began: bucket k holds lateness of at
+    /// least 2^(k-1) and under 2^k microseconds (bucket 0: under a microsecond; the last
+    /// holds everything from 2^14 us on).
+    pub timer_late_us_log2: [u64; 16],
+    /// The latest wake-up after a deadline, in nanoseconds.
+    pub timer_late_max_ns: u64,
+}
+
+impl DeviceCounters {
+    /// The lateness, in nanoseconds, that `q` (0 to 1) of the timer's wake-ups stayed
+    /// under: the upper edge (2^k us) of the histogram's bucket that holds that quantile
+    /// (0 with no wake-ups; the largest lateness seen for the last bucket).
+    pub fn timer_late_quantile_ns(&self, q: f64) -> u64 {
+        let total = self.timer_wakes;
+        if total == 0 {
+            return 0;
+        }
+        let want = ((total as f64) * q).ceil().max(1.0) as u64;
+        let mut seen = 0;
+        for (k, &n) in self.timer_late_us_log2.iter().enumerate() {
+            seen += n;
+            if seen >= want && k < 15 {
+                return (1u64 << k) * 1000;
+            }
+        }
+        self.timer_late_max_ns
+    }
+
+    /// Notes a wake-up by the timer `late` after its deadline.
+    fn note_timer_late(&mut self, late: Duration) {
+        self.timer_wakes += 1;
+        let us = late.as_nanos() / 1000;
+        let k = (u64::BITS - us.leading_zeros()) as usize;
+        self.timer_late_us_log2[k.min(15)] += 1;
+        self.timer_late_max_ns = self.timer_late_max_ns.max(late.as_nanos());
+    }
 }
 
 /// Why [`Host::run`] returned.
@@ -362,9 +403,14 @@ impl Host {
     /// Reading or writing the device, or the timerfd or epoll, failed.
     pub fn run(&mut self, app: &mut dyn App) -> Result<RunEnd, Error> {
         let mut stopping_until: Option<Instant> = None;
+        // The deadline the last sleep was woken by, if the timer woke it.
+        let mut woken_for: Option<Instant> = None;
         loop {
             self.counters.turns += 1;
             let now = self.clock.now();
+            if let Some(d) = woken_for.take() {
+                self.counters.note_timer_late(now.saturating_since(d));
+            }
             let mut n = 0;
             let mut busy = false;
             while n < RX_BATCH {
@@ -445,6 +491,7 @@ impl Host {
                 .map_err(|e| Error::Io("epoll_wait".into(), e))?;
             if timer_fired {
                 self.timer.clear();
+                woken_for = deadline;
             }
             if signalled && self.signals.take() > 0 {
                 if stopping_until.is_some() {
@@ -487,6 +534,15 @@ impl Host {
             "device             {}: {} packets in ({} bytes), {} out ({} bytes), {} refused by the kernel; {} loop turns, {} sleeps\n",
             self.device.name, c.packets_in, c.bytes_in, c.packets_out, c.bytes_out, c.dropped_out, c.turns, c.sleeps
         );
+        if c.timer_wakes > 0 {
+            out.push_str(&format!(
+                "timer              {} wake-ups after a deadline, late by under {} us (p50), {} us (p99); {} us at most\n",
+                c.timer_wakes,
+                c.timer_late_quantile_ns(0.5) / 1000,
+                c.timer_late_quantile_ns(0.99) / 1000,
+                c.timer_late_max_ns / 1000
+            ));
+        }
         out.push_str(&format!(
             "endpoint           {} malformed ({} bad TCP checksum), {} not for us, {} RSTs sent, {} matched no connection\n",
             e.malformed, e.bad_tcp_checksum, e.not_for_us, e.rsts_sent, e.no_connection
@@ -517,5 +573,34 @@ impl Host {
                 + u.bad_checksum
                 + u.wrong_addr,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timer_lateness_histogram_gives_bucket_edges_as_quantiles() {
+        let mut c = DeviceCounters::default();
+        assert_eq!(c.timer_late_quantile_ns(0.5), 0, "no wake-ups");
+        // 90 wake-ups 40 us late (bucket 6: 32 to 63 us), 10 at 700 us (bucket 10).
+        for _ in 0..90 {
+            c.note_timer_late(Duration::from_micros(40));
+        }
+        for _ in 0..10 {
+            c.note_timer_late(Duration::from_micros(700));
+        }
+        assert_eq!(c.timer_wakes, 100);
+        assert_eq!(c.timer_late_us_log2[6], 90);
+        assert_eq!(c.timer_late_us_log2[10], 10);
+        assert_eq!(c.timer_late_quantile_ns(0.5), 64_000);
+        assert_eq!(c.timer_late_quantile_ns(0.9), 64_000);
+        assert_eq!(c.timer_late_quantile_ns(0.99), 1_024_000);
+        assert_eq!(c.timer_late_max_ns, 700_000);
+        // Under a microsecond is bucket 0; an hour late is the last.
+        c.note_timer_late(Duration::from_nanos(300));
+        c.note_timer_late(Duration::from_secs(3600));
+        assert_eq!((c.timer_late_us_log2[0], c.timer_late_us_log2[15]), (1, 1));
     }
 }
