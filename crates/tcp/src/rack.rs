@@ -38,6 +38,10 @@ const LOST: u8 = 2;
 const SACKED: u8 = 4;
 /// Its last sequence number is the FIN.
 const FIN: u8 = 8;
+/// Delivery-rate estimation has counted it delivered (by SACK). Unlike `SACKED` it
+/// survives a timeout (which drops the SACK marks, RFC 2018 §8), so that a segment SACKed
+/// before the timeout and acknowledged after it is not delivered twice.
+const COUNTED: u8 = 16;
 
 /// RFC 8985 §7.2 WCDelAckT: the worst-case delayed-ACK time a PTO allows for when a single
 /// segment is in flight (RFC 5681's delayed-ACK limit of 200 ms is the RFC's default).
@@ -540,9 +544,12 @@ impl Rack {
                     }
                     if s.flags & SACKED != 0 {
                         self.sacked_bytes -= cut;
-                    } else if let Some(rl) = self.rate.as_mut() {
-                        if let Some(st) = rl.stamps.front() {
-                            rl.sampler.on_delivered(now, st, cut);
+                    }
+                    if s.flags & COUNTED == 0 {
+                        if let Some(rl) = self.rate.as_mut() {
+                            if let Some(st) = rl.stamps.front() {
+                                rl.sampler.on_delivered(now, st, cut);
+                            }
                         }
                     }
                     self.log[0].start = snd_una;
@@ -553,6 +560,8 @@ impl Rack {
             let stamp = self.rate.as_mut().and_then(|rl| rl.stamps.pop_front());
             if s.flags & SACKED == 0 {
                 deliver(&s, true);
+            }
+            if s.flags & COUNTED == 0 {
                 if let (Some(rl), Some(st)) = (self.rate.as_mut(), stamp) {
                     rl.sampler.on_delivered(now, &st, s.len());
                 }
@@ -574,15 +583,16 @@ impl Rack {
                 let s = self.log[i];
                 if s.covered_by(l, r) && s.flags & SACKED == 0 {
                     deliver(&s, false);
-                    if let Some(rl) = self.rate.as_mut() {
+                    if let (Some(rl), 0) = (self.rate.as_mut(), s.flags & COUNTED) {
                         if let Some(st) = rl.stamps.get(i) {
                             rl.sampler.on_delivered(now, st, s.len());
                         }
+                        self.log[i].flags |= COUNTED;
                     }
                     if s.flags & LOST != 0 {
                         self.lost_bytes -= s.len();
                     }
-                    self.log[i].flags = (s.flags & !LOST) | SACKED;
+                    self.log[i].flags = (self.log[i].flags & !LOST) | SACKED;
                     self.sacked_bytes += s.len();
                     self.segs_sacked += 1;
                 }
@@ -874,6 +884,25 @@ mod tests {
         // The unambiguous RTT comes from the newest segment never resent (the part of the
         // split segment that was not resent, sent at 2 ms), not from the resend.
         assert_eq!(r.take_ack_rtt(), (Some(d(38)), Some(d(26))));
+    }
+
+    /// A timeout drops the SACK marks (the receiver may have reneged, RFC 2018 §8), but
+    /// what was SACKed was delivered once: the cumulative ACK after the timeout does not
+    /// deliver it again (it did: C.delivered ran ahead of the bytes sent, and BBR's
+    /// bandwidth samples with it, on a path with 1% loss).
+    #[test]
+    fn draft_cheng_3_3_a_segment_sacked_before_a_timeout_is_delivered_once() {
+        let mut r = Rack::new(false, sq(0)).with_rate();
+        for k in 0..4u32 {
+            r.on_transmit(sq(k * 100), sq(k * 100 + 100), ms(1), false, true);
+        }
+        r.on_ack(ms(30), sq(0), sq(400), &blocks(&[(200, 400)]), None, None);
+        assert_eq!(r.sampler().unwrap().delivered(), 200);
+        r.on_rto();
+        // Go-back-N resends the first two; the cumulative ACK covers all four.
+        r.on_transmit(sq(0), sq(200), ms(300), false, true);
+        r.on_ack(ms(330), sq(400), sq(400), &blocks(&[]), None, None);
+        assert_eq!(r.sampler().unwrap().delivered(), 400);
     }
 
     #[test]
