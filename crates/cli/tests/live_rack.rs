@@ -23,9 +23,7 @@
 mod live_common;
 
 use live_common::*;
-use std::path::Path;
 use std::sync::Mutex;
-use std::time::Duration;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -46,117 +44,17 @@ const PATH: [&str; 6] = [
     "droptail:100",
 ];
 
-/// What `ackclock analyze --json` says about the one connection of a capture: its
-/// duration (first SYN to last packet) and, for the direction toward port 5001,
-/// retransmitted and spurious (D-SACK) segments and goodput.
-#[derive(Debug)]
-struct Figures {
-    duration_s: f64,
-    rexmt: u64,
-    spurious: u64,
-    goodput_mbps: f64,
-}
-
-fn figures(pcap: &Path) -> Figures {
-    let o = output_within(
-        {
-            let mut c = std::process::Command::new(bin());
-            c.args(["analyze", "--json", "--no-figures"]).arg(pcap);
-            c
-        },
-        Duration::from_secs(60),
-    );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("analyze --json");
-    let conns = j["connections"].as_array().expect("connections");
-    assert_eq!(conns.len(), 1, "one connection per capture: {j}");
-    let c = &conns[0];
-    let d = c["directions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["to"].as_str().is_some_and(|t| t.ends_with(":5001")))
-        .expect("the data direction");
-    Figures {
-        duration_s: c["duration_s"].as_f64().unwrap(),
-        rexmt: d["rexmt_pkts"].as_u64().unwrap(),
-        spurious: d["spurious"]["total"].as_u64().unwrap(),
-        goodput_mbps: d["goodput_bps"].as_f64().unwrap() / 1e6,
-    }
-}
-
-/// Which sender runs in the left namespace.
-#[derive(Clone, Copy, Debug)]
-enum Sender {
-    /// Linux's TCP (its defaults: CUBIC, RACK-TLP, PRR, F-RTO), fed by socat in one write.
-    Linux,
-    /// `ackclock stream --preset linux` with these extra flags.
-    Ackclock(&'static [&'static str]),
-}
-
-/// One transfer of `file` (its whole length) through a fresh emulator with `extra` flags;
-/// returns analyze's figures and, for ackclock, its `stream --json` document.
+/// A transfer on this test's path (with `extra` emulator flags).
 fn transfer(
     d: &TmpDir,
     tag: &str,
     extra: &[&str],
-    file: &Path,
+    file: &std::path::Path,
     sender: Sender,
 ) -> (Figures, Option<serde_json::Value>) {
-    let pcap = d.path(&format!("{tag}.pcap"));
-    let mut args: Vec<&str> = vec!["--pcap", pcap.to_str().unwrap()];
-    args.extend(PATH);
-    args.extend(extra);
-    let (emu, _names, left, right) = emulate("rk", &args);
-    // A freshly attached TUN device drops traffic for about 0.1 s.
-    std::thread::sleep(Duration::from_millis(300));
-    let sink = spawn_in(
-        &right,
-        "socat",
-        &["-u", "TCP-LISTEN:5001,reuseaddr", "OPEN:/dev/null"],
-    );
-    wait_tcp_listening(&right, 5001);
-    let len = std::fs::metadata(file).unwrap().len().to_string();
-    let within = Duration::from_secs(30);
-    let own = match sender {
-        Sender::Linux => {
-            // -b 65536: socat writes the 30-segment file in one write, so Linux cuts it
-            // into full-sized segments and the scripted drop hits the last ones.
-            let p = spawn_in(
-                &left,
-                "socat",
-                &[
-                    "-b",
-                    "65536",
-                    "-u",
-                    &format!("OPEN:{}", file.display()),
-                    "TCP:198.18.2.1:5001",
-                ],
-            );
-            let (code, out, err) = p.finish(within);
-            assert_eq!(code, Some(0), "socat sender: {out}\n{err}");
-            None
-        }
-        Sender::Ackclock(flags) => {
-            let mut a = vec![
-                "stream",
-                "--connect",
-                "198.18.2.1:5001",
-                "--bytes",
-                &len,
-                "--json",
-                "--preset",
-                "linux",
-            ];
-            a.extend(flags);
-            Some(finish_json(spawn_in(&left, bin(), &a), tag, within))
-        }
-    };
-    let _ = sink.finish(Duration::from_secs(10));
-    let _ = stop_json(emu, "emulate");
-    let f = figures(&pcap);
-    println!("{tag}: {f:?}");
-    (f, own)
+    let mut path: Vec<&str> = PATH.to_vec();
+    path.extend(extra);
+    emulated_transfer(d, tag, "rk", &path, file, sender)
 }
 
 /// Tail loss, last 2 of 30 segments dropped once. Measured (29 Nov 2026; completion = SYN
@@ -188,13 +86,19 @@ fn tail_loss_probe_against_linux() {
     .unwrap();
     let extra = ["--config", cfg.to_str().unwrap()];
     let (linux, _) = transfer(&d, "linux", &extra, &file, Sender::Linux);
-    let (tlp, tlp_own) = transfer(&d, "tlp", &extra, &file, Sender::Ackclock(&[]));
+    let (tlp, tlp_own) = transfer(
+        &d,
+        "tlp",
+        &extra,
+        &file,
+        Sender::Ackclock(&["--preset", "linux"]),
+    );
     let (rto, rto_own) = transfer(
         &d,
         "rto",
         &extra,
         &file,
-        Sender::Ackclock(&["--loss-detection", "rack"]),
+        Sender::Ackclock(&["--preset", "linux", "--loss-detection", "rack"]),
     );
     let (tlp_own, rto_own) = (tlp_own.unwrap(), rto_own.unwrap());
     println!(
@@ -249,7 +153,13 @@ fn reordering_against_linux() {
     write_random_file(&file, 8 << 20, 27);
     let extra = ["--reorder", "3%:10ms"];
     let (linux, _) = transfer(&d, "linux", &extra, &file, Sender::Linux);
-    let (ack, own) = transfer(&d, "ackclock", &extra, &file, Sender::Ackclock(&[]));
+    let (ack, own) = transfer(
+        &d,
+        "ackclock",
+        &extra,
+        &file,
+        Sender::Ackclock(&["--preset", "linux"]),
+    );
     let own = own.unwrap();
     println!(
         "spurious retransmissions: Linux {} of {}, ackclock {} of {} (undos {}); goodput: \

@@ -572,3 +572,134 @@ pub fn wait_settled(what: &str, within: Duration, mut count: impl FnMut() -> u64
         );
     }
 }
+
+/// What `ackclock analyze --json` says about the one connection of a capture: its
+/// duration (first SYN to last packet) and, for the direction toward port 5001,
+/// retransmitted and spurious (D-SACK) segments and goodput.
+#[derive(Debug)]
+pub struct Figures {
+    /// First SYN to last packet, seconds.
+    pub duration_s: f64,
+    /// Retransmitted data packets.
+    pub rexmt: u64,
+    /// Of those, spurious ones (D-SACK).
+    pub spurious: u64,
+    /// Goodput of the data direction.
+    pub goodput_mbps: f64,
+    /// The median and 90th percentile of the data direction's RTT samples (Karn's), ms.
+    pub rtt_p50_ms: f64,
+    /// The 90th percentile.
+    pub rtt_p90_ms: f64,
+}
+
+pub fn figures(pcap: &Path) -> Figures {
+    let o = output_within(
+        {
+            let mut c = std::process::Command::new(bin());
+            c.args(["analyze", "--json", "--no-figures"]).arg(pcap);
+            c
+        },
+        Duration::from_secs(60),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("analyze --json");
+    let conns = j["connections"].as_array().expect("connections");
+    assert_eq!(conns.len(), 1, "one connection per capture: {j}");
+    let c = &conns[0];
+    let d = c["directions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["to"].as_str().is_some_and(|t| t.ends_with(":5001")))
+        .expect("the data direction");
+    Figures {
+        duration_s: c["duration_s"].as_f64().unwrap(),
+        rexmt: d["rexmt_pkts"].as_u64().unwrap(),
+        spurious: d["spurious"]["total"].as_u64().unwrap(),
+        goodput_mbps: d["goodput_bps"].as_f64().unwrap() / 1e6,
+        rtt_p50_ms: d["rtt_ms"]["p50"].as_f64().unwrap_or(f64::NAN),
+        rtt_p90_ms: d["rtt_ms"]["p90"].as_f64().unwrap_or(f64::NAN),
+    }
+}
+
+/// Which sender runs in the left namespace.
+#[derive(Clone, Copy, Debug)]
+pub enum Sender {
+    /// Linux's TCP (its defaults: CUBIC, RACK-TLP, PRR, F-RTO), fed by socat in one write.
+    Linux,
+    /// Linux's TCP with this congestion control (the left namespace's
+    /// `net.ipv4.tcp_congestion_control`), fed by socat.
+    LinuxWith(&'static str),
+    /// `ackclock stream` with these flags (a preset among them).
+    Ackclock(&'static [&'static str]),
+}
+
+/// One transfer of `file` (its whole length) through a fresh emulator (namespaces named
+/// from `prefix`) with the path flags `path`; returns analyze's figures and, for ackclock,
+/// its `stream --json` document.
+pub fn emulated_transfer(
+    d: &TmpDir,
+    tag: &str,
+    prefix: &str,
+    path: &[&str],
+    file: &Path,
+    sender: Sender,
+) -> (Figures, Option<serde_json::Value>) {
+    let pcap = d.path(&format!("{tag}.pcap"));
+    let mut args: Vec<&str> = vec!["--pcap", pcap.to_str().unwrap()];
+    args.extend(path);
+    let (emu, _names, left, right) = emulate(prefix, &args);
+    // A freshly attached TUN device drops traffic for about 0.1 s.
+    std::thread::sleep(Duration::from_millis(300));
+    let sink = spawn_in(
+        &right,
+        "socat",
+        &["-u", "TCP-LISTEN:5001,reuseaddr", "OPEN:/dev/null"],
+    );
+    wait_tcp_listening(&right, 5001);
+    let len = std::fs::metadata(file).unwrap().len().to_string();
+    let within = Duration::from_secs(30);
+    if let Sender::LinuxWith(cc) = sender {
+        sh_in(
+            &left,
+            &format!("sysctl -qw net.ipv4.tcp_congestion_control={cc}"),
+        );
+    }
+    let own = match sender {
+        Sender::Linux | Sender::LinuxWith(_) => {
+            // -b 65536: socat writes the 30-segment file in one write, so Linux cuts it
+            // into full-sized segments and the scripted drop hits the last ones.
+            let p = spawn_in(
+                &left,
+                "socat",
+                &[
+                    "-b",
+                    "65536",
+                    "-u",
+                    &format!("OPEN:{}", file.display()),
+                    "TCP:198.18.2.1:5001",
+                ],
+            );
+            let (code, out, err) = p.finish(within);
+            assert_eq!(code, Some(0), "socat sender: {out}\n{err}");
+            None
+        }
+        Sender::Ackclock(flags) => {
+            let mut a = vec![
+                "stream",
+                "--connect",
+                "198.18.2.1:5001",
+                "--bytes",
+                &len,
+                "--json",
+            ];
+            a.extend(flags);
+            Some(finish_json(spawn_in(&left, bin(), &a), tag, within))
+        }
+    };
+    let _ = sink.finish(Duration::from_secs(10));
+    let _ = stop_json(emu, "emulate");
+    let f = figures(&pcap);
+    println!("{tag}: {f:?}");
+    (f, own)
+}
