@@ -431,8 +431,8 @@ pub struct FlowSpec {
     /// before `duration_s`).
     #[serde(default)]
     pub start_s: f64,
-    /// A preset: vanilla_4_3bsd, tahoe, reno, newreno, sack, cubic, modern, linux (default
-    /// newreno). Both ends start from it.
+    /// A preset: vanilla_4_3bsd, tahoe, reno, newreno, sack, cubic, modern, linux,
+    /// linux_bbr (default newreno). Both ends start from it.
     #[serde(default = "default_tcp")]
     pub tcp: String,
     /// Overrides for both ends (default none; docs/SCENARIOS.md, "TCP overrides").

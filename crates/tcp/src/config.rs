@@ -712,6 +712,10 @@ impl TcpConfig {
                 initial_rto: Duration::from_secs(1),
                 min_rto: Duration::from_millis(200),
                 max_rto: Duration::from_secs(120),
+                // Linux's tcp_rtt_estimator floors the variance term at TCP_RTO_MIN
+                // (RTO = SRTT + max(4 x mdev, 200 ms), `RttConfig::min_rto_on_variance`); the
+                // preset keeps RFC 6298's floor on the whole RTO until the packetdrill
+                // scripts of profile L, written to it, are redone (docs/LINUX.md).
                 ..RttConfig::rfc6298()
             },
             ack: AckPolicy {
@@ -757,6 +761,17 @@ impl TcpConfig {
         }
     }
 
+    /// [`linux`](Self::linux) with BBR v1 as its controller, as a Linux host with
+    /// `net.ipv4.tcp_congestion_control = bbr` runs (BBR paces itself: Linux's internal
+    /// pacing, `SK_PACING_NEEDED`; PRR does not apply, BBR sets the window in a recovery
+    /// through `cong_control`). The peer that `bench/live/bbr_vs_linux.py` compares with.
+    pub fn linux_bbr() -> Self {
+        TcpConfig {
+            congestion: CongestionAlgorithm::Bbr(crate::bbr::BbrConfig::default()),
+            ..Self::linux()
+        }
+    }
+
     /// A preset by name, as the command line and scenario files spell it.
     pub fn preset(name: &str) -> Option<Self> {
         Some(match name {
@@ -768,6 +783,7 @@ impl TcpConfig {
             "cubic" => Self::cubic(),
             "modern" => Self::modern(),
             "linux" => Self::linux(),
+            "linux_bbr" => Self::linux_bbr(),
             _ => return None,
         })
     }
@@ -782,6 +798,7 @@ impl TcpConfig {
         "cubic",
         "modern",
         "linux",
+        "linux_bbr",
     ];
 }
 
@@ -881,11 +898,24 @@ mod tests {
         assert_eq!(c.ack.delayed_ack, Duration::from_millis(40));
         assert_eq!((c.max_retransmits, c.max_syn_retransmits), (15, 6));
         assert!(c.idle_restart && c.limited_transmit && !c.ecn);
+        // `linux_bbr` is the same with BBR v1.
+        let b = TcpConfig::preset("linux_bbr").unwrap();
+        assert!(matches!(b.congestion, CongestionAlgorithm::Bbr(_)));
+        assert_eq!(
+            TcpConfig {
+                congestion: c.congestion.clone(),
+                ..b
+            },
+            c
+        );
     }
 
     #[test]
     fn every_preset_but_linux_halves_and_the_override_selects_prr() {
-        for name in TcpConfig::PRESETS.iter().filter(|n| **n != "linux") {
+        for name in TcpConfig::PRESETS
+            .iter()
+            .filter(|n| !n.starts_with("linux"))
+        {
             let c = TcpConfig::preset(name).unwrap();
             assert_eq!(c.window_reduction, WindowReduction::Halve, "{name}");
             assert_eq!(c.loss_detection, LossDetection::DupAck, "{name}");

@@ -53,6 +53,11 @@ pub struct RttConfig {
     /// backoff (`t_rxtshift = 0` in tcp_input), so the timer is back at beta x SRTT while
     /// the go-back-N resend is still queued.
     pub karn: bool,
+    /// Linux's floor (`tcp_rtt_estimator`, `mdev_max_us` at least `tcp_rto_min`): the
+    /// minimum bounds the variance term rather than the whole RTO, so RTO = SRTT +
+    /// max(k x RTTVAR, `min_rto`), never less than a minimum above the smoothed RTT. False
+    /// is RFC 6298 §2.4's max(`min_rto`, SRTT + k x RTTVAR). Jacobson's estimator only.
+    pub min_rto_on_variance: bool,
 }
 
 impl RttConfig {
@@ -65,6 +70,7 @@ impl RttConfig {
             min_rto: Duration::from_secs(1),
             max_rto: Duration::from_secs(60),
             karn: true,
+            min_rto_on_variance: false,
         }
     }
     /// The 15 Jun 1987 message: k = 2.
@@ -167,7 +173,11 @@ impl RttEstimator {
                 }
                 // rto = (Avg >> 3) + k*(Mdev >> 2); for k = 2 this is the seed's
                 // `(Avg >> 3) + (Mdev >> 1)`. RFC 6298 §2.3 floors the variance term at G.
-                let var_term = ((i64::from(k) * self.mdev_scaled) >> 2).max(1);
+                let mut var_term = ((i64::from(k) * self.mdev_scaled) >> 2).max(1);
+                if self.cfg.min_rto_on_variance {
+                    let floor = (self.cfg.min_rto.as_nanos() / self.g_ns) as i64;
+                    var_term = var_term.max(floor);
+                }
                 let ticks = (self.avg_scaled >> 3) + var_term;
                 Duration::from_nanos((ticks.max(1) as u64).saturating_mul(self.g_ns))
             }
@@ -284,7 +294,29 @@ mod tests {
             min_rto: Duration::from_nanos(1),
             max_rto: Duration::from_secs(60),
             karn: true,
+            min_rto_on_variance: false,
         }
+    }
+
+    /// Linux's floor on the variance term: with a steady 40 ms RTT (RTTVAR decays toward
+    /// 0), RFC 6298's RTO settles at its 200 ms minimum, Linux's at SRTT + 200 ms.
+    #[test]
+    fn linux_tcp_rtt_estimator_floors_the_variance_term_not_the_rto() {
+        let cfg = RttConfig {
+            min_rto: ms(200),
+            ..RttConfig::rfc6298()
+        };
+        let mut rfc = RttEstimator::new(cfg);
+        let mut linux = RttEstimator::new(RttConfig {
+            min_rto_on_variance: true,
+            ..cfg
+        });
+        for _ in 0..50 {
+            rfc.on_sample(ms(40));
+            linux.on_sample(ms(40));
+        }
+        assert_eq!(rfc.rto(), ms(200));
+        assert_eq!(linux.rto(), ms(240));
     }
 
     /// The seed's C code as written, run beside the estimator on a recorded sequence.

@@ -349,3 +349,43 @@ fn rack_without_sack_falls_back_to_the_duplicate_ack_threshold() {
     assert_eq!(r.stats.tlp_probes, 0);
     assert_eq!(r.stats.fast_retransmits, 1);
 }
+
+/// RFC 8985 §6.3 with the engine's go-back-N after a timeout: a resend of that go-back-N that
+/// is lost again is found lost by RACK (a segment sent after it is SACKed and RACK.rtt plus
+/// the reordering window has passed) and resent at once, not after a second, backed-off
+/// timeout. A blackout of the data path from 300 to 700 ms forces the first timeout; then
+/// the third data segment sent after it is lost. Before, that segment waited for the second
+/// timeout (2 timeouts, done at 2.86 s); now one timeout, done at 1.86 s. (Found with BBR,
+/// whose window after the timeout grows past the flight: RACK's marks were the only record
+/// of the loss, and nothing but the timer resent them.)
+#[test]
+fn rfc8985_6_3_a_go_back_n_resend_lost_again_is_resent_without_a_second_timeout() {
+    let mut after = 0u64;
+    let blackout_then_third = move |p: &PacketInfo| {
+        if p.payload_len == 0 {
+            return false;
+        }
+        let ms = p.at.as_nanos() / 1_000_000;
+        if (300..700).contains(&ms) {
+            return true;
+        }
+        if ms >= 700 {
+            after += 1;
+            return after == 3;
+        }
+        false
+    };
+    let r = run(
+        config(LossDetection::RackTlp),
+        pipe(),
+        1,
+        2000 * MSS as usize,
+        blackout_then_third,
+    );
+    assert_eq!(r.stats.timeouts, 1, "{:?}", r.stats);
+    assert!(
+        r.done < Instant::from_nanos(2_000_000_000),
+        "done at {:?}",
+        r.done
+    );
+}

@@ -19,8 +19,9 @@ use std::path::PathBuf;
     next_help_heading = "TCP configuration (every TcpConfig knob; unset flags keep the preset)"
 )]
 pub struct TcpArgs {
-    /// Start from a preset: vanilla_4_3bsd, tahoe, reno, newreno, sack, cubic, modern, linux
-    /// (Linux 6.x's defaults: CUBIC, RACK-TLP, PRR, undo, F-RTO; docs/LINUX.md).
+    /// Start from a preset: vanilla_4_3bsd, tahoe, reno, newreno, sack, cubic, modern,
+    /// linux (Linux 6.x's defaults: CUBIC, RACK-TLP, PRR, undo, F-RTO; docs/LINUX.md),
+    /// linux_bbr (the same with BBR v1).
     #[arg(long, default_value = "newreno")]
     pub preset: String,
     /// Segment size we send and advertise, in bytes (MTU - 40 is the usual choice).

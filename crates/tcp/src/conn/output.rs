@@ -235,13 +235,13 @@ impl Connection {
     pub(super) fn send_data(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
         let mss = self.payload_limit();
         let data_end = self.buf_seq + self.send_buf.len();
-        // 0. A tail loss probe whose timeout expired (RFC 8985 §7.3).
-        if self.probe_due() {
-            if self.pace_blocks(now) {
-                return None;
-            }
-            if let Some(t) = self.send_probe(now, buf) {
-                return Some(t);
+        if self.rack_on {
+            // 0. A tail loss probe whose timeout expired (RFC 8985 §7.3); 0b. after a
+            // timeout, a resend that RACK found lost again.
+            match self.send_rack_first(now, buf, mss) {
+                Ok(Some(t)) => return Some(t),
+                Ok(None) => {}
+                Err(()) => return None,
             }
         }
         // 1. A retransmission the recovery asked for goes first, whatever the window.
@@ -362,6 +362,46 @@ impl Connection {
         }
         self.pace_on_sent(now, len);
         Some(t)
+    }
+
+    /// What RACK sends ahead of everything else (`Ok(Some)`), or `Err` when pacing holds it:
+    /// a due tail loss probe (RFC 8985 §7.3), and, while the connection recovers from a
+    /// timeout, a segment RACK has marked lost that the go-back-N resend has already passed
+    /// (a lost retransmission, §6.3: RACK detects it by time; without this only the next,
+    /// backed-off, timeout would repair it), once F-RTO, if it runs, is done. Window as in a
+    /// SACK recovery: RACK's pipe below cwnd.
+    #[cold]
+    #[inline(never)]
+    fn send_rack_first(
+        &mut self,
+        now: Instant,
+        buf: &mut [u8],
+        mss: u32,
+    ) -> Result<Option<Transmit>, ()> {
+        if self.probe_due() {
+            if self.pace_blocks(now) {
+                return Err(());
+            }
+            if let Some(t) = self.send_probe(now, buf) {
+                return Ok(Some(t));
+            }
+        }
+        // F-RTO (RFC 5682 §2.1) decides what follows a timeout's first ACKs: new data, not
+        // resends, until it has.
+        if self.rec.in_recovery() || !self.rec.in_rto_recovery(self.snd_una) || self.frto.is_some()
+        {
+            return Ok(None);
+        }
+        let Some((seq, len)) = self.rack.as_deref().and_then(|r| r.first_lost()) else {
+            return Ok(None);
+        };
+        if seq >= self.snd_nxt || self.cc.cwnd().saturating_sub(self.recovery_pipe(mss)) < mss {
+            return Ok(None);
+        }
+        if self.pace_blocks(now) {
+            return Err(());
+        }
+        Ok(self.retransmit(now, buf, seq, len.min(mss), Resend::Repair))
     }
 
     /// PSH for `len` data bytes from `seq` that empty the send buffer (ending at `data_end`)

@@ -198,7 +198,12 @@ impl Connection {
     /// recovery after an earlier one (`in_rto_recovery`), as the RFC says.
     pub(super) fn frto_on_rto(&mut self, first: bool, was_rto_recovery: bool) {
         self.frto = None;
-        if !self.cfg.frto || !first || was_rto_recovery {
+        // Step 2.b opens the window by two new segments over the flight through `set_cwnd`;
+        // a controller that sets its own window (BBR) would keep its own, and with that
+        // below the flight nothing would go until the next timeout. Such a controller's
+        // timeouts are recovered conventionally (Eifel detection still undoes a spurious
+        // one, with timestamps).
+        if !self.cfg.frto || !first || was_rto_recovery || self.cc_owns_recovery {
             return;
         }
         let len = self.snd_max.since(self.snd_una).min(self.snd_mss);
