@@ -513,8 +513,10 @@ impl Rack {
         // The most recently sent segment delivered that was never resent: its RTT is
         // unambiguous (Karn), to the nanosecond (for delivery-rate estimation).
         let mut clean: Option<(Instant, u32)> = None;
+        let rate_on = self.rate.is_some();
         let mut deliver = |s: &Sent, cumulative: bool| {
-            if s.flags & RETRANS == 0
+            if rate_on
+                && s.flags & RETRANS == 0
                 && clean.is_none_or(|(t, o)| sent_after(s.xmit, s.order, t, o))
             {
                 clean = Some((s.xmit, s.order));
@@ -710,6 +712,14 @@ impl Rack {
         }
         self.lost_bytes += newly;
         (newly, timeout)
+    }
+
+    /// Whether the output path should look at RACK before anything else: a probe is due, or
+    /// segments are marked lost and not resent (tested on every send; the rest is out of
+    /// line).
+    #[inline]
+    pub(crate) fn wants_to_send_first(&self) -> bool {
+        self.probe_due || self.lost_bytes != 0
     }
 
     /// The first segment marked lost and not yet resent, for the output path to resend:

@@ -235,7 +235,7 @@ impl Connection {
     pub(super) fn send_data(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
         let mss = self.payload_limit();
         let data_end = self.buf_seq + self.send_buf.len();
-        if self.rack_on {
+        if self.rack_on && self.rack.as_deref().is_some_and(Rack::wants_to_send_first) {
             // 0. A tail loss probe whose timeout expired (RFC 8985 §7.3); 0b. after a
             // timeout, a resend that RACK found lost again.
             match self.send_rack_first(now, buf, mss) {
