@@ -96,27 +96,33 @@ class Emulator:
         return {k: vals.get(k, 0) for k in LINUX_COUNTERS}
 
 
-def pcap_completion(path, total=None):
-    """Seconds from the first SYN to port 5001 to the first ACK from it covering the last
-    data byte, and the data bytes (the highest sequence sent, from the ISN)."""
+def tcp_packets(path):
+    """The TCP/IPv4 packets of a pcap file: (time in seconds, source port, destination
+    port, seq, ack, flags, payload length, TCP option bytes)."""
     with open(path, "rb") as f:
         data = f.read()
     magic = struct.unpack("<I", data[:4])[0]
     scale = 1e-9 if magic == 0xA1B23C4D else 1e-6
-    off, syn_t, isn, top, acks = 24, None, None, 0, []
+    off = 24
     while off + 16 <= len(data):
         sec, frac, incl, _ = struct.unpack("<IIII", data[off:off + 16])
         pkt = data[off + 16:off + 16 + incl]
         off += 16 + incl
-        t = sec + frac * scale
         if len(pkt) < 40 or pkt[0] >> 4 != 4 or pkt[9] != 6:
             continue
         ihl = (pkt[0] & 15) * 4
         tot = struct.unpack(">H", pkt[2:4])[0]
         sport, dport, seq, ack = struct.unpack(">HHII", pkt[ihl:ihl + 12])
         doff = (pkt[ihl + 12] >> 4) * 4
-        flags = pkt[ihl + 13]
-        plen = tot - ihl - doff
+        yield (sec + frac * scale, sport, dport, seq, ack, pkt[ihl + 13], tot - ihl - doff,
+               pkt[ihl + 20:ihl + doff])
+
+
+def pcap_completion(path, total=None):
+    """Seconds from the first SYN to port 5001 to the first ACK from it covering the last
+    data byte, and the data bytes (the highest sequence sent, from the ISN)."""
+    syn_t, isn, top, acks = None, None, 0, []
+    for t, sport, dport, seq, ack, flags, plen, _ in tcp_packets(path):
         if dport == PORT:
             if flags & 0x02 and syn_t is None:
                 syn_t, isn = t, seq
@@ -166,26 +172,10 @@ def pcap_rtts(path):
     the hole), for segments never sent twice (Karn). Also the data bytes sent (the highest
     sequence from the ISN)."""
     import bisect
-    with open(path, "rb") as f:
-        data = f.read()
-    magic = struct.unpack("<I", data[:4])[0]
-    scale = 1e-9 if magic == 0xA1B23C4D else 1e-6
-    off, isn, top, rtts = 24, None, 0, []
+    isn, top, rtts = None, 0, []
     ends, seg, resent, done = [], {}, set(), set()
     lo = 0  # ends[:lo] are all cumulatively acknowledged
-    while off + 16 <= len(data):
-        sec, frac, incl, _ = struct.unpack("<IIII", data[off:off + 16])
-        pkt = data[off + 16:off + 16 + incl]
-        off += 16 + incl
-        t = sec + frac * scale
-        if len(pkt) < 40 or pkt[0] >> 4 != 4 or pkt[9] != 6:
-            continue
-        ihl = (pkt[0] & 15) * 4
-        tot = struct.unpack(">H", pkt[2:4])[0]
-        sport, dport, seq, ack = struct.unpack(">HHII", pkt[ihl:ihl + 12])
-        doff = (pkt[ihl + 12] >> 4) * 4
-        flags = pkt[ihl + 13]
-        plen = tot - ihl - doff
+    for t, sport, dport, seq, ack, flags, plen, opts in tcp_packets(path):
         if dport == PORT:
             if flags & 0x02:
                 isn = seq
@@ -215,7 +205,7 @@ def pcap_rtts(path):
             for k in range(lo, hi):
                 sample(ends[k])
             lo = max(lo, hi)
-            for left, right in sack_blocks(pkt[ihl + 20:ihl + doff]):
+            for left, right in sack_blocks(opts):
                 left, right = (left - isn - 1) % 2**32, (right - isn - 1) % 2**32
                 k = bisect.bisect_right(ends, left)
                 while k < len(ends) and ends[k] <= right:
