@@ -188,7 +188,8 @@ pub struct Bbr {
     ssthresh: u32,
     /// cwnd before the last recovery, timeout or PROBE_RTT (Linux's `prior_cwnd`).
     prior_cwnd: u32,
-    pacing_rate: u64,
+    /// The pacing rate.
+    pacing: PacingRate,
     mode: BbrMode,
     pacing_gain: f64,
     cwnd_gain: f64,
@@ -223,8 +224,6 @@ pub struct Bbr {
     packet_conservation: bool,
     lt: LongTermBw,
     aggregation: AckAggregation,
-    /// The pacing rate was set from a real smoothed RTT.
-    has_seen_rtt: bool,
     /// When data was last delivered (Linux's `tp->delivered_mstamp`).
     delivered_time: Instant,
     /// `C.delivered` and `C.lost` as of the last ACK, for what a timeout does.
@@ -247,7 +246,7 @@ impl Bbr {
             cwnd: init.initial_window.max(mss),
             ssthresh: u32::MAX,
             prior_cwnd: 0,
-            pacing_rate: 0,
+            pacing: PacingRate::new(cfg.pacing_margin, cfg.high_gain),
             mode: BbrMode::Startup,
             pacing_gain: cfg.high_gain,
             cwnd_gain: cfg.high_gain,
@@ -270,13 +269,12 @@ impl Bbr {
                 cfg.extra_acked_gain,
                 cfg.extra_acked_max,
             ),
-            has_seen_rtt: false,
             delivered_time: Instant::ZERO,
             delivered: 0,
             lost: 0,
             rng: Prng::new(cfg.seed),
         };
-        bbr.init_pacing_rate(Duration::ZERO);
+        bbr.pacing.init(bbr.cwnd, Duration::ZERO);
         bbr
     }
 
@@ -315,46 +313,9 @@ impl Bbr {
         self.pacing_gain
     }
 
-    /// `bw * gain` in bytes per second, less the pacing margin (Linux's
-    /// `bbr_bw_to_pacing_rate`).
-    fn bw_to_pacing_rate(&self, bw: u64, gain: f64) -> u64 {
-        (bw as f64 * gain * (1.0 - self.cfg.pacing_margin)) as u64
-    }
-
-    /// Linux's `bbr_init_pacing_rate_from_rtt`: STARTUP's gain times cwnd per smoothed RTT
-    /// (1 ms without one), before any bandwidth is measured.
-    fn init_pacing_rate(&mut self, srtt: Duration) {
-        let rtt = if srtt > Duration::ZERO {
-            self.has_seen_rtt = true;
-            srtt
-        } else {
-            Duration::from_millis(1)
-        };
-        let bw = div_rate(u64::from(self.cwnd), rtt);
-        self.pacing_rate = self.bw_to_pacing_rate(bw, self.cfg.high_gain);
-    }
-
-    /// Linux's `bbr_set_pacing_rate`: until the pipe is full the rate only grows, so that a
-    /// low early sample does not slow STARTUP.
-    fn set_pacing_rate(&mut self, bw: u64, gain: f64, srtt: Duration) {
-        let rate = self.bw_to_pacing_rate(bw, gain);
-        if !self.has_seen_rtt && srtt > Duration::ZERO {
-            self.init_pacing_rate(srtt);
-        }
-        if self.full_pipe.reached || rate > self.pacing_rate {
-            self.pacing_rate = rate;
-        }
-    }
-
-    /// The BDP at `bw` times `gain`, in bytes, rounded up to whole packets (draft §4.2.3.2,
-    /// Linux's `bbr_bdp`); the initial window while no RTT is known.
+    /// The BDP at `bw` times `gain` (see [`bdp`]).
     fn bdp(&self, bw: u64, gain: f64) -> u64 {
-        let Some(rtt) = self.min_rtt else {
-            return u64::from(self.initial_window);
-        };
-        let mss = f64::from(self.mss);
-        let packets = (bw as f64 * rtt.as_secs_f64() * gain / mss).ceil();
-        packets as u64 * u64::from(self.mss)
+        bdp(bw, gain, self.min_rtt, self.mss, self.initial_window)
     }
 
     /// Segments per TSO burst (Linux's `bbr_tso_segs_goal`): one, or with
@@ -363,13 +324,13 @@ impl Bbr {
         if !self.cfg.tso_autosize {
             return 1;
         }
-        let min = if self.pacing_rate < MIN_TSO_RATE {
+        let min = if self.pacing.rate < MIN_TSO_RATE {
             1
         } else {
             2
         };
         // `sk_pacing_rate >> sk_pacing_shift` (10) bytes, within a 64 KB GSO packet.
-        let bytes = (self.pacing_rate >> 10).min(65_535 - 1 - 320);
+        let bytes = (self.pacing.rate >> 10).min(65_535 - 1 - 320);
         (bytes / u64::from(self.mss)).max(min).min(0x7f)
     }
 
@@ -755,7 +716,8 @@ impl CongestionControl for Bbr {
         self.update_min_rtt(ev, &d);
         self.update_gains();
         let bw = self.bandwidth();
-        self.set_pacing_rate(bw, self.pacing_gain, ev.srtt);
+        let (cwnd, full) = (self.cwnd, self.full_pipe.reached);
+        self.pacing.set(bw, self.pacing_gain, ev.srtt, cwnd, full);
         self.update_cwnd(&d, bw, self.cwnd_gain);
     }
 
@@ -806,7 +768,7 @@ impl CongestionControl for Bbr {
         true
     }
     fn pacing_rate(&self) -> Option<u64> {
-        Some(self.pacing_rate)
+        Some(self.pacing.rate)
     }
     fn owns_recovery_window(&self) -> bool {
         true
@@ -823,7 +785,10 @@ impl CongestionControl for Bbr {
         self.idle_restart = true;
         self.aggregation.restart_epoch(now);
         match self.mode {
-            BbrMode::ProbeBw => self.set_pacing_rate(self.bandwidth(), 1.0, Duration::ZERO),
+            BbrMode::ProbeBw => {
+                let (bw, cwnd, full) = (self.bandwidth(), self.cwnd, self.full_pipe.reached);
+                self.pacing.set(bw, 1.0, Duration::ZERO, cwnd, full);
+            }
             BbrMode::ProbeRtt => self.check_probe_rtt_done(now),
             _ => {}
         }
@@ -1020,6 +985,77 @@ pub(crate) fn div_rate(bytes: u64, t: Duration) -> u64 {
         return 0;
     }
     (u128::from(bytes) * 1_000_000_000 / u128::from(t.as_nanos())).min(u128::from(u64::MAX)) as u64
+}
+
+/// BBR's pacing rate, v1's and v3's alike: Linux's `sk_pacing_rate` as `tcp_bbr.c` sets it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PacingRate {
+    /// Bytes per second.
+    pub(crate) rate: u64,
+    /// An RTT sample has set the initial rate (`bbr->has_seen_rtt`).
+    has_seen_rtt: bool,
+    /// Pace this share below bandwidth x gain (Linux's `bbr_pacing_margin_percent`, 1%).
+    margin: f64,
+    /// STARTUP's pacing gain, for the initial rate.
+    startup_gain: f64,
+}
+
+impl PacingRate {
+    /// No rate yet; [`init`](Self::init) sets the first.
+    pub(crate) fn new(margin: f64, startup_gain: f64) -> Self {
+        PacingRate {
+            rate: 0,
+            has_seen_rtt: false,
+            margin,
+            startup_gain,
+        }
+    }
+
+    /// `bw * gain` in bytes per second, less the margin (Linux's `bbr_bw_to_pacing_rate`).
+    pub(crate) fn of(&self, bw: u64, gain: f64) -> u64 {
+        (bw as f64 * gain * (1.0 - self.margin)) as u64
+    }
+
+    /// Linux's `bbr_init_pacing_rate_from_rtt`: STARTUP's gain times `cwnd` per smoothed RTT
+    /// (1 ms without one), before any bandwidth is measured.
+    pub(crate) fn init(&mut self, cwnd: u32, srtt: Duration) {
+        let rtt = if srtt > Duration::ZERO {
+            self.has_seen_rtt = true;
+            srtt
+        } else {
+            Duration::from_millis(1)
+        };
+        self.rate = self.of(div_rate(u64::from(cwnd), rtt), self.startup_gain);
+    }
+
+    /// Linux's `bbr_set_pacing_rate`: the first RTT sample resets the initial rate, and
+    /// until the pipe is full (`full`) the rate only grows, so that a low early sample does
+    /// not slow STARTUP.
+    pub(crate) fn set(&mut self, bw: u64, gain: f64, srtt: Duration, cwnd: u32, full: bool) {
+        let rate = self.of(bw, gain);
+        if !self.has_seen_rtt && srtt > Duration::ZERO {
+            self.init(cwnd, srtt);
+        }
+        if full || rate > self.rate {
+            self.rate = rate;
+        }
+    }
+}
+
+/// The BDP at `bw` times `gain`, in bytes, rounded up to whole packets of `mss` (draft
+/// §4.2.3.2, Linux's `bbr_bdp`); `initial_window` while no RTT is known.
+pub(crate) fn bdp(
+    bw: u64,
+    gain: f64,
+    min_rtt: Option<Duration>,
+    mss: u32,
+    initial_window: u32,
+) -> u64 {
+    let Some(rtt) = min_rtt else {
+        return u64::from(initial_window);
+    };
+    let packets = (bw as f64 * rtt.as_secs_f64() * gain / f64::from(mss)).ceil();
+    packets as u64 * u64::from(mss)
 }
 
 /// A windowed maximum over a sliding window of round counts, by Kathleen Nichols'

@@ -42,7 +42,7 @@
 //! (the per-packet echo of RFC 8257 §3.2 or AccECN).
 
 use crate::bbr::{
-    div_rate, AckAggregation, BbrMode, Prng, Rounds, FULL_BW_GROWTH, FULL_BW_ROUNDS,
+    bdp, AckAggregation, BbrMode, PacingRate, Prng, Rounds, FULL_BW_GROWTH, FULL_BW_ROUNDS,
     MIN_CWND_PACKETS, STARTUP_GAIN,
 };
 use crate::cc::{
@@ -211,8 +211,8 @@ pub struct Bbr3 {
     cwnd: u32,
     ssthresh: u32,
     prior_cwnd: u32,
-    pacing_rate: u64,
-    has_seen_rtt: bool,
+    /// The pacing rate.
+    pacing: PacingRate,
     mode: BbrMode,
     phase: ProbeBwPhase,
     pacing_gain: f64,
@@ -347,8 +347,7 @@ impl Bbr3 {
             cwnd: window,
             ssthresh: u32::MAX,
             prior_cwnd: 0,
-            pacing_rate: 0,
-            has_seen_rtt: false,
+            pacing: PacingRate::new(cfg.pacing_margin, cfg.startup_pacing_gain),
             mode: BbrMode::Startup,
             phase: ProbeBwPhase::Down,
             pacing_gain: cfg.startup_pacing_gain,
@@ -406,7 +405,7 @@ impl Bbr3 {
             delivered: 0,
             rng: Prng::new(cfg.seed),
         };
-        b.init_pacing_rate(Duration::ZERO);
+        b.pacing.init(b.cwnd, Duration::ZERO);
         b
     }
 
@@ -466,40 +465,9 @@ impl Bbr3 {
         self.pacing_gain
     }
 
-    fn bw_to_pacing_rate(&self, bw: u64, gain: f64) -> u64 {
-        (bw as f64 * gain * (1.0 - self.cfg.pacing_margin)) as u64
-    }
-
-    fn init_pacing_rate(&mut self, srtt: Duration) {
-        let rtt = if srtt > Duration::ZERO {
-            self.has_seen_rtt = true;
-            srtt
-        } else {
-            Duration::from_millis(1)
-        };
-        let bw = div_rate(u64::from(self.cwnd), rtt);
-        self.pacing_rate = self.bw_to_pacing_rate(bw, self.cfg.startup_pacing_gain);
-    }
-
-    /// As v1's: until the pipe is full the rate only grows.
-    fn set_pacing_rate(&mut self, bw: u64, gain: f64, srtt: Duration) {
-        let rate = self.bw_to_pacing_rate(bw, gain);
-        if !self.has_seen_rtt && srtt > Duration::ZERO {
-            self.init_pacing_rate(srtt);
-        }
-        if self.full.reached || rate > self.pacing_rate {
-            self.pacing_rate = rate;
-        }
-    }
-
-    /// The BDP at `bw` times `gain`, bytes in whole packets (the initial window while no
-    /// RTT is known).
+    /// The BDP at `bw` times `gain` (see `bbr::bdp`).
     fn bdp(&self, bw: u64, gain: f64) -> u64 {
-        let Some(rtt) = self.min_rtt else {
-            return u64::from(self.initial_window);
-        };
-        let packets = (bw as f64 * rtt.as_secs_f64() * gain / f64::from(self.mss)).ceil();
-        packets as u64 * u64::from(self.mss)
+        bdp(bw, gain, self.min_rtt, self.mss, self.initial_window)
     }
 
     /// Linux v3's `bbr_quantization_budget`: at least 3 TSO bursts (3 packets: the engine
@@ -1165,7 +1133,8 @@ impl CongestionControl for Bbr3 {
         self.update_model(ev, &d);
         self.update_gains();
         let bw = self.bandwidth();
-        self.set_pacing_rate(bw, self.pacing_gain, ev.srtt);
+        let (cwnd, full) = (self.cwnd, self.full.reached);
+        self.pacing.set(bw, self.pacing_gain, ev.srtt, cwnd, full);
         self.update_cwnd(&d, bw);
         // Linux v3's `bbr_advance_latest_delivery_signals`: each loss round starts the
         // latest rate and volume afresh.
@@ -1231,7 +1200,7 @@ impl CongestionControl for Bbr3 {
         true
     }
     fn pacing_rate(&self) -> Option<u64> {
-        Some(self.pacing_rate)
+        Some(self.pacing.rate)
     }
     fn owns_recovery_window(&self) -> bool {
         true
@@ -1245,7 +1214,10 @@ impl CongestionControl for Bbr3 {
         self.idle_restart = true;
         self.aggregation.restart_epoch(now);
         match self.mode {
-            BbrMode::ProbeBw => self.set_pacing_rate(self.bandwidth(), 1.0, Duration::ZERO),
+            BbrMode::ProbeBw => {
+                let (bw, cwnd, full) = (self.bandwidth(), self.cwnd, self.full.reached);
+                self.pacing.set(bw, 1.0, Duration::ZERO, cwnd, full);
+            }
             BbrMode::ProbeRtt => {
                 let d = Delivery {
                     delivered: self.delivered,
