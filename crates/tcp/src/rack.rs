@@ -159,6 +159,14 @@ struct RateLog {
     min_rtt: Option<Duration>,
 }
 
+impl RateLog {
+    /// An ACK's unambiguous RTT (see `ack_rtt`).
+    fn note_rtt(&mut self, rtt: Duration) {
+        self.ack_rtt = Some(rtt);
+        self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
+    }
+}
+
 /// RACK's per-connection state (RFC 8985 §5.2) with its per-segment record, and TLP's.
 ///
 /// The record is also the connection's transmit log for delivery-rate estimation: a
@@ -430,6 +438,24 @@ impl Rack {
         }
     }
 
+    /// Delivery-rate estimation's part of a delivery: `bytes` of segment `i` arrived (with
+    /// its stamp), unless they were counted already; `mark` records that they were (a SACK:
+    /// a timeout will drop the SACK mark, not this one).
+    fn rate_deliver(&mut self, now: Instant, i: usize, bytes: u32, mark: bool) {
+        let Some(rl) = self.rate.as_mut() else {
+            return;
+        };
+        if self.log[i].flags & COUNTED != 0 {
+            return;
+        }
+        if let Some(st) = rl.stamps.get(i) {
+            rl.sampler.on_delivered(now, st, bytes);
+        }
+        if mark {
+            self.log[i].flags |= COUNTED;
+        }
+    }
+
     /// The index of the first segment that ends after `s`.
     fn index_of(&self, s: SeqNum) -> usize {
         self.log.partition_point(|e| e.end <= s)
@@ -547,26 +573,19 @@ impl Rack {
                     if s.flags & SACKED != 0 {
                         self.sacked_bytes -= cut;
                     }
-                    if s.flags & COUNTED == 0 {
-                        if let Some(rl) = self.rate.as_mut() {
-                            if let Some(st) = rl.stamps.front() {
-                                rl.sampler.on_delivered(now, st, cut);
-                            }
-                        }
-                    }
+                    // (Not marked counted: the rest is delivered when it is acknowledged.)
+                    self.rate_deliver(now, 0, cut, false);
                     self.log[0].start = snd_una;
                 }
                 break;
             }
+            self.rate_deliver(now, 0, s.len(), false);
             self.log.pop_front();
-            let stamp = self.rate.as_mut().and_then(|rl| rl.stamps.pop_front());
+            if let Some(rl) = self.rate.as_mut() {
+                rl.stamps.pop_front();
+            }
             if s.flags & SACKED == 0 {
                 deliver(&s, true);
-            }
-            if s.flags & COUNTED == 0 {
-                if let (Some(rl), Some(st)) = (self.rate.as_mut(), stamp) {
-                    rl.sampler.on_delivered(now, &st, s.len());
-                }
             }
             self.uncount(&s);
         }
@@ -585,12 +604,7 @@ impl Rack {
                 let s = self.log[i];
                 if s.covered_by(l, r) && s.flags & SACKED == 0 {
                     deliver(&s, false);
-                    if let (Some(rl), 0) = (self.rate.as_mut(), s.flags & COUNTED) {
-                        if let Some(st) = rl.stamps.get(i) {
-                            rl.sampler.on_delivered(now, st, s.len());
-                        }
-                        self.log[i].flags |= COUNTED;
-                    }
+                    self.rate_deliver(now, i, s.len(), true);
                     if s.flags & LOST != 0 {
                         self.lost_bytes -= s.len();
                     }
@@ -603,9 +617,7 @@ impl Rack {
         }
         self.fack = fack;
         if let (Some(rl), Some((t, _))) = (self.rate.as_mut(), clean) {
-            let rtt = now.saturating_since(t);
-            rl.ack_rtt = Some(rtt);
-            rl.min_rtt = Some(rl.min_rtt.map_or(rtt, |m| m.min(rtt)));
+            rl.note_rtt(now.saturating_since(t));
         }
         self.reordering_seen |= reordered;
         let mut advanced = false;
