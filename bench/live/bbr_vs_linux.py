@@ -25,12 +25,12 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 import time
 
-from emulated import BIN, PORT, RIGHT_ADDR, Emulator, analyze, pcap_completion, pcap_rtts, sh
+from emulated import (BIN, PORT, RIGHT_ADDR, Emulator, analyze, med, pcap_completion,
+                      pcap_rtts, sh)
 
 # BBR_KEEP=1 keeps the pcaps (their directory is printed at the end).
 KEEP = os.environ.get("BBR_KEEP") == "1"
@@ -96,11 +96,6 @@ def run_one(tmp, tag, stack, flags, secs, cc):
          **a, "queue_drops": qd, "loss_drops": ld, "own": own}
     print(json.dumps({"tag": tag, **r}), flush=True)
     return r
-
-
-def med(rs, k):
-    v = [r[k] for r in rs if r[k] is not None]
-    return statistics.median(v) if v else float("nan")
 
 
 def main():

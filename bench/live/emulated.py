@@ -6,6 +6,7 @@ sink on the right, the reading of its pcap (completion time, per-segment RTT), a
 import json
 import os
 import signal
+import statistics
 import struct
 import subprocess
 import time
@@ -213,3 +214,9 @@ def pcap_rtts(path):
                         sample(ends[k])
                     k += 1
     return rtts, top
+
+
+def med(rs, k):
+    """The median of field `k` over the runs `rs` that have it (NaN if none)."""
+    v = [r[k] for r in rs if r[k] is not None]
+    return statistics.median(v) if v else float("nan")

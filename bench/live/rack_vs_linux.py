@@ -32,13 +32,12 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-from emulated import BIN, PORT, RIGHT_ADDR, Emulator, analyze, pcap_completion, sh
+from emulated import BIN, PORT, RIGHT_ADDR, Emulator, analyze, med, pcap_completion, sh
 
 MSS = 1448
 SEGS = 30
@@ -92,11 +91,6 @@ def run_one(tmp, tag, stack, flags, config, nbytes, secs):
          "goodput_mbps": (top * 8 / done / 1e6) if done else None, **a, "queue_drops": qd, "loss_drops": ld, "own": own}
     print(json.dumps({"tag": tag, **r}), flush=True)
     return r
-
-
-def med(rs, k):
-    v = [r[k] for r in rs if r[k] is not None]
-    return statistics.median(v) if v else float("nan")
 
 
 def main():

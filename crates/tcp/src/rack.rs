@@ -852,10 +852,9 @@ mod tests {
         }
         b
     }
-    /// Ten 100-byte segments from sequence 0, one sent each millisecond from 1 ms.
-    fn ten_segments() -> Rack {
-        let mut r = Rack::new(true, sq(0));
-        for k in 0..10u32 {
+    /// `n` 100-byte segments from sequence 0, one sent each millisecond from 1 ms.
+    fn send_segments(r: &mut Rack, n: u32) {
+        for k in 0..n {
             r.on_transmit(
                 sq(k * 100),
                 sq(k * 100 + 100),
@@ -864,6 +863,12 @@ mod tests {
                 true,
             );
         }
+    }
+
+    /// Ten such segments, with TLP.
+    fn ten_segments() -> Rack {
+        let mut r = Rack::new(true, sq(0));
+        send_segments(&mut r, 10);
         r
     }
 
@@ -873,15 +878,7 @@ mod tests {
     #[test]
     fn draft_cheng_3_2_stamps_follow_the_record_through_splits_sacks_and_acks() {
         let mut r = Rack::new(false, sq(0)).with_rate();
-        for k in 0..4u32 {
-            r.on_transmit(
-                sq(k * 100),
-                sq(k * 100 + 100),
-                ms(1 + u64::from(k)),
-                false,
-                true,
-            );
-        }
+        send_segments(&mut r, 4);
         // Part of the second segment is resent: it splits in two, each part with a stamp.
         r.on_transmit(sq(150), sq(200), ms(8), false, true);
         let rl = r.rate.as_ref().expect("stamps kept");
