@@ -42,6 +42,10 @@ const FIN: u8 = 8;
 /// survives a timeout (which drops the SACK marks, RFC 2018 §8), so that a segment SACKed
 /// before the timeout and acknowledged after it is not delivered twice.
 const COUNTED: u8 = 16;
+/// Delivery-rate estimation has counted this transmission lost (`C.lost`): RACK marked it
+/// or a timeout took it for lost, as Linux counts `tp->lost` when a segment is marked. Its
+/// resend then does not count it again; the resend clears the mark (a new transmission).
+const TALLIED_LOST: u8 = 32;
 
 /// RFC 8985 §7.2 WCDelAckT: the worst-case delayed-ACK time a PTO allows for when a single
 /// segment is in flight (RFC 5681's delayed-ACK limit of 200 ms is the RFC's default).
@@ -332,7 +336,7 @@ impl Rack {
     /// the FIN). Parts already in the record are resends (their time moves to `now`, they
     /// are marked retransmitted and no longer lost); the part beyond the record is new.
     /// `repair`: a resend made to repair a loss (not a tail loss probe), whose bytes count
-    /// as lost for delivery-rate estimation.
+    /// as lost for delivery-rate estimation unless RACK's mark or a timeout counted them.
     pub(crate) fn on_transmit(
         &mut self,
         start: SeqNum,
@@ -368,7 +372,8 @@ impl Rack {
         let start = start.max(self.log.front().map_or(start, |s| s.start));
         let mid = end.min(last_end);
         let mut first = self.log.len();
-        let mut resent = 0;
+        // Resent bytes not already counted lost (by RACK's mark or a timeout).
+        let mut untallied = 0;
         if start < mid {
             self.split_at(start);
             self.split_at(mid);
@@ -379,13 +384,15 @@ impl Rack {
                 if s.flags & LOST != 0 {
                     self.lost_bytes -= s.len();
                 }
-                s.flags = (s.flags & !LOST) | RETRANS;
+                if s.flags & TALLIED_LOST == 0 {
+                    untallied += s.len();
+                }
+                s.flags = (s.flags & !(LOST | TALLIED_LOST)) | RETRANS;
                 if s.end == end {
                     s.flags |= fin_flag;
                 }
                 s.xmit = now;
                 s.order = order;
-                resent += s.len();
                 i += 1;
             }
         }
@@ -399,7 +406,7 @@ impl Rack {
             });
         }
         if self.rate.is_some() {
-            let lost = if repair { resent } else { 0 };
+            let lost = if repair { untallied } else { 0 };
             self.stamp_range(now, was_empty, first, lost);
         }
     }
@@ -701,6 +708,7 @@ impl Rack {
         };
         let wait = self.rtt.saturating_add(reo_wnd);
         let (mut newly, mut timeout) = (0u32, Duration::ZERO);
+        let mut tallied = 0;
         for s in self.log.iter_mut() {
             if s.flags & (SACKED | LOST) != 0 {
                 continue;
@@ -716,13 +724,19 @@ impl Rack {
             }
             let waited = now.saturating_since(s.xmit);
             if waited >= wait {
-                s.flags |= LOST;
+                if s.flags & TALLIED_LOST == 0 {
+                    tallied += s.len();
+                }
+                s.flags |= LOST | TALLIED_LOST;
                 newly += s.len();
             } else {
                 timeout = timeout.max(wait - waited);
             }
         }
         self.lost_bytes += newly;
+        if let Some(rl) = self.rate.as_mut() {
+            rl.sampler.note_lost(tallied);
+        }
         (newly, timeout)
     }
 
@@ -754,9 +768,21 @@ impl Rack {
     /// The retransmission timer expired: the receiver may have reneged on what it SACKed
     /// (RFC 2018 §8), and go-back-N resends everything, so the marks go; no probe is
     /// outstanding any more.
+    ///
+    /// For delivery-rate estimation every segment not yet delivered is lost now (Linux's
+    /// `tcp_timeout_mark_lost` counts them in `tp->lost` at the timeout): counted once
+    /// here, not again as go-back-N resends each.
     pub(crate) fn on_rto(&mut self) {
+        let mut tallied = 0;
         for s in self.log.iter_mut() {
+            if s.flags & (COUNTED | TALLIED_LOST) == 0 {
+                tallied += s.len();
+                s.flags |= TALLIED_LOST;
+            }
             s.flags &= !(LOST | SACKED);
+        }
+        if let Some(rl) = self.rate.as_mut() {
+            rl.sampler.note_lost(tallied);
         }
         self.lost_bytes = 0;
         self.sacked_bytes = 0;
@@ -922,6 +948,45 @@ mod tests {
         r.on_transmit(sq(0), sq(200), ms(300), false, true);
         r.on_ack(ms(330), sq(400), sq(400), &blocks(&[]), None, None);
         assert_eq!(r.sampler().unwrap().delivered(), 400);
+    }
+
+    /// Linux counts `C.lost` when a segment is marked lost (`tcp_mark_skb_lost`), and a
+    /// timeout marks the whole flight (`tcp_timeout_mark_lost`): here the timeout counts
+    /// what was not delivered once, and go-back-N's resends of it count nothing more. (They
+    /// counted again, one segment on each ACK after the timeout: BBR took that much out of
+    /// its window on every ACK and stayed at 4 packets for seconds on a 7-packet buffer.)
+    #[test]
+    fn draft_cheng_3_3_a_timeout_counts_the_undelivered_flight_lost_once() {
+        let mut r = Rack::new(false, sq(0)).with_rate();
+        send_segments(&mut r, 4);
+        r.on_ack(ms(30), sq(0), sq(400), &blocks(&[(300, 400)]), None, None);
+        r.on_rto();
+        assert_eq!(
+            r.sampler().unwrap().lost(),
+            300,
+            "all but the SACKed segment"
+        );
+        for k in 0..3u32 {
+            let at = ms(300 + u64::from(k));
+            r.on_transmit(sq(k * 100), sq(k * 100 + 100), at, false, true);
+        }
+        assert_eq!(r.sampler().unwrap().lost(), 300, "the resends add nothing");
+        // A resend lost again and repaired again counts again: a new transmission.
+        r.on_transmit(sq(0), sq(100), ms(700), false, true);
+        assert_eq!(r.sampler().unwrap().lost(), 400);
+    }
+
+    /// RACK's mark counts a segment lost at once (on the ACK that found it, as Linux's
+    /// `tp->lost`), and its resend does not count it again.
+    #[test]
+    fn draft_cheng_3_3_a_segment_rack_marks_lost_counts_once_when_marked() {
+        let mut r = Rack::new(false, sq(0)).with_rate();
+        send_segments(&mut r, 4);
+        r.on_ack(ms(30), sq(0), sq(400), &blocks(&[(100, 400)]), None, None);
+        assert_eq!(r.detect_loss(ms(30), Duration::ZERO).0, 100);
+        assert_eq!(r.sampler().unwrap().lost(), 100, "counted when marked");
+        r.on_transmit(sq(0), sq(100), ms(31), false, true);
+        assert_eq!(r.sampler().unwrap().lost(), 100, "not again when resent");
     }
 
     #[test]

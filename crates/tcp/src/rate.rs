@@ -234,8 +234,9 @@ impl RateSampler {
         self.lost
     }
 
-    /// `bytes` more were taken for lost (Linux counts a segment when it is marked lost; the
-    /// connection counts it when it resends it to repair the loss).
+    /// `bytes` more were taken for lost: as Linux, when RACK marks a segment lost or a
+    /// timeout takes the flight for lost; without RACK's marks, when the connection resends
+    /// a segment to repair a loss.
     pub(crate) fn note_lost(&mut self, bytes: u32) {
         self.lost = self.lost.saturating_add(u64::from(bytes));
     }

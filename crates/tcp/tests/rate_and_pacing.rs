@@ -257,6 +257,52 @@ fn losses_repaired_by_retransmission_are_counted_as_lost() {
     assert!(seen.iter().filter_map(|d| d.sample).any(|s| s.lost > 0));
 }
 
+/// A timeout takes the whole flight for lost at once (Linux's `tcp_timeout_mark_lost`
+/// counts it in `C.lost` then, outside any ACK): the ACKs that follow, while go-back-N
+/// resends that flight, report no bytes newly lost unless something is lost again. They
+/// reported each resend as a new loss, and BBR, which takes newly lost bytes out of its
+/// window, stayed at four packets for seconds after a timeout.
+#[test]
+fn draft_cheng_3_3_after_a_timeout_the_acks_of_the_resent_flight_report_no_new_loss() {
+    use ackclock_tcp::cc::RecoveryPhase;
+    let (cfg, seen) = recorder(40, None, LossDetection::RackTlp);
+    let pipe = PipeConfig {
+        rate_bps: 10_000_000,
+        delay: Duration::from_millis(20),
+        ..PipeConfig::default()
+    };
+    let mut h = Harness::new(3, pipe);
+    // A whole window's first transmissions and the tail loss probe after it: only the
+    // retransmission timer can find them.
+    let mut dropped = std::collections::HashSet::new();
+    h.set_filter(
+        Dir::AtoB,
+        Box::new(move |p| match p.data_index {
+            Some(100..=150) => dropped.insert(p.seq),
+            _ => false,
+        }),
+    );
+    let data = ackclock_testkit::bytes(1_000_000, 3);
+    let r = bulk_transfer(&mut h, &data, cfg, receiver(), Duration::from_secs(60));
+    assert!(r.completed && r.delivered == data, "transfer incomplete");
+    assert!(r.sender.timeouts >= 1, "the burst should need a timeout");
+    drain(&mut h);
+    let seen = seen.lock().unwrap();
+    let after: Vec<&Delivery> = seen
+        .iter()
+        .filter(|d| d.recovery == RecoveryPhase::Timeout)
+        .collect();
+    assert!(!after.is_empty(), "no ACK during the timeout's recovery");
+    let newly: u32 = after.iter().map(|d| d.newly_lost).sum();
+    assert_eq!(newly, 0, "go-back-N's resends reported as new losses");
+    let last = seen.last().unwrap();
+    assert!(
+        last.lost >= 40 * 1460,
+        "the timeout's flight is counted lost: {}",
+        last.lost
+    );
+}
+
 /// Data packets A put on the pipe, with their times.
 fn data_times(h: &Harness) -> Vec<Instant> {
     h.capture

@@ -277,6 +277,13 @@ impl Connection {
         if let Some(r) = self.rack.as_deref_mut() {
             r.on_rto();
             self.timers.cancel(Timer::Loss);
+            // The timeout's losses are in `C.lost` but in no ACK's count of newly lost
+            // bytes: Linux marks them outside ACK processing, so its BBR sees them as the
+            // timeout (cwnd to one packet), not as losses to take out of the window again
+            // on the ACKs that follow.
+            if let Some(s) = r.sampler() {
+                self.model_seen.1 = s.lost();
+            }
         }
     }
 
