@@ -2,12 +2,12 @@
 //! waiting for a hole to fill (RFC 9293 §3.10.7.4, RFC 5681 §4.2, RFC 2018).
 //!
 //! Memory is bounded at construction: one ring of `capacity` bytes, allocated when the first
-//! byte arrives, and [`MAX_RANGES`] range slots, allocated when the first out-of-order
-//! segment does (a connection that never receives, or never out of order, pays for
-//! neither; each is allocated once). RFC 9293 §3.10.7.4 says segments beyond RCV.NXT
-//! "SHOULD be held for later processing" (SHLD-31), but only acceptable ones, inside
-//! RCV.WND; storing nothing outside the advertised window means whatever a peer sends
-//! cannot grow the buffer.
+//! byte arrives, and at most [`max_ranges`]`(capacity)` range slots, allocated when the
+//! first out-of-order segment does and grown (doubling) only when a loss pattern needs more
+//! islands (a connection that never receives, or never out of order, pays for neither).
+//! RFC 9293 §3.10.7.4 says segments beyond RCV.NXT "SHOULD be held for later processing"
+//! (SHLD-31), but only acceptable ones, inside RCV.WND; storing nothing outside the
+//! advertised window means whatever a peer sends cannot grow the buffer.
 //!
 //! Layout of the ring, starting at `head`:
 //!
@@ -24,23 +24,38 @@
 
 use ackclock_wire::checksum;
 
-/// How many separate out-of-order ranges (islands between holes) the buffer tracks.
+/// Range slots (islands of out-of-order data between holes) a buffer starts with, and the
+/// fewest it may grow to.
 ///
 /// RFC 2018 §3 lets a SACK option report at most 4 blocks (3 with timestamps), but the
-/// receiver may hold more islands than one ACK can report (RFC 2018 §4: the first block
-/// is the most recent arrival, the others repeat recently reported blocks). 32 slots make a
-/// loss pattern that exhausts them (32 separate holes inside one window) rare on real
-/// paths, while the slots stay 512 bytes: binary searches and the shifts that keep them
-/// sorted touch a few cache lines. A segment that would need a 33rd slot is dropped
-/// ([`ReassemblyFull`]): holding out-of-order data is a SHOULD (RFC 9293 SHLD-31), and the
-/// peer retransmits what was dropped.
-///
-/// A `const` rather than a const generic parameter so that `RecvBuffer::new(n)` needs no
-/// type annotation.
-pub(crate) const MAX_RANGES: usize = 32;
+/// receiver may hold more islands than one ACK can report (RFC 2018 §4: the first block is
+/// the most recent arrival, the others repeat recently reported blocks). 32 slots are 512
+/// bytes and cover the loss patterns of most paths.
+pub(crate) const MIN_RANGES: usize = 32;
+
+/// Buffer bytes per range slot beyond [`MIN_RANGES`]: an island and a hole of one
+/// full-sized segment each (2 x 1024 bytes and more), so a window of full-sized segments
+/// with every other one lost fits. Slots stay under 1% of the buffer (16 bytes per 2 KiB).
+/// Fixed at 32 slots, a 4 MiB window with BBR's losses on a 7-packet buffer (one segment in
+/// five) dropped two thirds of what arrived out of order, and the sender resent it: Linux's
+/// out-of-order queue is bounded by the buffer's memory only.
+const BYTES_PER_RANGE: usize = 2048;
+
+/// The most range slots a buffer of `capacity` bytes tracks. A segment that would need
+/// one more is dropped ([`ReassemblyFull`]): holding out-of-order data is a SHOULD (RFC 9293
+/// SHLD-31), and the peer retransmits what was dropped; a peer that sends tiny segments
+/// with holes between them cannot make the slots outgrow 1% of the buffer.
+pub(crate) const fn max_ranges(capacity: usize) -> usize {
+    let by_size = capacity / BYTES_PER_RANGE;
+    if by_size > MIN_RANGES {
+        by_size
+    } else {
+        MIN_RANGES
+    }
+}
 
 /// [`RecvBuffer::insert`] refused a segment that would have opened a new out-of-order range
-/// while all [`MAX_RANGES`] slots are in use. Nothing was stored.
+/// while all [`max_ranges`] slots are in use. Nothing was stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("reassembly queue full: too many out-of-order ranges")]
 pub(crate) struct ReassemblyFull;
@@ -76,7 +91,8 @@ pub(crate) struct RecvBuffer {
     /// Out-of-order ranges, `ranges[..n_ranges]` sorted, disjoint, non-adjacent, each
     /// starting after `nxt` and ending at most `capacity` bytes after the first readable
     /// byte (they lie inside the window that was advertised when they arrived).
-    /// Empty until the first out-of-order segment, then `MAX_RANGES` slots.
+    /// Empty until the first out-of-order segment, then [`MIN_RANGES`] slots, doubled
+    /// when full up to [`max_ranges`] of the capacity.
     ranges: Box<[Span]>,
 }
 
@@ -198,7 +214,7 @@ impl RecvBuffer {
     ///
     /// # Errors
     /// [`ReassemblyFull`] when the data is out of order, touches no existing range, and all
-    /// [`MAX_RANGES`] slots are in use. Nothing is stored then; data that extends or merges
+    /// [`max_ranges`] slots are in use. Nothing is stored then; data that extends or merges
     /// existing ranges, or reaches the in-order edge, is always accepted.
     pub(crate) fn insert(&mut self, offset: usize, data: &[u8]) -> Result<usize, ReassemblyFull> {
         self.staged = 0;
@@ -225,11 +241,8 @@ impl RecvBuffer {
         let i = ranges.partition_point(|r| r.end < start);
         let j = ranges.partition_point(|r| r.start <= end);
         if i == j {
-            if self.n_ranges == MAX_RANGES {
+            if self.n_ranges == self.ranges.len() && !self.grow_ranges() {
                 return Err(ReassemblyFull);
-            }
-            if self.ranges.is_empty() {
-                self.ranges = vec![Span::default(); MAX_RANGES].into_boxed_slice();
             }
             self.write(offset, data);
             self.ranges.copy_within(i..self.n_ranges, i + 1);
@@ -455,6 +468,23 @@ impl RecvBuffer {
 
     // -------------------------------------------------------------------------------------
 
+    /// Makes room for one more range: the first [`MIN_RANGES`] slots, or twice as many, up
+    /// to [`max_ranges`]. Returns false when the buffer already has the most it may.
+    #[cold]
+    #[inline(never)]
+    fn grow_ranges(&mut self) -> bool {
+        let max = max_ranges(self.cap);
+        let have = self.ranges.len();
+        if have >= max {
+            return false;
+        }
+        let want = if have == 0 { MIN_RANGES } else { have * 2 }.min(max);
+        let mut grown = vec![Span::default(); want];
+        grown[..have].copy_from_slice(&self.ranges);
+        self.ranges = grown.into_boxed_slice();
+        true
+    }
+
     #[inline]
     fn ranges(&self) -> &[Span] {
         &self.ranges[..self.n_ranges]
@@ -542,7 +572,7 @@ mod tests {
         assert_eq!(rb.is_empty(), rb.readable_slices().0.is_empty());
         let r = ranges(rb);
         assert_eq!(rb.has_out_of_order(), !r.is_empty());
-        assert!(r.len() <= MAX_RANGES);
+        assert!(r.len() <= max_ranges(rb.capacity()));
         let mut prev_end = 0;
         for (k, &(s, e)) in r.iter().enumerate() {
             // Offset 0 would be in order; adjacency would have been merged.
@@ -897,9 +927,49 @@ mod tests {
         assert_eq!(read_all(&mut rb), stream(0, 20));
     }
 
+    /// RFC 9293 SHLD-31 (hold out-of-order data) with a large window: one segment lost in
+    /// two across a 4 MiB window leaves about 1,450 islands, and the buffer holds them all
+    /// (it held 32 and dropped the rest, which the sender then resent); the slots stop at
+    /// one per 2 KiB of buffer, so a peer's tiny segments cannot grow them further.
+    #[test]
+    fn rfc9293_shld_31_a_large_window_holds_an_island_per_lost_segment() {
+        const MSS: usize = 1448;
+        let cap = 4 << 20;
+        let mut rb = RecvBuffer::new(cap);
+        let mut islands = 0;
+        let mut at = MSS;
+        while at + MSS <= cap {
+            assert_eq!(
+                rb.insert(at, &stream(at, at + MSS)),
+                Ok(0),
+                "island at {at}"
+            );
+            islands += 1;
+            at += 2 * MSS;
+        }
+        assert_eq!(rb.out_of_order_ranges().count(), islands);
+        assert!(islands > 1400);
+        check_invariants(&rb);
+        // One-byte islands two bytes apart fill the remaining slots, then are refused.
+        let mut rb = RecvBuffer::new(cap);
+        let max = max_ranges(cap);
+        assert_eq!(max, 2048);
+        for k in 0..max {
+            assert_eq!(rb.insert(2 * k + 1, &[7]), Ok(0));
+        }
+        assert_eq!(rb.insert(2 * max + 1, &[7]), Err(ReassemblyFull));
+        check_invariants(&rb);
+    }
+
     #[test]
     fn reassembly_full_then_merging_inserts_still_succeed() {
+        const MAX_RANGES: usize = MIN_RANGES;
         let cap = 4 * MAX_RANGES + 100;
+        assert_eq!(
+            max_ranges(cap),
+            MIN_RANGES,
+            "a small buffer keeps the minimum"
+        );
         let mut rb = RecvBuffer::new(cap);
         for k in 0..MAX_RANGES {
             let s = 4 * k + 2;
@@ -1065,7 +1135,7 @@ mod tests {
             if offset > 0 {
                 let runs = self.runs_abs();
                 let touches = runs.iter().any(|&(a, b)| a <= e && b >= s);
-                if !touches && runs.len() == MAX_RANGES {
+                if !touches && runs.len() == max_ranges(self.cap) {
                     return Err(ReassemblyFull);
                 }
             }

@@ -97,8 +97,8 @@ pub struct Stats {
     pub out_of_order_segs_in: u64,
     /// Segments whose data had all been received before.
     pub duplicate_segs_in: u64,
-    /// Out-of-order segments dropped because the receive buffer already tracks
-    /// 32 (`recv_buf::MAX_RANGES`) separate ranges.
+    /// Out-of-order segments dropped because the receive buffer already tracks as many
+    /// separate ranges as it may (32, or one per 2 KiB of a larger buffer).
     pub reassembly_drops: u64,
     /// Segments header prediction took as a pure ACK for new data.
     pub hp_ack_hits: u64,
