@@ -1017,6 +1017,7 @@ impl Connection {
             rttvar: self.rtt.rttvar(),
             rto: self.rtt.rto(),
             min_rtt: self.rtt.min_rtt(),
+            pacing_rate_bps: self.pace_rate.saturating_mul(8),
             snd_mss: self.snd_mss,
             snd_wnd_bytes: self.snd_wnd,
             rcv_wnd_bytes: self.recv_buf.window() as u32,

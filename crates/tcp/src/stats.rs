@@ -29,6 +29,10 @@ pub struct Stats {
     pub rto: Duration,
     /// Smallest RTT sample so far; `None` before the first.
     pub min_rtt: Option<Duration>,
+    /// The rate data is paced at, in bits per second of payload (the controller's, e.g.
+    /// BBR's pacing gain times its bandwidth estimate, or Linux's rule for a window-based
+    /// controller); 0 when not paced. Linux's `ss -i` shows the same as `pacing_rate`.
+    pub pacing_rate_bps: u64,
     /// Payload bytes of a full-sized segment we send: the smaller of our and the peer's
     /// MSS, less 12 bytes when timestamps are in use.
     pub snd_mss: u32,

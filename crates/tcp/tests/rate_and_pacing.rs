@@ -325,6 +325,11 @@ fn pacing_spaces_segments_at_the_controllers_rate() {
     let data = ackclock_testkit::bytes(200 * 1460, 3);
     let r = bulk_transfer(&mut h, &data, cfg, receiver(), Duration::from_secs(60));
     assert!(r.completed && r.delivered == data);
+    assert_eq!(
+        r.sender.pacing_rate_bps,
+        rate * 8,
+        "stats() reports the controller's rate, in bits per second (Linux's ss pacing_rate)"
+    );
     let times = data_times(&h);
     assert_eq!(times.len(), 200);
     let gap = Duration::from_nanos(1460 * 1_000_000_000 / rate);

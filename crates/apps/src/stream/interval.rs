@@ -23,6 +23,8 @@ pub struct Cumulative {
     pub cwnd_bytes: u32,
     /// Smoothed RTT now (zero before the first sample).
     pub srtt: Duration,
+    /// The pacing rate now, bits per second (0: not paced).
+    pub pacing_rate_bps: u64,
 }
 
 /// One stream's part of an interval.
@@ -36,6 +38,8 @@ pub struct IntervalStream {
     pub cwnd_bytes: u32,
     /// The smoothed RTT at the interval's end.
     pub srtt: Duration,
+    /// The pacing rate at the interval's end, bits per second (0: not paced).
+    pub pacing_rate_bps: u64,
 }
 
 /// One interval report. Times are since the test started (the first connection
@@ -189,6 +193,7 @@ impl IntervalMeter {
                 retransmits: t.retransmits.saturating_sub(prev.retransmits),
                 cwnd_bytes: t.cwnd_bytes,
                 srtt: t.srtt,
+                pacing_rate_bps: t.pacing_rate_bps,
             };
             empty &= cur.bytes == 0 && cur.retransmits == 0;
         }
@@ -231,6 +236,7 @@ mod tests {
             retransmits,
             cwnd_bytes: 14_480,
             srtt: ms(2),
+            pacing_rate_bps: 0,
         }
     }
 

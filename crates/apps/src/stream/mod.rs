@@ -244,6 +244,7 @@ impl Stream {
             retransmits: s.retransmitted_segs,
             cwnd_bytes: s.cwnd_bytes,
             srtt: s.srtt,
+            pacing_rate_bps: s.pacing_rate_bps,
         }
     }
 

@@ -128,7 +128,7 @@ pub fn single_report(
     );
     w!(
         out,
-        "window             cwnd {} bytes, ssthresh {}, peer window {} bytes, our window {} bytes",
+        "window             cwnd {} bytes, ssthresh {}, peer window {} bytes, our window {} bytes{}",
         s.cwnd_bytes,
         if s.ssthresh_bytes == u32::MAX {
             "inf".to_string()
@@ -136,7 +136,12 @@ pub fn single_report(
             s.ssthresh_bytes.to_string()
         },
         s.snd_wnd_bytes,
-        s.rcv_wnd_bytes
+        s.rcv_wnd_bytes,
+        if s.pacing_rate_bps > 0 {
+            format!(", pacing {}", iperf_rate(s.pacing_rate_bps as f64))
+        } else {
+            String::new()
+        }
     );
     w!(
         out,
@@ -578,6 +583,7 @@ pub fn sum_stats(reports: &[&StreamReport]) -> Stats {
         t.ce_segs_in += s.ce_segs_in;
         t.cwr_out += s.cwr_out;
         t.cwnd_bytes = t.cwnd_bytes.saturating_add(s.cwnd_bytes);
+        t.pacing_rate_bps = t.pacing_rate_bps.saturating_add(s.pacing_rate_bps);
         if s.srtt > Duration::ZERO {
             rtts += 1;
             srtt_ns += s.srtt.as_nanos();
@@ -632,6 +638,7 @@ fn json_stream(id: usize, r: &StreamReport) -> serde_json::Value {
         "undos": s.undos,
         "srtt_ms": ms(s.srtt),
         "cwnd_bytes": s.cwnd_bytes,
+        "pacing_rate_bps": s.pacing_rate_bps,
         "snd_mss": s.snd_mss,
         "sack": s.sack_enabled,
         "timestamps": s.timestamps_enabled,
@@ -682,6 +689,7 @@ fn json_sum(
         "undos": t.undos,
         "srtt_ms": ms(t.srtt),
         "cwnd_bytes": t.cwnd_bytes,
+        "pacing_rate_bps": t.pacing_rate_bps,
         "snd_mss": stat(|s| s.snd_mss.into()),
         "sack": stat(|s| s.sack_enabled.into()),
         "timestamps": stat(|s| s.timestamps_enabled.into()),
@@ -724,6 +732,7 @@ fn json_interval(i: &Interval<'_>) -> serde_json::Value {
                 "retransmits": s.retransmits,
                 "cwnd_bytes": s.cwnd_bytes,
                 "srtt_ms": ms(s.srtt),
+                "pacing_rate_bps": s.pacing_rate_bps,
             })
         })
         .collect();
@@ -875,6 +884,7 @@ mod tests {
                     retransmits: 1,
                     cwnd_bytes: 14_600,
                     srtt: Duration::from_millis(2),
+                    pacing_rate_bps: 48_000_000,
                 })
                 .collect(),
             last,
@@ -1135,6 +1145,7 @@ mod tests {
             "undos",
             "srtt_ms",
             "cwnd_bytes",
+            "pacing_rate_bps",
             "snd_mss",
             "sack",
             "timestamps",
