@@ -3,7 +3,7 @@
 
 use crate::sim_cmd::{parse_count, BudgetArgs};
 use ackclock_sweep::plan::Param;
-use ackclock_sweep::{collect, emit, run};
+use ackclock_sweep::{collect, emit, plot, run};
 use anyhow::Result;
 use std::path::PathBuf;
 
@@ -16,6 +16,8 @@ use std::path::PathBuf;
 Examples:
   ackclock sweep scenarios/red_vs_droptail.toml --seeds 4    # replications: one run per RNG seed
   ackclock sweep scenarios/red_vs_droptail.toml --param topology.bottleneck.queue.kind=drop_tail,red --param topology.pairs=2,8 --seeds 3
+  ackclock sweep scenarios/red_vs_droptail.toml --param topology.bottleneck.queue.kind=drop_tail,red --param topology.pairs=2,4,8 --seeds 2 --out sw --plot total_goodput_bps,jain_fairness
+  ackclock sweep scenarios/bbr_shallow.toml --param seed=1,2,3    # three runs, seeds 1, 2 and 3
   ackclock sweep plan scenarios/dumbbell.toml --param topology.pairs=2,8 --seeds 10 --out sw --emit slurm
 
 Values are written as the scenario file writes them (its fields carry their units, e.g.
@@ -32,15 +34,20 @@ pub struct SweepArgs {
     pub scenario: Option<PathBuf>,
     /// PATH=V1,V2,... where PATH is a dotted path into the scenario (array entries by
     /// index), e.g. --param link.0.queue.limit_pkts=8,16,32. Repeat for a cross product.
-    /// Without it, `--seeds N` alone replicates the scenario N times.
+    /// Without it, `--seeds N` alone replicates the scenario N times. `--param seed=V1,V2`
+    /// sets the seeds: every combination runs seeds V1, V2, ... (with --seeds N: V, V+1, ...,
+    /// V+N-1 for each value), and the seed column says which.
     #[arg(long = "param")]
     pub params: Vec<Param>,
-    /// Runs per combination, with seeds seed, seed+1, ...
+    /// Runs per combination, with seeds seed, seed+1, ... (seed: the scenario's, or each
+    /// value of --param seed=...)
     #[arg(long, default_value_t = 1, value_parser = parse_count)]
     pub seeds: u64,
     /// Output directory (default: `out/sweep/<scenario name>`).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub plot: PlotArgs,
     /// Refuse a sweep of more runs than this, counted before any is made.
     #[arg(long, value_name = "N", default_value = "1000000", value_parser = parse_count)]
     pub max_runs: u64,
@@ -87,7 +94,8 @@ Each run writes results/<id>.json (or results/<id>.failed.json).")]
     /// and id, and the exit status is 1.
     #[command(after_help = "\
 Examples:
-  ackclock sweep collect sw                       # writes sw/sweep.csv")]
+  ackclock sweep collect sw                       # writes sw/sweep.csv
+  ackclock sweep collect sw --plot total_goodput_bps,queue_drops   # and sw/sweep-<column>.svg")]
     Collect(CollectArgs),
 }
 
@@ -96,7 +104,8 @@ pub struct PlanArgs {
     /// Scenario file (TOML).
     pub scenario: PathBuf,
     /// PATH=V1,V2,... as for `ackclock sweep`; repeat for a cross product. Without it,
-    /// `--seeds N` alone plans N replications of the scenario.
+    /// `--seeds N` alone plans N replications of the scenario; `--param seed=V1,V2` sets
+    /// the seeds, as for `ackclock sweep`.
     #[arg(long = "param")]
     pub params: Vec<Param>,
     /// Runs per combination, with seeds seed, seed+1, ...
@@ -151,6 +160,35 @@ pub struct RunArgs {
 pub struct CollectArgs {
     /// The plan directory (written by `ackclock sweep plan`).
     pub dir: PathBuf,
+    #[command(flatten)]
+    pub plot: PlotArgs,
+}
+
+/// `--plot` and its axis, of a local sweep and of `sweep collect`.
+#[derive(clap::Args, Debug)]
+pub struct PlotArgs {
+    /// After sweep.csv, draw these metric columns (comma separated), each into
+    /// sweep-COLUMN.svg, .png and .html beside it: against the first swept parameter whose
+    /// values are all numbers, a line per combination of the others, the mean over seeds
+    /// with bars from min to max. Refused before any run if no swept parameter is numeric.
+    #[arg(long, value_name = "COLUMN", value_delimiter = ',', value_parser = plot::parse_column)]
+    pub plot: Vec<String>,
+    /// A log x axis (default: log when every x > 0 and the largest is 100 times the smallest).
+    #[arg(long, requires = "plot", conflicts_with = "plot_linear_x")]
+    pub plot_log_x: bool,
+    /// A linear x axis, whatever the values.
+    #[arg(long, requires = "plot")]
+    pub plot_linear_x: bool,
+}
+
+impl PlotArgs {
+    fn options(self) -> plot::Options {
+        let log_x = (self.plot_log_x || self.plot_linear_x).then_some(self.plot_log_x);
+        plot::Options {
+            columns: self.plot,
+            log_x,
+        }
+    }
 }
 
 /// A count of at least 1 that fits a usize.
@@ -172,6 +210,7 @@ pub fn run(args: SweepArgs) -> Result<()> {
                 args.out,
                 &args.budget.budget(),
                 args.max_runs,
+                &args.plot.options(),
             )
         }
         Some(SweepCommand::Plan(a)) => ackclock_sweep::plan_dir(
@@ -196,6 +235,6 @@ pub fn run(args: SweepArgs) -> Result<()> {
                 .unwrap_or_else(|| rayon::current_num_threads().max(1));
             run::run(&a.dir, selection, &source, jobs, &a.budget.budget())
         }
-        Some(SweepCommand::Collect(a)) => collect::collect(&a.dir),
+        Some(SweepCommand::Collect(a)) => collect::collect(&a.dir, &a.plot.options()),
     }
 }

@@ -84,6 +84,57 @@ fn sweep_writes_one_row_per_run() {
     assert!(lines.iter().any(|l| l.starts_with("5,tahoe,")), "{csv}");
 }
 
+/// `--param seed=...` sets the runs' seeds (it was an override every run's own seed
+/// overwrote: each row said seed 1); `--plot` draws a figure per column beside sweep.csv.
+#[test]
+fn sweep_takes_its_seeds_from_a_seed_param_and_plots_columns() {
+    let d = tmp("sweep-seed-plot");
+    let sc = d.join("t.toml");
+    std::fs::write(&sc, SCENARIO.replace("pcap = true\n", "")).unwrap();
+    let out = d.join("out");
+    let o = bin()
+        .arg("sweep")
+        .arg(&sc)
+        .args([
+            "--param",
+            "link.0.queue.limit_pkts=5,20",
+            "--param",
+            "seed=3,7",
+        ])
+        .args(["--plot", "total_goodput_bps,queue_drops", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(
+        lines[0].starts_with("link.0.queue.limit_pkts,seed,flows,"),
+        "{csv}"
+    );
+    let seeds: Vec<&str> = lines[1..]
+        .iter()
+        .map(|l| l.split(',').nth(1).unwrap())
+        .collect();
+    assert_eq!(seeds, ["3", "7", "3", "7"], "{csv}");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    for col in ["total_goodput_bps", "queue_drops"] {
+        for ext in ["svg", "png", "html"] {
+            let f = out.join(format!("sweep-{col}.{ext}"));
+            assert!(f.exists(), "{} missing", f.display());
+            assert!(
+                stdout.contains(&format!("wrote {}", f.display())),
+                "{stdout}"
+            );
+        }
+    }
+    let svg = std::fs::read_to_string(out.join("sweep-queue_drops.svg")).unwrap();
+    assert!(
+        svg.contains("link.0.queue.limit_pkts"),
+        "the x axis names the parameter"
+    );
+}
+
 #[test]
 fn misuse_says_what_to_type() {
     let d = tmp("misuse");

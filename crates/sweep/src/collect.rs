@@ -91,9 +91,15 @@ pub fn row(values: &[String], seed: u64, metrics: &[String]) -> String {
 }
 
 /// `ackclock sweep collect DIR`: writes DIR/sweep.csv when every run has its result, else
-/// names the missing and failed runs and fails (a partial table would pass for a whole one).
-pub fn collect(dir: &Path) -> Result<()> {
+/// names the missing and failed runs and fails (a partial table would pass for a whole one);
+/// then draws the figures `plot` asks for beside it.
+///
+/// # Errors
+/// Not a plan, a run without a result, a `plot` the plan's parameters cannot draw (refused
+/// before sweep.csv is written), a file that cannot be written.
+pub fn collect(dir: &Path, plot: &crate::plot::Options) -> Result<()> {
     let plan = Plan::load(dir)?;
+    crate::plot::check(plot, &plan_values(&plan))?;
     let mut csv = header(&plan.header.params);
     let mut missing = Vec::new();
     let mut failed = Vec::new();
@@ -144,5 +150,24 @@ pub fn collect(dir: &Path) -> Result<()> {
         plan.entries.len(),
         file.display()
     );
+    let scenario = crate::scenario_name(Path::new(&plan.header.source));
+    for f in crate::plot::write(dir, &csv, &scenario, plot)? {
+        println!("wrote {}", f.display());
+    }
     Ok(())
+}
+
+/// Each swept path of a plan with the values its runs take, as sweep.csv writes them.
+fn plan_values(plan: &Plan) -> Vec<(String, Vec<String>)> {
+    plan.header
+        .params
+        .iter()
+        .map(|p| {
+            let cells = plan.entries.iter().flat_map(|e| {
+                let set = e.overrides.iter().filter(|o| &o.path == p);
+                set.map(|o| value_text(&parse_value(&o.value)))
+            });
+            (p.clone(), cells.collect())
+        })
+        .collect()
 }

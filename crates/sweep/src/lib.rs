@@ -6,7 +6,7 @@
 //! parses its arguments and calls these.
 //!
 //! [`plan`] makes the runs and the plan directory, [`run`] runs them, [`collect`] writes
-//! the table, [`emit`] writes the schedulers' files.
+//! the table, [`emit`] writes the schedulers' files, [`plot`] draws the table's figures.
 //!
 //! # Example
 //!
@@ -27,6 +27,7 @@
 pub mod collect;
 pub mod emit;
 pub mod plan;
+pub mod plot;
 pub mod run;
 
 use ackclock_sim::cost::Budget;
@@ -76,9 +77,10 @@ pub fn plan_dir(
     max_runs: u64,
 ) -> Result<()> {
     plan::check_runs(params, seeds, max_runs)?;
-    let (text, runs) = plan::expand(path, params, seeds, budget)?;
+    let sweep = plan::configurations(path, params, seeds, budget)?;
+    let runs: Vec<_> = (0..sweep.len()).map(|i| sweep.run(i)).collect();
     let dir = out.unwrap_or_else(|| default_out(path));
-    let p = plan::Plan::write(&dir, path, &text, params, seeds, &runs)?;
+    let p = plan::Plan::write(&dir, path, &sweep.text, params, sweep.seeds.len(), &runs)?;
     let files = emit::emit(&p, backends, options)?;
     let n = runs.len();
     println!(
@@ -125,13 +127,14 @@ fn same_for_every_seed(rows: &[Row]) -> Option<String> {
 }
 
 /// `ackclock sweep`: every run of `path` over `params` and `seeds`, in parallel on this
-/// machine's cores; prints the table (and writes it to `<out>/sweep.csv`). Before the
-/// first run it says on stderr how many runs there are and what they are predicted to cost;
-/// then a progress bar on a terminal, or a line at every tenth of the runs elsewhere.
+/// machine's cores; prints the table (and writes it to `<out>/sweep.csv`), then draws the
+/// figures `plot` asks for beside it. Before the first run it says on stderr how many runs
+/// there are and what they are predicted to cost; then a progress bar on a terminal, or a
+/// line at every tenth of the runs elsewhere.
 ///
 /// # Errors
-/// More than `max_runs` runs (refused before any is made), a bad scenario or value, a run
-/// over `budget`, or a run that fails.
+/// More than `max_runs` runs, or a `plot` that cannot be drawn (both refused before any run
+/// is made), a bad scenario or value, a run over `budget`, or a run that fails.
 pub fn local(
     path: &Path,
     params: &[Param],
@@ -139,8 +142,11 @@ pub fn local(
     out: Option<PathBuf>,
     budget: &Budget,
     max_runs: u64,
+    plot: &plot::Options,
 ) -> Result<()> {
     plan::check_runs(params, seeds, max_runs)?;
+    let swept = plan::swept(params);
+    plot::check(plot, &typed_values(&swept))?;
     // Runs go in parallel, one per core: each gets its share of the memory budget.
     let threads = rayon::current_num_threads().max(1);
     let budget = &Budget {
@@ -168,7 +174,7 @@ pub fn local(
         .collect();
     progress.finish();
     let rows = rows.into_iter().collect::<Result<Vec<_>>>()?;
-    let paths: Vec<String> = params.iter().map(|p| p.path.clone()).collect();
+    let paths: Vec<String> = swept.iter().map(|p| p.path.clone()).collect();
     let mut csv = collect::header(&paths);
     for (values, seed, cells) in &rows {
         csv.push_str(&collect::row(values, *seed, cells));
@@ -179,12 +185,35 @@ pub fn local(
     std::fs::write(&file, &csv).with_context(|| format!("cannot write {}", file.display()))?;
     print!("{csv}");
     println!("\n{n} runs; table in {}", file.display());
-    if seeds > 1 {
+    if sweep.seeds.len() > 1 {
         if let Some(note) = same_for_every_seed(&rows) {
             println!("{note}");
         }
     }
+    for f in plot::write(&out, &csv, &scenario_name(path), plot)? {
+        println!("wrote {}", f.display());
+    }
     Ok(())
+}
+
+/// Each `--param`'s path and values as sweep.csv will write them, for [`plot::check`].
+fn typed_values(params: &[Param]) -> Vec<(String, Vec<String>)> {
+    params
+        .iter()
+        .map(|p| {
+            let v = p.texts.iter();
+            let cells = v.map(|t| plan::value_text(&plan::parse_value(t)));
+            (p.path.clone(), cells.collect())
+        })
+        .collect()
+}
+
+/// A scenario's name for figure titles: its file's stem (`red_vs_droptail`).
+pub fn scenario_name(path: &Path) -> String {
+    path.file_stem().map_or_else(
+        || path.display().to_string(),
+        |s| s.to_string_lossy().into_owned(),
+    )
 }
 
 /// The events per second per core a prediction of time assumes: the rate the Slurm files'
@@ -199,7 +228,7 @@ fn prediction(sweep: &plan::Sweep, threads: usize) -> String {
     let events: f64 = sweep
         .configs
         .iter()
-        .map(|c| c.predicted_events as f64 * sweep.seeds as f64)
+        .map(|c| c.predicted_events as f64 * sweep.seeds.len() as f64)
         .sum();
     let max_events = sweep
         .configs
@@ -217,7 +246,7 @@ fn prediction(sweep: &plan::Sweep, threads: usize) -> String {
     format!(
         "sweep: {runs} runs ({} configuration(s) x {} seed(s)); predicted up to {max_events:.1e} events and {:.0} MiB per run, {events:.1e} events in all: about {} on {threads} core(s) at 1e6 events/s each",
         sweep.configs.len(),
-        sweep.seeds,
+        sweep.seeds.len(),
         max_mem as f64 / (1u64 << 20) as f64,
         human_time(secs)
     )

@@ -245,26 +245,113 @@ impl Config {
     }
 }
 
-/// The configurations of a sweep and how many seeds each runs: run `i` is configuration
-/// `i / seeds` with seed `base_seed + i % seeds` (the first `--param` varies slowest, the
-/// seed fastest), made when it is needed, so that a sweep of many seeds holds one scenario
-/// per configuration, not one per run.
+/// The RNG seeds every configuration of a sweep runs with, in row order: each first seed,
+/// then the next `per_first - 1` (`--seeds N`). Held as ranges, not listed: a sweep of a
+/// million seeds needs no list of a million.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Seeds {
+    /// The first seed of each range: the scenario file's seed, or the values of
+    /// `--param seed=...` in the order given.
+    pub firsts: Vec<u64>,
+    /// Seeds per range (`--seeds`, at least 1).
+    pub per_first: u64,
+}
+
+impl Seeds {
+    /// How many seeds each configuration runs.
+    pub fn len(&self) -> u64 {
+        self.firsts.len() as u64 * self.per_first
+    }
+
+    /// Whether there are none (never, for seeds [`seeds`] made).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The `k`-th seed (0-based, in row order).
+    pub fn get(&self, k: u64) -> u64 {
+        self.firsts[(k / self.per_first) as usize] + k % self.per_first
+    }
+}
+
+/// The `--param` path of the scenario's RNG seed. Swept, it does not make configurations of
+/// its own (every run's seed is set by the sweep, so as an override it would be overwritten
+/// and every row would show the file's seed): its values are the first seeds of each
+/// configuration's runs instead, `--seeds N` running each value v as v, v+1, ..., v+N-1.
+pub const SEED_PATH: &str = "seed";
+
+/// The `--param`s that make configurations: all but [`SEED_PATH`]'s. Their paths are the
+/// first columns of sweep.csv (the seed has its own column).
+pub fn swept(params: &[Param]) -> Vec<Param> {
+    params
+        .iter()
+        .filter(|p| p.path != SEED_PATH)
+        .cloned()
+        .collect()
+}
+
+/// The seeds each configuration runs with: `--param seed=V1,V2,...` (each value checked,
+/// before any run) or else the scenario file's `file_seed`, each followed by `seeds - 1` more.
+///
+/// # Errors
+/// `seed` swept twice, a value that is not a whole number from 0, past 2^64 - 1 with its
+/// `seeds - 1` successors, or two values whose ranges overlap (the same run twice, which
+/// would pass for two replications).
+pub fn seeds(params: &[Param], seeds: u64, file_seed: u64) -> Result<Seeds> {
+    let per_first = seeds.max(1);
+    let mut given = params.iter().filter(|p| p.path == SEED_PATH);
+    let Some(p) = given.next() else {
+        return Ok(Seeds {
+            firsts: vec![file_seed],
+            per_first,
+        });
+    };
+    if given.next().is_some() {
+        bail!("--param {SEED_PATH}=... is given twice; give every seed in one --param {SEED_PATH}=V1,V2,...");
+    }
+    let mut firsts: Vec<u64> = Vec::with_capacity(p.texts.len());
+    for t in &p.texts {
+        let v: u64 = t.parse().map_err(|_| {
+            anyhow!(
+                "--param {SEED_PATH}={t}: a seed is a whole number from 0 to {}",
+                u64::MAX
+            )
+        })?;
+        if v.checked_add(per_first - 1).is_none() {
+            bail!(
+                "--param {SEED_PATH}={t}: with --seeds {per_first} the seeds would pass {}",
+                u64::MAX
+            );
+        }
+        if let Some(w) = firsts.iter().find(|&&w| w.max(v) - w.min(v) < per_first) {
+            bail!(
+                "--param {SEED_PATH}: {w} and {v} would run the same seed twice (with --seeds {per_first}, a value v runs seeds v to v+{}); give values at least {per_first} apart",
+                per_first - 1
+            );
+        }
+        firsts.push(v);
+    }
+    Ok(Seeds { firsts, per_first })
+}
+
+/// The configurations of a sweep and the seeds each runs: run `i` is configuration
+/// `i / seeds.len()` with seed `seeds.get(i % seeds.len())` (the first `--param` varies
+/// slowest, the seed fastest), made when it is needed, so that a sweep of many seeds holds
+/// one scenario per configuration, not one per run.
 #[derive(Clone, Debug)]
 pub struct Sweep {
     /// The scenario file as written.
     pub text: String,
     /// The configurations, in row order.
     pub configs: Vec<Config>,
-    /// Runs per configuration (at least 1).
-    pub seeds: u64,
-    /// The scenario file's seed: the first run's of each configuration.
-    pub base_seed: u64,
+    /// The seeds every configuration runs with.
+    pub seeds: Seeds,
 }
 
 impl Sweep {
     /// How many runs.
     pub fn len(&self) -> u64 {
-        self.configs.len() as u64 * self.seeds
+        self.configs.len() as u64 * self.seeds.len()
     }
 
     /// Whether there are no runs (never, for a sweep [`configurations`] made).
@@ -274,7 +361,8 @@ impl Sweep {
 
     /// Run `i` (0-based, in row order).
     pub fn run(&self, i: u64) -> PlannedRun {
-        self.configs[(i / self.seeds) as usize].run(self.base_seed + i % self.seeds)
+        let per = self.seeds.len();
+        self.configs[(i / per) as usize].run(self.seeds.get(i % per))
     }
 }
 
@@ -293,27 +381,32 @@ pub fn count_runs(params: &[Param], seeds: u64) -> u64 {
 pub fn check_runs(params: &[Param], seeds: u64, max_runs: u64) -> Result<()> {
     let n = count_runs(params, seeds);
     if n > max_runs {
+        // `--param seed=...` multiplies the seeds, not the configurations.
+        let configs = count_runs(&swept(params), 1);
         bail!(
-            "the sweep has {n} runs ({} configuration(s) x {} seed(s)), more than the limit of {max_runs}; sweep fewer values or seeds, or raise the limit with --max-runs",
-            n / seeds.max(1),
-            seeds.max(1)
+            "the sweep has {n} runs ({configs} configuration(s) x {} seed(s)), more than the limit of {max_runs}; sweep fewer values or seeds, or raise the limit with --max-runs",
+            n / configs.max(1),
         );
     }
     Ok(())
 }
 
-/// The scenario at `path` over the cross product of `params`, `seeds` seeds each: every
-/// combination checked (and its cost held to `budget`) before any runs.
+/// The scenario at `path` over the cross product of `params` (but `seed`: see [`SEED_PATH`]),
+/// `seeds` seeds each: every combination checked (and its cost held to `budget`) before any
+/// runs.
 ///
 /// # Errors
-/// No parameter and fewer than two seeds; a bad scenario or value; a run over `budget`.
+/// No parameter and fewer than two seeds; a bad scenario or value (of `seed`: see
+/// [`seeds()`]); a run over `budget`.
 pub fn configurations(path: &Path, params: &[Param], seeds: u64, budget: &Budget) -> Result<Sweep> {
     if params.is_empty() && seeds < 2 {
         // Seeds alone are a replication sweep; one run of one configuration is `sim`.
         bail!("sweep needs --param PATH=V1,V2,... (e.g. --param link.0.rate_bps=1e6,2e6), or --seeds N with N >= 2 to replicate the scenario");
     }
     // The file itself must be a valid scenario before any value is swept.
-    let base_seed = Scenario::load(path).map_err(|e| anyhow!("{e}"))?.seed;
+    let file_seed = Scenario::load(path).map_err(|e| anyhow!("{e}"))?.seed;
+    let seed_list = self::seeds(params, seeds, file_seed)?;
+    let params = &swept(params);
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let base: DocumentMut = text
@@ -359,8 +452,7 @@ pub fn configurations(path: &Path, params: &[Param], seeds: u64, budget: &Budget
     Ok(Sweep {
         text,
         configs,
-        seeds: seeds.max(1),
-        base_seed,
+        seeds: seed_list,
     })
 }
 
@@ -402,7 +494,7 @@ pub struct Header {
     pub source: String,
     /// The `--param` paths, in order: the first columns of sweep.csv.
     pub params: Vec<String>,
-    /// Runs per combination (seeds seed, seed+1, ...).
+    /// Runs per combination: `--seeds N` times the values of `--param seed=...` (if any).
     pub seeds: u64,
     /// Runs in the plan.
     pub runs: usize,
@@ -452,8 +544,9 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Writes the plan of `runs` into `dir`. A directory that already holds a different
-    /// plan is refused: its runs may be going on elsewhere.
+    /// Writes the plan of `runs` into `dir` (`seeds`: runs per combination; a `--param`
+    /// of [`SEED_PATH`] in `params` is no column of its own). A directory that already holds
+    /// a different plan is refused: its runs may be going on elsewhere.
     pub fn write(
         dir: &Path,
         source: &Path,
@@ -466,7 +559,7 @@ impl Plan {
             format: PLAN_FORMAT.into(),
             ackclock_version: env!("CARGO_PKG_VERSION").into(),
             source: source.display().to_string(),
-            params: params.iter().map(|p| p.path.clone()).collect(),
+            params: swept(params).into_iter().map(|p| p.path).collect(),
             seeds,
             runs: runs.len(),
         };
@@ -644,6 +737,69 @@ mod tests {
         assert_eq!(a.len(), 16);
         assert_ne!(a, run_id("x = 1\n", 2));
         assert_ne!(a, run_id("x = 2\n", 1));
+    }
+
+    fn dumbbell_with(params: &[&str], seeds: u64) -> Result<Sweep> {
+        let path = ackclock_testkit::repo_root().join("scenarios/dumbbell.toml");
+        let params: Vec<Param> = params.iter().map(|p| p.parse().unwrap()).collect();
+        configurations(&path, &params, seeds, &Budget::for_this_machine())
+    }
+
+    fn run_seeds(s: &Sweep) -> Vec<u64> {
+        (0..s.len()).map(|i| s.run(i).seed).collect()
+    }
+
+    /// `--param seed=...` was an override that every run's own seed then overwrote: each
+    /// row said seed 1 and the runs were copies.
+    #[test]
+    fn a_swept_seed_sets_the_runs_seeds_instead_of_making_copies() {
+        let s = dumbbell_with(&["seed=1,2,3"], 1).unwrap();
+        assert_eq!(s.configs.len(), 1);
+        assert_eq!(run_seeds(&s), [1, 2, 3]);
+        assert_eq!(s.run(0).scenario.seed, 1);
+        assert_eq!(s.run(2).scenario.seed, 3);
+        assert_ne!(s.run(0).id, s.run(2).id);
+        // With --seeds N each value starts N seeds; the seed varies fastest, under the
+        // other parameters' configurations, and is no override of its own.
+        let s = dumbbell_with(&["topology.pairs=2,4", "seed=10,20"], 2).unwrap();
+        assert_eq!(s.configs.len(), 2);
+        assert_eq!(run_seeds(&s), [10, 11, 20, 21, 10, 11, 20, 21]);
+        assert!(s.configs.iter().all(|c| c.overrides.len() == 1));
+        let paths: Vec<String> = swept(&[
+            "topology.pairs=2".parse().unwrap(),
+            "seed=3".parse().unwrap(),
+        ])
+        .into_iter()
+        .map(|p| p.path)
+        .collect();
+        assert_eq!(paths, ["topology.pairs"]);
+        // Without it, the scenario's seed and the next ones, as before.
+        assert_eq!(run_seeds(&dumbbell_with(&[], 3).unwrap()), [1, 2, 3]);
+    }
+
+    #[test]
+    fn swept_seeds_that_are_not_whole_numbers_or_repeat_a_run_are_refused() {
+        let e = |p: &[&str], n| dumbbell_with(p, n).unwrap_err().to_string();
+        assert!(e(&["seed=1,x"], 1).contains("--param seed=x: a seed is a whole number"));
+        assert!(e(&["seed=-1"], 1).contains("a seed is a whole number"));
+        assert!(e(&["seed=1,2"], 2).contains("1 and 2 would run the same seed twice"));
+        assert!(e(&["seed=1", "seed=2"], 1).contains("given twice"));
+        assert!(e(&["seed=18446744073709551615"], 2).contains("would pass"));
+        assert!(dumbbell_with(&["seed=1,3"], 2).is_ok());
+    }
+
+    #[test]
+    fn the_run_limit_counts_swept_seeds_as_seeds() {
+        let p: Vec<Param> = ["topology.pairs=2,4", "seed=1,5,9"]
+            .iter()
+            .map(|p| p.parse().unwrap())
+            .collect();
+        assert_eq!(count_runs(&p, 2), 12);
+        let e = check_runs(&p, 2, 10).unwrap_err().to_string();
+        assert!(
+            e.contains("12 runs (2 configuration(s) x 6 seed(s))"),
+            "{e}"
+        );
     }
 
     #[test]
