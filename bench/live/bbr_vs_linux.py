@@ -3,6 +3,7 @@
 ackclock-BBR-to-Linux, side by side, through `ackclock emulate`.
 
     sudo bench/live/bbr_vs_linux.py [--runs 3] [--secs 10] [--paths all|1,2,3] [--cc bbr]
+                                    [--stacks linux,ackclock]
 
 Three paths (one-way delays; the RTT is twice):
   1. 50 Mbit/s, RTT 30 ms, a drop-tail buffer of 1 BDP (125 packets);
@@ -104,6 +105,7 @@ def main():
     ap.add_argument("--secs", type=float, default=10)
     ap.add_argument("--paths", default="1,2,3")
     ap.add_argument("--cc", default="bbr", help="ackclock's --cc (Linux runs bbr always)")
+    ap.add_argument("--stacks", default="linux,ackclock", help="which senders to run")
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("run as root: it creates namespaces and TUN devices")
@@ -116,7 +118,7 @@ def main():
     try:
         for p in a.paths.split(","):
             name, flags = PATHS[p]
-            for stack in ["linux", "ackclock"]:
+            for stack in a.stacks.split(","):
                 rs = []
                 for _ in range(a.runs):
                     n += 1
@@ -142,6 +144,8 @@ def main():
     print("\n| path | goodput ackclock/Linux | RTT p50 ackclock/Linux | RTT p95 ackclock/Linux |")
     print("|---|---|---|---|")
     for name, _ in [PATHS[p] for p in a.paths.split(",")]:
+        if (name, "ackclock") not in by or (name, "linux") not in by:
+            continue
         ours, theirs = by[(name, "ackclock")], by[(name, "linux")]
         ratio = [med(ours, k) / med(theirs, k) for k in ["goodput_mbps", "rtt_p50_ms", "rtt_p95_ms"]]
         print(f"| {name} | {ratio[0]:.2f} | {ratio[1]:.2f} | {ratio[2]:.2f} |")
