@@ -15,9 +15,7 @@ use std::path::PathBuf;
     after_help = "\
 Examples:
   ackclock sweep scenarios/red_vs_droptail.toml --seeds 4    # replications: one run per RNG seed
-  ackclock sweep scenarios/red_vs_droptail.toml --param topology.bottleneck.queue.kind=drop_tail,red --param topology.pairs=2,8 --seeds 3
   ackclock sweep scenarios/red_vs_droptail.toml --param topology.bottleneck.queue.kind=drop_tail,red --param topology.pairs=2,4,8 --seeds 2 --out sw --plot total_goodput_bps,jain_fairness
-  ackclock sweep scenarios/bbr_shallow.toml --param seed=1,2,3    # three runs, seeds 1, 2 and 3
   ackclock sweep plan scenarios/dumbbell.toml --param topology.pairs=2,8 --seeds 10 --out sw --emit slurm
 
 Values are written as the scenario file writes them (its fields carry their units, e.g.
