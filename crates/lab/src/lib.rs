@@ -19,7 +19,7 @@
 //!
 //! // The experiments, in report order.
 //! let names: Vec<&str> = suite::select(None)?.iter().map(|e| e.name()).collect();
-//! assert_eq!(names.len(), 20);
+//! assert_eq!(names.len(), 21);
 //!
 //! // One of them, shortened and judged without rendering, into a temporary directory.
 //! let out = std::env::temp_dir().join(format!("ackclock-lab-doc-{}", std::process::id()));

@@ -25,6 +25,7 @@ mod e17_ecn_short_transfers;
 mod e18_connectionless;
 mod e19_adaptive_increase;
 mod e20_dupack_limits;
+mod e21_rate_based;
 
 /// Every experiment, in report order.
 pub fn experiments() -> Vec<Box<dyn Runnable>> {
@@ -49,6 +50,7 @@ pub fn experiments() -> Vec<Box<dyn Runnable>> {
         Box::new(e18_connectionless::Connectionless),
         Box::new(e19_adaptive_increase::AdaptiveIncrease),
         Box::new(e20_dupack_limits::DupackLimits),
+        Box::new(e21_rate_based::RateBased),
     ];
     // Report order is the number in each title (the seed messages' order), not the directory's.
     v.sort_by_key(|e| {
