@@ -25,7 +25,7 @@ import sys
 import tempfile
 import time
 
-from emulated import BIN, PORT, RIGHT_ADDR, Emulator, sh, tcp_packets
+from emulated import BIN, PORT, RIGHT_ADDR, Emulator, require_root_and_tools, sh, tcp_packets
 
 SENDER = r"""
 import socket, sys, threading, time
@@ -121,11 +121,7 @@ def main():
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--cc", default="bbr", help="the congestion control of both stacks")
     a = ap.parse_args()
-    if os.geteuid() != 0:
-        sys.exit("run as root: it creates namespaces and TUN devices")
-    for t in ["socat", "ip", "ss"]:
-        if not shutil.which(t):
-            sys.exit(f"missing {t}")
+    require_root_and_tools()
     tmp = tempfile.mkdtemp(prefix="bbr-shallow-")
     rows, n = [], 0
     try:

@@ -31,7 +31,7 @@ import tempfile
 import time
 
 from emulated import (BIN, PORT, RIGHT_ADDR, Emulator, analyze, med, pcap_completion,
-                      pcap_rtts, sh)
+                      pcap_rtts, require_root_and_tools, sh)
 
 # BBR_KEEP=1 keeps the pcaps (their directory is printed at the end).
 KEEP = os.environ.get("BBR_KEEP") == "1"
@@ -107,11 +107,7 @@ def main():
     ap.add_argument("--cc", default="bbr", help="ackclock's --cc (Linux runs bbr always)")
     ap.add_argument("--stacks", default="linux,ackclock", help="which senders to run")
     a = ap.parse_args()
-    if os.geteuid() != 0:
-        sys.exit("run as root: it creates namespaces and TUN devices")
-    for t in ["socat", "ip", "ss"]:
-        if not shutil.which(t):
-            sys.exit(f"missing {t}")
+    require_root_and_tools()
     tmp = tempfile.mkdtemp(prefix="bbr-vs-linux-")
     rows = []
     n = 0

@@ -5,10 +5,12 @@ sink on the right, the reading of its pcap (completion time, per-segment RTT), a
 """
 import json
 import os
+import shutil
 import signal
 import statistics
 import struct
 import subprocess
+import sys
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -22,6 +24,15 @@ LINUX_COUNTERS = [
     "TcpExtTCPSackRecoveryFail", "TcpExtTCPDSACKRecv", "TcpExtTCPSACKReorder",
     "TcpExtTCPFastRetrans", "TcpExtTCPSackRecovery", "TcpExtTCPFullUndo", "TcpExtTCPPartialUndo",
 ]
+
+
+def require_root_and_tools():
+    """Exits with a message unless run as root with socat, ip and ss on the PATH."""
+    if os.geteuid() != 0:
+        sys.exit("run as root: it creates namespaces and TUN devices")
+    for t in ["socat", "ip", "ss"]:
+        if not shutil.which(t):
+            sys.exit(f"missing {t}")
 
 
 def sh(args, **kw):

@@ -37,7 +37,8 @@ import sys
 import tempfile
 import time
 
-from emulated import BIN, PORT, RIGHT_ADDR, Emulator, analyze, med, pcap_completion, sh
+from emulated import (BIN, PORT, RIGHT_ADDR, Emulator, analyze, med, pcap_completion,
+                      require_root_and_tools, sh)
 
 MSS = 1448
 SEGS = 30
@@ -106,11 +107,7 @@ def main():
     ap.add_argument("--skip-tail", action="store_true")
     ap.add_argument("--skip-reorder", action="store_true")
     a = ap.parse_args()
-    if os.geteuid() != 0:
-        sys.exit("run as root: it creates namespaces and TUN devices")
-    for t in ["socat", "ip", "ss"]:
-        if not shutil.which(t):
-            sys.exit(f"missing {t}")
+    require_root_and_tools()
     path = ["--rate", a.rate, "--delay", a.delay, "--queue", a.queue]
     tmp = tempfile.mkdtemp(prefix="rack-vs-linux-")
     rows = []
