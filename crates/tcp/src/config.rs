@@ -712,10 +712,9 @@ impl TcpConfig {
                 initial_rto: Duration::from_secs(1),
                 min_rto: Duration::from_millis(200),
                 max_rto: Duration::from_secs(120),
-                // Linux's tcp_rtt_estimator floors the variance term at TCP_RTO_MIN
-                // (RTO = SRTT + max(4 x mdev, 200 ms), `RttConfig::min_rto_on_variance`); the
-                // preset keeps RFC 6298's floor on the whole RTO until the packetdrill
-                // scripts of profile L, written to it, are redone (docs/LINUX.md).
+                // Linux's tcp_rtt_estimator floors the variance term at TCP_RTO_MIN:
+                // RTO = SRTT + max(4 x mdev, 200 ms), never RFC 6298's 200 ms alone.
+                min_rto_on_variance: true,
                 ..RttConfig::rfc6298()
             },
             ack: AckPolicy {
