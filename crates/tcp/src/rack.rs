@@ -158,17 +158,6 @@ struct RateLog {
     /// resent, measured on the engine's clock (the timestamp option's are whole
     /// milliseconds): what Linux gives BBR as `rs->rtt_us`. Taken by the connection.
     ack_rtt: Option<Duration>,
-    /// The least of those RTTs over the connection: the floor a rate sample's interval
-    /// must reach (draft-cheng §3.3), and the controller's minimum RTT.
-    min_rtt: Option<Duration>,
-}
-
-impl RateLog {
-    /// An ACK's unambiguous RTT (see `ack_rtt`).
-    fn note_rtt(&mut self, rtt: Duration) {
-        self.ack_rtt = Some(rtt);
-        self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
-    }
 }
 
 /// RACK's per-connection state (RFC 8985 §5.2) with its per-segment record, and TLP's.
@@ -195,6 +184,14 @@ pub(crate) struct Rack {
     next_order: u32,
     /// RACK.rtt: the RTT of that delivery.
     rtt: Duration,
+    /// RACK.min_RTT: the least RTT of a segment never resent, on the engine's clock (to
+    /// the nanosecond, as Linux's `tcp_min_rtt` is to the microsecond). The RTT
+    /// estimator's minimum will not do when timestamps are on: their samples are whole
+    /// milliseconds, so a 30.4 ms path can have a minimum of 31 ms, and a resend delivered
+    /// in 30.7 ms looks too fast to be the resend (step 2) and is not believed delivered.
+    /// Also the floor a rate sample's interval must reach (draft-cheng §3.3) and BBR's
+    /// minimum RTT.
+    min_rtt: Option<Duration>,
     /// RACK.fack: the highest end sequence delivered.
     fack: SeqNum,
     /// RACK.reordering_seen.
@@ -235,6 +232,7 @@ impl Rack {
             xmit_order: 0,
             next_order: 0,
             rtt: Duration::ZERO,
+            min_rtt: None,
             fack: iss,
             reordering_seen: false,
             reo_wnd_mult: 1,
@@ -256,7 +254,6 @@ impl Rack {
             sampler: RateSampler::new(),
             stamps: VecDeque::new(),
             ack_rtt: None,
-            min_rtt: None,
         });
         self
     }
@@ -265,7 +262,7 @@ impl Rack {
     /// ACK measured one) and the connection's minimum, both to the nanosecond.
     pub(crate) fn take_ack_rtt(&mut self) -> (Option<Duration>, Option<Duration>) {
         match self.rate.as_mut() {
-            Some(rl) => (rl.ack_rtt.take(), rl.min_rtt),
+            Some(rl) => (rl.ack_rtt.take(), self.min_rtt),
             None => (None, None),
         }
     }
@@ -508,7 +505,8 @@ impl Rack {
     /// and RACK.fack, and show reordering; a D-SACK block grows the reordering window.
     ///
     /// `echo` is the ACK's timestamp echo with our clock's reading of a time (`ts_of`);
-    /// `min_rtt` RACK.min_RTT (step 1: the RTT estimator keeps it).
+    /// `min_rtt` the RTT estimator's minimum, RACK.min_RTT until a segment never resent
+    /// has been delivered (step 1; see [`Rack::min_rtt`]).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn on_ack(
         &mut self,
@@ -532,6 +530,7 @@ impl Rack {
         // (a tail loss probe above a second lost segment) always echoes an older one, and
         // RACK would never see it delivered: only the echo of a cumulative ACK is taken
         // (Linux's RACK uses min_RTT alone).
+        let min_rtt = self.min_rtt.or(min_rtt);
         let usable = |s: &Sent, cumulative: bool| {
             if s.flags & RETRANS == 0 {
                 return true;
@@ -546,10 +545,8 @@ impl Rack {
         // The most recently sent segment delivered that was never resent: its RTT is
         // unambiguous (Karn), to the nanosecond (for delivery-rate estimation).
         let mut clean: Option<(Instant, u32)> = None;
-        let rate_on = self.rate.is_some();
         let mut deliver = |s: &Sent, cumulative: bool| {
-            if rate_on
-                && s.flags & RETRANS == 0
+            if s.flags & RETRANS == 0
                 && clean.is_none_or(|(t, o)| sent_after(s.xmit, s.order, t, o))
             {
                 clean = Some((s.xmit, s.order));
@@ -623,8 +620,12 @@ impl Rack {
             }
         }
         self.fack = fack;
-        if let (Some(rl), Some((t, _))) = (self.rate.as_mut(), clean) {
-            rl.note_rtt(now.saturating_since(t));
+        if let Some((t, _)) = clean {
+            let rtt = now.saturating_since(t);
+            self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
+            if let Some(rl) = self.rate.as_mut() {
+                rl.ack_rtt = Some(rtt);
+            }
         }
         self.reordering_seen |= reordered;
         let mut advanced = false;
@@ -661,6 +662,11 @@ impl Rack {
             advanced,
             dsack: dsack.is_some(),
         }
+    }
+
+    /// RACK.min_RTT (see the field), `None` until a segment never resent is delivered.
+    pub(crate) fn min_rtt(&self) -> Option<Duration> {
+        self.min_rtt
     }
 
     /// A fast retransmit was found needless by timestamps (RFC 3522, `conn/undo.rs`): the
@@ -1144,6 +1150,45 @@ mod tests {
             Some(d(10)),
         );
         assert!(s.advanced);
+    }
+
+    /// Step 2's ambiguity test compares with RACK.min_RTT on the engine's clock. With
+    /// timestamps, the RTT estimator's samples are whole milliseconds: on a 30.4 ms path
+    /// its minimum can be 31 ms, and a tail loss probe's SACK 30.7 ms after the probe was
+    /// taken for the original's, so RACK never saw the hole below it and the tail waited
+    /// for the RTO (the live tail-loss test against Linux, 3 runs in 20).
+    #[test]
+    fn rfc8985_6_2_step2_min_rtt_is_measured_on_the_engines_clock() {
+        let mut r = ten_segments();
+        let at = |us: u64| Instant::ZERO + Duration::from_micros(us);
+        let coarse = Some(d(31));
+        // The first segment, sent at 1 ms, acknowledged at 31.4 ms: RACK.min_RTT = 30.4 ms.
+        r.on_ack(
+            at(31_400),
+            sq(100),
+            sq(1000),
+            &SackBlocks::default(),
+            None,
+            coarse,
+        );
+        assert_eq!(r.min_rtt(), Some(Duration::from_micros(30_400)));
+        // Segments 100..1000 are lost; the probe resends the last at 100 ms and its SACK
+        // comes back 30.7 ms later: the resend's, not the original's.
+        r.on_transmit(sq(900), sq(1000), ms(100), false, true);
+        let s = r.on_ack(
+            at(130_700),
+            sq(100),
+            sq(1000),
+            &blocks(&[(900, 1000)]),
+            None,
+            coarse,
+        );
+        assert!(s.advanced, "the probe's delivery is a sample");
+        let (lost, _) = r.detect_loss(at(130_700), Duration::ZERO);
+        assert_eq!(
+            lost, 800,
+            "the eight segments sent before the probe are lost"
+        );
     }
 
     #[test]

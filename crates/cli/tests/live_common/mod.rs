@@ -701,5 +701,16 @@ pub fn emulated_transfer(
     let _ = stop_json(emu, "emulate");
     let f = figures(&pcap);
     println!("{tag}: {f:?}");
+    // ACKCLOCK_LIVE_KEEP=DIR keeps each capture (named by tag and time) for a look at a
+    // run that failed.
+    if let Some(keep) = std::env::var_os("ACKCLOCK_LIVE_KEEP") {
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |t| t.as_millis());
+        let to = Path::new(&keep).join(format!("{tag}-{stamp}.pcap"));
+        if let Err(e) = std::fs::copy(&pcap, &to) {
+            println!("ACKCLOCK_LIVE_KEEP: {}: {e}", to.display());
+        }
+    }
     (f, own)
 }

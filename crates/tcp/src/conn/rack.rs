@@ -128,7 +128,7 @@ impl Connection {
         let reo_wnd = r.reo_wnd(
             recovering,
             self.cfg.dupack_threshold,
-            self.rtt.min_rtt(),
+            r.min_rtt().or(self.rtt.min_rtt()),
             self.rtt.srtt(),
         );
         let (newly, timeout) = r.detect_loss(now, reo_wnd);
