@@ -501,6 +501,13 @@ pub struct TcpConfig {
     /// ACK after that acknowledges data it did not resend: then the reduction is undone as
     /// with `undo` (RFC 4015's response) and no further segment is resent. Default `false`.
     pub frto: bool,
+    /// Restart the retransmission timer when a recovery resends the oldest unacknowledged
+    /// segment, as Linux's `tcp_xmit_retransmit_queue` does (it re-arms `icsk_rto` when it
+    /// resends the head of the retransmission queue). RFC 6298 §5 restarts the timer only
+    /// on an ACK of new data, so a timer started by the first transmission of a segment
+    /// that is resent late in a long recovery can fire before the resend could be
+    /// acknowledged. Default `false`; on in `linux`.
+    pub rto_restart_on_head_resend: bool,
     /// How slow start of the AIMD and CUBIC controllers ends: at the first loss
     /// ([`HyStart::Off`], every preset but `linux`), by RFC 9406 HyStart++ on RTT growth, or
     /// by Linux CUBIC's HyStart ([`HyStart::Classic`], the `linux` preset). Other
@@ -604,6 +611,7 @@ impl TcpConfig {
             loss_detection: LossDetection::DupAck,
             undo: false,
             frto: false,
+            rto_restart_on_head_resend: false,
             hystart: HyStart::Off,
             pacing: Pacing::Off,
             pacing_burst: Duration::ZERO,
@@ -740,6 +748,8 @@ impl TcpConfig {
             // The undo of tcp_try_undo_* (D-SACK, timestamps), and tcp_frto = 2.
             undo: true,
             frto: true,
+            // tcp_xmit_retransmit_queue re-arms the RTO when it resends the queue's head.
+            rto_restart_on_head_resend: true,
             // tcp_cubic's hystart = 1, hystart_detect = 3 (ACK train and delay),
             // hystart_low_window = 16, hystart_ack_delta_us = 2000.
             hystart: HyStart::Classic,
@@ -1209,6 +1219,8 @@ pub struct Overrides {
     pub undo: Option<bool>,
     /// [`TcpConfig::frto`].
     pub frto: Option<bool>,
+    /// [`TcpConfig::rto_restart_on_head_resend`].
+    pub rto_restart_on_head_resend: Option<bool>,
     /// [`TcpConfig::hystart`]: "off", "plus_plus" (RFC 9406) or "classic".
     pub hystart: Option<HyStart>,
     /// [`TcpConfig::pacing`]: "off" or "linux".
@@ -1469,6 +1481,9 @@ const ROWS: &[Row] = &[
     set!(dsack, |c, v| c.dsack = v),
     set!(undo, |c, v| c.undo = v),
     set!(frto, |c, v| c.frto = v),
+    set!(rto_restart_on_head_resend, |c, v| c
+        .rto_restart_on_head_resend =
+        v),
     set!(hystart, |c, v| c.hystart = v),
     set!(pacing, |c, v| c.pacing = v),
     range!(pacing_burst_ms: f64, Closed(0.0, 1000.0), "ms", |c, v| c.pacing_burst = ms(v)),

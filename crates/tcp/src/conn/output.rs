@@ -462,7 +462,12 @@ impl Connection {
                 self.rtt_timed = None;
             }
         }
-        if !self.timers.is_armed(Timer::Rto) {
+        // Linux restarts the timer when a recovery resends the oldest segment
+        // (`rto_restart_on_head_resend`), so that a hole repaired late in a long recovery
+        // gets a whole RTO to be acknowledged; RFC 6298 §5.1 only starts a stopped one.
+        let restart =
+            self.cfg.rto_restart_on_head_resend && why == Resend::Repair && seq == self.snd_una;
+        if restart || !self.timers.is_armed(Timer::Rto) {
             self.timers.set(Timer::Rto, now + self.rtt.rto());
         }
         Some(t)
