@@ -57,14 +57,16 @@ fn transfer(
     emulated_transfer(d, tag, "rk", &path, file, sender)
 }
 
-/// Tail loss, last 2 of 30 segments dropped once. Measured (29 Nov 2026; completion = SYN
-/// to the last packet of the connection, analyze's duration): Linux 204-236 ms (two modes:
-/// 204-209 and 233-236, over 5 bench runs and 6 runs of this test), ackclock with TLP 291-293
-/// ms, ackclock without TLP (`--loss-detection rack`: the RTO repairs the tail) 398-401 ms;
-/// 2 retransmissions and no spurious one in every run. Bands: ackclock's probe beats its own
-/// RTO by at least 50 ms (measured 106-109 ms); ackclock's completion is at most 1.7 times
-/// Linux's (measured 1.24-1.43: ackclock's probe goes out later than Linux's, see
-/// BENCHMARKS.md); each sender retransmits exactly the 2 dropped segments, none spuriously.
+/// Tail loss, last 2 of 30 segments dropped once. Measured (29 Nov 2026, 25 runs of this
+/// test; completion = SYN to the last packet of the connection, analyze's duration): Linux
+/// 204-237 ms (two modes: 204-209 and 233-237), ackclock with TLP 221-280 ms, ackclock
+/// without TLP (`--loss-detection rack`: the RTO repairs the tail) 389-442 ms; 2
+/// retransmissions and no spurious one in every run. Bands: ackclock's probe beats its own
+/// RTO by at least 50 ms (measured 111-219 ms); ackclock's completion is at most 1.7 times
+/// Linux's (measured 0.94-1.36); each sender retransmits exactly the 2 dropped segments, none
+/// spuriously. Before RACK.min_RTT was taken on the engine's clock with the handshake in it,
+/// 5 runs in 40 ended in a timeout after the probe: the probe's SACK came back a few
+/// microseconds under the minimum RTT and was taken for the original's (RFC 8985 §6.2 step 2).
 #[test]
 fn tail_loss_probe_against_linux() {
     if !can_run("tail_loss_probe_against_linux", &["socat", "ss"]) {

@@ -192,6 +192,11 @@ pub(crate) struct Rack {
     /// Also the floor a rate sample's interval must reach (draft-cheng §3.3) and BBR's
     /// minimum RTT.
     min_rtt: Option<Duration>,
+    /// The handshake's RTT, on the same clock: part of RACK.min_RTT as it is of Linux's
+    /// `tcp_min_rtt` (a SYN is not delayed behind its own serialization as a full segment
+    /// is, so on a live path with jitter it keeps the minimum below the RTT a resend can
+    /// show), but not of the delivery-rate minimum, which Linux's BBR takes from data.
+    syn_rtt: Option<Duration>,
     /// RACK.fack: the highest end sequence delivered.
     fack: SeqNum,
     /// RACK.reordering_seen.
@@ -233,6 +238,7 @@ impl Rack {
             next_order: 0,
             rtt: Duration::ZERO,
             min_rtt: None,
+            syn_rtt: None,
             fack: iss,
             reordering_seen: false,
             reo_wnd_mult: 1,
@@ -530,7 +536,7 @@ impl Rack {
         // (a tail loss probe above a second lost segment) always echoes an older one, and
         // RACK would never see it delivered: only the echo of a cumulative ACK is taken
         // (Linux's RACK uses min_RTT alone).
-        let min_rtt = self.min_rtt.or(min_rtt);
+        let min_rtt = self.min_rtt().or(min_rtt);
         let usable = |s: &Sent, cumulative: bool| {
             if s.flags & RETRANS == 0 {
                 return true;
@@ -664,9 +670,18 @@ impl Rack {
         }
     }
 
-    /// RACK.min_RTT (see the field), `None` until a segment never resent is delivered.
+    /// RACK.min_RTT (see the fields `min_rtt` and `syn_rtt`), `None` until the handshake
+    /// or a segment never resent is timed.
     pub(crate) fn min_rtt(&self) -> Option<Duration> {
-        self.min_rtt
+        match (self.min_rtt, self.syn_rtt) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The handshake was timed (Karn: an unambiguous SYN or SYN-ACK) at `rtt`.
+    pub(crate) fn note_syn_rtt(&mut self, rtt: Duration) {
+        self.syn_rtt = Some(rtt);
     }
 
     /// A fast retransmit was found needless by timestamps (RFC 3522, `conn/undo.rs`): the
@@ -1189,6 +1204,49 @@ mod tests {
             lost, 800,
             "the eight segments sent before the probe are lost"
         );
+    }
+
+    /// RACK.min_RTT includes the handshake's RTT, as Linux's `tcp_min_rtt` does: a live
+    /// path's jitter put a probe's SACK 13 µs under the least RTT of the data segments
+    /// (30.665 against 30.678 ms), and the SYN, which is not delayed by its own
+    /// serialization as a full segment is, keeps the minimum under what a resend shows.
+    #[test]
+    fn rfc8985_6_2_step2_min_rtt_includes_the_handshake() {
+        let mut r = ten_segments();
+        let at = |us: u64| Instant::ZERO + Duration::from_micros(us);
+        r.note_syn_rtt(Duration::from_micros(30_400));
+        r.on_ack(
+            at(31_678),
+            sq(100),
+            sq(1000),
+            &SackBlocks::default(),
+            None,
+            None,
+        );
+        assert_eq!(r.min_rtt(), Some(Duration::from_micros(30_400)));
+        r.on_transmit(sq(900), sq(1000), ms(100), false, true);
+        let s = r.on_ack(
+            at(130_665),
+            sq(100),
+            sq(1000),
+            &blocks(&[(900, 1000)]),
+            None,
+            None,
+        );
+        assert!(s.advanced, "the probe's delivery is a sample");
+        // Delivered sooner than the handshake's RTT after the resend: the original's.
+        let mut r = ten_segments();
+        r.note_syn_rtt(Duration::from_micros(30_400));
+        r.on_transmit(sq(900), sq(1000), ms(100), false, true);
+        let s = r.on_ack(
+            at(130_000),
+            sq(0),
+            sq(1000),
+            &blocks(&[(900, 1000)]),
+            None,
+            None,
+        );
+        assert!(!s.advanced);
     }
 
     #[test]

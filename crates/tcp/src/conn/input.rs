@@ -291,6 +291,9 @@ impl Connection {
             if ack >= end {
                 self.take_rtt_sample(now, now - t0);
                 self.rtt_timed = None;
+                if let Some(r) = self.rack.as_deref_mut() {
+                    r.note_syn_rtt(now - t0);
+                }
             }
         }
         if self.rto_count > 0 {
