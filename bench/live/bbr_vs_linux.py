@@ -2,13 +2,16 @@
 """BBR against Linux's BBR on the same emulated path (issue 27): Linux-BBR-to-Linux and
 ackclock-BBR-to-Linux, side by side, through `ackclock emulate`.
 
-    sudo bench/live/bbr_vs_linux.py [--runs 3] [--secs 10] [--paths all|1,2,3] [--cc bbr]
+    sudo bench/live/bbr_vs_linux.py [--runs 3] [--secs 10] [--paths 1,2,3] [--cc bbr]
                                     [--stacks linux,ackclock]
 
-Three paths (one-way delays; the RTT is twice):
+Five paths (one-way delays; the RTT is twice); --paths picks (default 1,2,3):
   1. 50 Mbit/s, RTT 30 ms, a drop-tail buffer of 1 BDP (125 packets);
   2. 10 Mbit/s, RTT 100 ms, 1% random loss on the data direction, 1 BDP of buffer (84);
-  3. 100 Mbit/s, RTT 10 ms, 10 BDP of buffer (834 packets).
+  3. 100 Mbit/s, RTT 10 ms, 10 BDP of buffer (834 packets);
+  4. and 5. the BBR paper's random-loss path (repro experiment 21's fat pipe): 100 Mbit/s,
+     RTT 100 ms, 1 BDP of buffer (834 packets), 5% (4) or 15% (5) random loss on the data
+     direction.
 
 Each run is a bulk transfer of --secs in fresh namespaces (a fresh emulator per run). The
 sender is Linux (a Python sender with TCP_CONGESTION "bbr": the kernel's BBR v1, paced
@@ -58,6 +61,13 @@ PATHS = {
                                           "--reverse-loss", "0"]),
     "3": ("100 Mbit/s, 10 ms, 10 BDP", ["--rate", "100mbit", "--delay", "5ms",
                                          "--queue", "droptail:834"]),
+    # The BBR paper's random-loss path (repro experiment 21's fat pipe), at 5% and 15%.
+    "4": ("100 Mbit/s, 100 ms, 5% loss", ["--rate", "100mbit", "--delay", "50ms",
+                                           "--queue", "droptail:834", "--loss", "5%",
+                                           "--reverse-loss", "0"]),
+    "5": ("100 Mbit/s, 100 ms, 15% loss", ["--rate", "100mbit", "--delay", "50ms",
+                                            "--queue", "droptail:834", "--loss", "15%",
+                                            "--reverse-loss", "0"]),
 }
 
 

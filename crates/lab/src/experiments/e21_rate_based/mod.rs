@@ -507,6 +507,14 @@ fn judge_fat(p: Params, m: &Measured, text: &Text, j: &mut Judge) -> Result<()> 
                 Measured::stat(&runs, |x| x.rates.map_or(f64::NAN, f)).map_or(f64::NAN, |s| s.0)
             };
             let timeouts = m.timeouts(Net::Fat, Tcp::Bbr, 0.15);
+            // The runs split: those whose STARTUP ended at a fraction of the link stay there.
+            let low = runs
+                .iter()
+                .filter(|x| {
+                    x.rates
+                        .is_some_and(|(early, _)| early < 0.25 * data_rate(Net::Fat) / 1e6)
+                })
+                .count();
             j.claim(
                 "fat_bbr_15",
                 Ours::num(r, format!("{r:.2} ({timeouts:.1} timeouts per run)")),
@@ -518,6 +526,8 @@ fn judge_fat(p: Params, m: &Measured, text: &Text, j: &mut Judge) -> Result<()> 
                         "note fat_bbr_15",
                         &[
                             ("timeouts", format!("{timeouts:.1}")),
+                            ("low", low.to_string()),
+                            ("runs", runs.len().to_string()),
                             ("early", format!("{:.1}", rate(|x| x.0))),
                             ("late", format!("{:.1}", rate(|x| x.1))),
                         ],
