@@ -129,6 +129,11 @@ pub struct TcpArgs {
     /// undone, RFC 4015's response).
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     pub frto: Option<bool>,
+    /// Restart the retransmission timer when a recovery resends the oldest unacknowledged
+    /// segment, as Linux's tcp_xmit_retransmit_queue does (RFC 6298 restarts it only on an
+    /// ACK of new data); on in the linux preset.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub rto_restart_on_head_resend: Option<bool>,
     /// How slow start ends (AIMD and CUBIC): off (at the first loss), plus_plus (RFC 9406
     /// HyStart++: when the round's minimum RTT rises, through Conservative Slow Start) or
     /// classic (Linux CUBIC's HyStart: ACK train or delay rise); both need timestamps.
@@ -295,6 +300,7 @@ impl TcpArgs {
             dsack: self.dsack,
             undo: self.undo,
             frto: self.frto,
+            rto_restart_on_head_resend: self.rto_restart_on_head_resend,
             hystart: self.hystart,
             pacing: self.pacing,
             pacing_burst_ms: self.pacing_burst_ms,
