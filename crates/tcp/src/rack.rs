@@ -627,11 +627,7 @@ impl Rack {
         }
         self.fack = fack;
         if let Some((t, _)) = clean {
-            let rtt = now.saturating_since(t);
-            self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
-            if let Some(rl) = self.rate.as_mut() {
-                rl.ack_rtt = Some(rtt);
-            }
+            self.note_clean_rtt(now.saturating_since(t));
         }
         self.reordering_seen |= reordered;
         let mut advanced = false;
@@ -667,6 +663,15 @@ impl Rack {
         AckSummary {
             advanced,
             dsack: dsack.is_some(),
+        }
+    }
+
+    /// An ACK delivered a segment never resent, the newest of them sent `rtt` ago: RACK's
+    /// minimum RTT and the rate sample's RTT.
+    fn note_clean_rtt(&mut self, rtt: Duration) {
+        self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
+        if let Some(rl) = self.rate.as_mut() {
+            rl.ack_rtt = Some(rtt);
         }
     }
 

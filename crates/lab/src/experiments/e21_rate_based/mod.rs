@@ -500,6 +500,50 @@ fn judge_fat(p: Params, m: &Measured, text: &Text, j: &mut Judge) -> Result<()> 
             &[("list", list), ("lowest", fat_lowest_run(m, worst_p))],
         )?,
     )?;
+    judge_fat_15(m, text, j)?;
+    let cubic = |x| m.eff(Net::Fat, Tcp::Cubic, x);
+    let (c5, c3) = (cubic(1e-5), cubic(1e-3));
+    let ten = c3.zip(c5).map(|(a, b)| a / b).unwrap_or(f64::NAN);
+    j.claim(
+        "fat_cubic_10x",
+        Ours::num(
+            ten,
+            format!("{ten:.3} ({} / {} of the data rate)", f2(c3), f2(c5)),
+        ),
+        Verdict::of((0.03..=0.3).contains(&ten)),
+        "",
+    )?;
+    let stalls = fat_losses(p, Tcp::Cubic)
+        .iter()
+        .filter(|&&x| x >= 0.02)
+        .filter_map(|&x| cubic(x))
+        .fold(f64::NAN, f64::max);
+    j.claim(
+        "fat_cubic_stalls",
+        Ours::num(stalls, format!("{stalls:.4} (largest at p >= 2%)")),
+        Verdict::of(stalls <= 0.02),
+        "",
+    )?;
+    let reno = |x| m.eff(Net::Fat, Tcp::LinuxReno, x);
+    let reno = match (reno(1e-3), reno(1e-5)) {
+        (Some(a), Some(b)) => format!("Reno (Linux) {a:.2} ({b:.2})"),
+        _ => "Reno (Linux) not run".into(),
+    };
+    let rule_ok = c3.is_some_and(|v| v <= 0.5);
+    j.claim(
+        "window_rule",
+        format!("CUBIC {} at 1e-3 ({} at 1e-5); {reno}", f2(c3), f2(c5)),
+        Verdict::of(rule_ok),
+        text.fill(
+            "note window_rule",
+            &[("limit", format!("{:.1e}", 0.01 / bdp_pkts(Net::Fat)))],
+        )?,
+    )?;
+    judge_dumazet(m, text, j)
+}
+
+/// The paper's "close to the bound up to 15 percent" (full run only).
+fn judge_fat_15(m: &Measured, text: &Text, j: &mut Judge) -> Result<()> {
     match m.fat_ratio(Tcp::Bbr, 0.15) {
         Some(r) => {
             let runs = m.at(Net::Fat, Tcp::Bbr, 0.15);
@@ -540,45 +584,7 @@ fn judge_fat(p: Params, m: &Measured, text: &Text, j: &mut Judge) -> Result<()> 
             "quick run: the 15% point is run in the full run only",
         )?,
     }
-    let cubic = |x| m.eff(Net::Fat, Tcp::Cubic, x);
-    let (c5, c3) = (cubic(1e-5), cubic(1e-3));
-    let ten = c3.zip(c5).map(|(a, b)| a / b).unwrap_or(f64::NAN);
-    j.claim(
-        "fat_cubic_10x",
-        Ours::num(
-            ten,
-            format!("{ten:.3} ({} / {} of the data rate)", f2(c3), f2(c5)),
-        ),
-        Verdict::of((0.03..=0.3).contains(&ten)),
-        "",
-    )?;
-    let stalls = fat_losses(p, Tcp::Cubic)
-        .iter()
-        .filter(|&&x| x >= 0.02)
-        .filter_map(|&x| cubic(x))
-        .fold(f64::NAN, f64::max);
-    j.claim(
-        "fat_cubic_stalls",
-        Ours::num(stalls, format!("{stalls:.4} (largest at p >= 2%)")),
-        Verdict::of(stalls <= 0.02),
-        "",
-    )?;
-    let reno = |x| m.eff(Net::Fat, Tcp::LinuxReno, x);
-    let reno = match (reno(1e-3), reno(1e-5)) {
-        (Some(a), Some(b)) => format!("Reno (Linux) {a:.2} ({b:.2})"),
-        _ => "Reno (Linux) not run".into(),
-    };
-    let rule_ok = c3.is_some_and(|v| v <= 0.5);
-    j.claim(
-        "window_rule",
-        format!("CUBIC {} at 1e-3 ({} at 1e-5); {reno}", f2(c3), f2(c5)),
-        Verdict::of(rule_ok),
-        text.fill(
-            "note window_rule",
-            &[("limit", format!("{:.1e}", 0.01 / bdp_pkts(Net::Fat)))],
-        )?,
-    )?;
-    judge_dumazet(m, text, j)
+    Ok(())
 }
 
 /// The run with the lowest efficiency at `p` (BBR v1, fat pipe), in words.
