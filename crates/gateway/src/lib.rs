@@ -13,6 +13,7 @@
 //! - [`impair`]: [`Impairments`], seeded loss (Bernoulli, Gilbert-Elliott), bit errors that
 //!   really flip a bit, scripted drops for exact mechanism tests, reordering, duplication.
 //! - [`stats`]: [`QueueStats`], counters and a fixed-memory delay histogram.
+//! - [`trace`]: [`TraceLink`], a link whose capacity a Mahimahi delivery trace gives.
 //!
 //! A gateway on a path, as the simulator drives it: a drop-tail queue of two packets in
 //! front of a 10 Mb/s Ethernet link with 1 ms of propagation delay.
@@ -65,6 +66,7 @@ pub mod link;
 pub mod packet;
 pub mod qdisc;
 pub mod stats;
+pub mod trace;
 
 pub use error::ConfigError;
 pub use impair::{
@@ -79,3 +81,4 @@ pub use qdisc::{
     RandomDrop, RandomDropConfig, Red, RedConfig, DEFAULT_DROP_TAIL,
 };
 pub use stats::{DelayHistogram, QueueStats, QueueSummary};
+pub use trace::{DeliveryTrace, TraceError, TraceLink, OPPORTUNITY_BYTES};
