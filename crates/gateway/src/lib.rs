@@ -61,6 +61,7 @@
 #![warn(missing_docs)]
 
 mod error;
+pub mod fuzzing;
 pub mod impair;
 pub mod link;
 pub mod packet;

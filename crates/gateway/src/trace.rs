@@ -30,6 +30,11 @@ pub const OPPORTUNITY_BYTES: usize = 1504;
 /// whole into memory.
 pub const MAX_TRACE_LINES: usize = 100_000_000;
 
+/// The latest opportunity time a trace may give: 10^9 ms (about 11.6 days; Mahimahi's
+/// traces span minutes). Later times are refused, so that no delivery time nears the end of
+/// the clock.
+pub const MAX_TRACE_MS: u64 = 1_000_000_000;
+
 /// Why a trace cannot be read: the 1-based line and what is wrong with it (line 0: the
 /// file as a whole).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -70,6 +75,14 @@ impl DeliveryTrace {
                 line: k + 1,
                 problem: format!("`{line}` is not a time in whole milliseconds (an integer >= 0)"),
             })?;
+            if t > MAX_TRACE_MS {
+                return Err(TraceError {
+                    line: k + 1,
+                    problem: format!(
+                        "{t} ms is past the latest time a trace may give ({MAX_TRACE_MS} ms)"
+                    ),
+                });
+            }
             if let Some(&prev) = ms.last() {
                 if t < prev {
                     return Err(TraceError {
@@ -91,6 +104,14 @@ impl DeliveryTrace {
                 problem: "the trace has no delivery opportunity".into(),
             });
         };
+        if last > MAX_TRACE_MS {
+            return Err(TraceError {
+                line: 0,
+                problem: format!(
+                    "{last} ms is past the latest time a trace may give ({MAX_TRACE_MS} ms)"
+                ),
+            });
+        }
         if ms.windows(2).any(|w| w[1] < w[0]) {
             return Err(TraceError {
                 line: 0,
@@ -314,6 +335,15 @@ mod tests {
         assert_eq!(DeliveryTrace::parse("0\n0\n", true).unwrap_err().line, 2);
         assert!(DeliveryTrace::parse("0\n0\n", false).is_ok());
         assert!(DeliveryTrace::parse("-1\n", true).is_err());
+        // Found by the fuzz target: a time of 2.2 x 10^13 ms put delivery times at the end
+        // of the clock, and the next packet's readiness overflowed it.
+        assert_eq!(
+            DeliveryTrace::parse("1\n22222222222222\n", true)
+                .unwrap_err()
+                .line,
+            2
+        );
+        crate::fuzzing::trace(b"22222222222222\n");
     }
 
     /// The mean rate of one period: 1000 opportunities a second is 12.032 Mbit/s.
