@@ -678,10 +678,7 @@ impl Rack {
     /// RACK.min_RTT (see the fields `min_rtt` and `syn_rtt`), `None` until the handshake
     /// or a segment never resent is timed.
     pub(crate) fn min_rtt(&self) -> Option<Duration> {
-        match (self.min_rtt, self.syn_rtt) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        self.min_rtt.into_iter().chain(self.syn_rtt).min()
     }
 
     /// The handshake was timed (Karn: an unambiguous SYN or SYN-ACK) at `rtt`.
